@@ -1,0 +1,21 @@
+import { Module } from '@nestjs/common';
+import { ConfigModule } from '@nestjs/config';
+import { AuthModule } from './auth/auth.module.js';
+import { CommonModule } from './common/common.module.js';
+import { appConfig } from './config/app.config.js';
+import { databaseConfig } from './config/database.config.js';
+import { oauthConfig } from './config/oauth.config.js';
+import { sessionConfig } from './config/session.config.js';
+import { DatabaseModule } from './database/database.module.js';
+import { KeysModule } from './keys/keys.module.js';
+
+@Module({
+  imports: [
+    ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [appConfig, databaseConfig, oauthConfig, sessionConfig] }),
+    CommonModule,
+    DatabaseModule,
+    KeysModule,
+    AuthModule,
+  ],
+})
+export class AppModule {}

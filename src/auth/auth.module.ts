@@ -1,0 +1,56 @@
+import { Module } from '@nestjs/common';
+import { PassportModule } from '@nestjs/passport';
+import { ClientsModule } from '../clients/clients.module.js';
+import { CodesModule } from '../codes/codes.module.js';
+import { ConsentsModule } from '../consents/consents.module.js';
+import { ScopesModule } from '../scopes/scopes.module.js';
+import { TokensModule } from '../tokens/tokens.module.js';
+import { UsersModule } from '../users/users.module.js';
+import { AuthorizationRequestValidator } from './authorize/authorization-request.validator.js';
+import { AuthorizeController } from './authorize/authorize.controller.js';
+import { AuthorizeService } from './authorize/authorize.service.js';
+import { ClientAuthenticationGuard } from './client-auth/client-authentication.guard.js';
+import { ClientBasicStrategy } from './client-auth/client-basic.strategy.js';
+import { ClientCredentialsVerifier } from './client-auth/client-credentials.verifier.js';
+import { InteractionExceptionFilter } from './errors/interaction-exception.filter.js';
+import { AuthorizationCodeGrant } from './grants/authorization-code.grant.js';
+import { GRANT_HANDLERS, type GrantHandler } from './grants/grant-handler.js';
+import { RefreshTokenGrant } from './grants/refresh-token.grant.js';
+import { HomeController } from './interaction/home.controller.js';
+import { LoginController } from './interaction/login.controller.js';
+import { LoginService } from './interaction/login.service.js';
+import { LoginSession } from './interaction/login-session.js';
+import { PageRenderer } from './interaction/page-renderer.js';
+import { Pages } from './interaction/pages.js';
+import { MetadataController } from './metadata/metadata.controller.js';
+import { MetadataService } from './metadata/metadata.service.js';
+import { TokenController } from './token/token.controller.js';
+import { TokenEndpointService } from './token/token-endpoint.service.js';
+
+/** The authorization server: authorization and token endpoints, login and consent, metadata. */
+@Module({
+  imports: [PassportModule, UsersModule, ClientsModule, CodesModule, TokensModule, ConsentsModule, ScopesModule],
+  controllers: [AuthorizeController, TokenController, LoginController, HomeController, MetadataController],
+  providers: [
+    AuthorizationRequestValidator,
+    AuthorizeService,
+    LoginService,
+    LoginSession,
+    Pages,
+    PageRenderer,
+    InteractionExceptionFilter,
+    ClientBasicStrategy,
+    ClientCredentialsVerifier,
+    ClientAuthenticationGuard,
+    TokenEndpointService,
+    MetadataService,
+    AuthorizationCodeGrant,
+    RefreshTokenGrant,
+    {
+      provide: GRANT_HANDLERS,
+      inject: [AuthorizationCodeGrant, RefreshTokenGrant],
+      useFactory: (...handlers: GrantHandler[]) => handlers,
+    },
+  ],
+})
+export class AuthModule {}

@@ -1,0 +1,105 @@
+import { Injectable } from '@nestjs/common';
+import { ClientsService } from '../../clients/clients.service.js';
+import { CodeChallengeMethod, GrantType, ResponseType } from '../../common/oauth.constants.js';
+import { isSubset, parseScope, splitScope } from '../../common/scope.js';
+import {
+  AuthorizationRedirectError,
+  InvalidRequestError,
+  InvalidScopeError,
+  UnauthorizedClientError,
+  UnsupportedResponseTypeError,
+  UnverifiedClientOrRedirectError,
+  type OAuthError,
+} from '../errors/oauth-error.js';
+import { PKCE_VALUE } from '../grants/pkce.js';
+import { AUTHORIZATION_PARAMS, type AuthorizationRequest } from './authorization-request.js';
+
+const MAX_PARAM_LENGTH = 2048;
+type Query = Record<string, unknown>;
+
+/**
+ * Validates GET /authorize in the order RFC 6749 §4.1.2.1 demands: first the client and the
+ * redirect URI, whose errors are shown to the user and never redirected (otherwise we would be an
+ * open redirector); then everything else, whose errors go back to the verified redirect URI.
+ */
+@Injectable()
+export class AuthorizationRequestValidator {
+  constructor(private readonly clients: ClientsService) {}
+
+  async validate(query: Query, rawQuery: string): Promise<AuthorizationRequest> {
+    const clientId = query.client_id;
+    if (typeof clientId !== 'string' || clientId === '') {
+      throw new UnverifiedClientOrRedirectError('invalid_request', 'The request must name exactly one client_id.');
+    }
+    const client = clientId.length <= 64 ? await this.clients.findById(clientId) : null;
+    if (!client) throw new UnverifiedClientOrRedirectError('invalid_client', 'The application that sent you here is not registered with this server.');
+
+    const requested = query.redirect_uri;
+    if (requested !== undefined && typeof requested !== 'string') {
+      throw new UnverifiedClientOrRedirectError('invalid_request', 'The request must not name more than one redirect_uri.');
+    }
+    let redirectUri: string;
+    if (requested === undefined || requested === '') {
+      // §3.1.2.3: without redirect_uri, the client must have exactly one registered.
+      if (client.redirectUris.length !== 1) {
+        throw new UnverifiedClientOrRedirectError('invalid_request', 'The request must name a redirect_uri, because this application has registered several.');
+      }
+      redirectUri = client.redirectUris[0];
+    } else {
+      // Exact string comparison, no prefix or pattern matching (RFC 9700 §2.1, §4.1.3).
+      if (!client.redirectUris.includes(requested)) {
+        throw new UnverifiedClientOrRedirectError('invalid_request', 'The redirect_uri is not registered for this application.');
+      }
+      redirectUri = requested;
+    }
+
+    // From here on the redirect URI is trusted: errors are sent back to the client.
+    const state = typeof query.state === 'string' && query.state !== '' ? query.state : undefined;
+    const fail = (error: OAuthError): never => {
+      throw new AuthorizationRedirectError(error, redirectUri, state);
+    };
+
+    for (const name of AUTHORIZATION_PARAMS) {
+      const value = query[name];
+      if (Array.isArray(value)) fail(new InvalidRequestError(`The ${name} parameter must not be repeated`));
+      if (typeof value === 'string' && value.length > MAX_PARAM_LENGTH) fail(new InvalidRequestError(`The ${name} parameter is too long`));
+      if (value !== undefined && typeof value !== 'string') fail(new InvalidRequestError(`The ${name} parameter is malformed`));
+    }
+
+    const responseType = query.response_type as string | undefined;
+    if (responseType === undefined || responseType === '') fail(new InvalidRequestError('The response_type parameter is required'));
+    if (responseType !== ResponseType.Code) fail(new UnsupportedResponseTypeError('Only response_type=code is supported'));
+    if (!client.grantTypes.includes(GrantType.AuthorizationCode)) {
+      fail(new UnauthorizedClientError('This client is not registered for the authorization code grant'));
+    }
+
+    const scope = this.resolveScope(query.scope as string | undefined, splitScope(client.scope), fail);
+    const codeChallenge = this.resolveChallenge(query, client.isPublic, fail);
+
+    return { client, redirectUri, redirectUriInRequest: requested !== undefined && requested !== '', scope, state, codeChallenge, rawQuery };
+  }
+
+  /** RFC 6749 §3.3: the requested scope, or the client's registered scope when none is requested. */
+  private resolveScope(value: string | undefined, allowed: string[], fail: (e: OAuthError) => never): string[] {
+    if (value === undefined || value === '') return allowed;
+    const scope = parseScope(value) ?? fail(new InvalidScopeError('The scope parameter is malformed'));
+    if (!isSubset(scope, allowed)) fail(new InvalidScopeError('The requested scope is not allowed for this client'));
+    return scope;
+  }
+
+  /** RFC 7636 §4.3, §4.4.1; only S256 (RFC 9700 §2.1.1); public clients must use it. */
+  private resolveChallenge(query: Query, isPublic: boolean, fail: (e: OAuthError) => never): string | null {
+    const challenge = (query.code_challenge as string | undefined) || undefined;
+    const method = (query.code_challenge_method as string | undefined) || undefined;
+    if (challenge === undefined) {
+      if (method !== undefined) fail(new InvalidRequestError('code_challenge_method was sent without code_challenge'));
+      if (isPublic) fail(new InvalidRequestError('PKCE is required: send code_challenge with code_challenge_method=S256'));
+      return null;
+    }
+    if (method !== CodeChallengeMethod.S256) {
+      fail(new InvalidRequestError('code_challenge_method must be S256; the plain method is not supported'));
+    }
+    if (!PKCE_VALUE.test(challenge)) fail(new InvalidRequestError('code_challenge must be 43 to 128 characters of [A-Z a-z 0-9 - . _ ~]'));
+    return challenge;
+  }
+}

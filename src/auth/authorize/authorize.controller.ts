@@ -1,0 +1,22 @@
+import { Body, Controller, Get, Post, Req, Res, UseFilters } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { InteractionExceptionFilter } from '../errors/interaction-exception.filter.js';
+import { sendOutcome } from '../interaction/interaction-responder.js';
+import { AuthorizeService, type ConsentForm } from './authorize.service.js';
+
+/** The authorization endpoint (RFC 6749 §3.1) and the consent form it shows. */
+@Controller()
+@UseFilters(InteractionExceptionFilter)
+export class AuthorizeController {
+  constructor(private readonly authorize: AuthorizeService) {}
+
+  @Get('authorize')
+  async start(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    sendOutcome(reply, await this.authorize.start(request));
+  }
+
+  @Post('consent')
+  async decide(@Req() request: FastifyRequest, @Body() form: ConsentForm, @Res() reply: FastifyReply): Promise<void> {
+    sendOutcome(reply, await this.authorize.decide(request, form ?? {}));
+  }
+}

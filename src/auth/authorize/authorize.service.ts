@@ -1,0 +1,88 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { parse as parseQuery } from 'node:querystring';
+import { CodesService } from '../../codes/codes.service.js';
+import { formatScope } from '../../common/scope.js';
+import { appConfig, type AppConfig } from '../../config/app.config.js';
+import { ConsentsService } from '../../consents/consents.service.js';
+import type { User } from '../../users/user.entity.js';
+import { AccessDeniedError } from '../errors/oauth-error.js';
+import type { InteractionOutcome } from '../interaction/interaction-responder.js';
+import { LoginSession } from '../interaction/login-session.js';
+import { Pages } from '../interaction/pages.js';
+import type { AuthorizationRequest } from './authorization-request.js';
+import { AuthorizationRequestValidator } from './authorization-request.validator.js';
+import { errorRedirect, successRedirect } from './authorization-response.js';
+
+export interface ConsentForm {
+  csrf_token?: unknown;
+  decision?: unknown;
+  authorization_request?: unknown;
+}
+
+/**
+ * The authorization endpoint's flow (RFC 6749 §4.1.1, §4.1.2): validate the request, make sure a
+ * user is logged in, ask for consent unless already given for this scope, then redirect with a code.
+ */
+@Injectable()
+export class AuthorizeService {
+  constructor(
+    private readonly validator: AuthorizationRequestValidator,
+    private readonly session: LoginSession,
+    private readonly consents: ConsentsService,
+    private readonly codes: CodesService,
+    private readonly pages: Pages,
+    @Inject(appConfig.KEY) private readonly app: AppConfig,
+  ) {}
+
+  /** GET /authorize. */
+  async start(request: FastifyRequest): Promise<InteractionOutcome> {
+    const rawQuery = request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '';
+    const authorization = await this.validator.validate(request.query as Record<string, unknown>, rawQuery);
+    const user = await this.session.currentUser(request);
+    if (!user) return this.pages.login(request, { returnTo: `/authorize?${rawQuery}`, authorization });
+    if (await this.consents.covers(user.id, authorization.client.id, authorization.scope)) {
+      return this.approve(user, authorization, 302);
+    }
+    return this.pages.consent(request, user, authorization);
+  }
+
+  /** POST /consent: the user's Allow or Deny. The carried request is validated again from scratch. */
+  async decide(request: FastifyRequest, form: ConsentForm): Promise<InteractionOutcome> {
+    if (!this.session.csrfMatches(request, form.csrf_token)) return this.staleForm(form);
+    const rawQuery = typeof form.authorization_request === 'string' ? form.authorization_request : '';
+    const authorization = await this.validator.validate(parseQuery(rawQuery), rawQuery);
+    const user = await this.session.currentUser(request);
+    if (!user) return this.pages.login(request, { returnTo: `/authorize?${rawQuery}`, authorization });
+
+    if (form.decision === 'allow') {
+      await this.consents.grant(user.id, authorization.client.id, authorization.scope);
+      return this.approve(user, authorization, 303);
+    }
+    if (form.decision === 'deny') {
+      const denied = new AccessDeniedError('The user denied the request');
+      return { kind: 'redirect', status: 303, location: errorRedirect(authorization.redirectUri, denied, authorization.state, this.app.issuer) };
+    }
+    return this.pages.error(400, 'invalid_request', 'Please choose Allow or Deny.');
+  }
+
+  /** Issues the code and redirects back to the client (RFC 6749 §4.1.2, RFC 9207). */
+  private async approve(user: User, authorization: AuthorizationRequest, status: 302 | 303): Promise<InteractionOutcome> {
+    const code = await this.codes.issue({
+      clientId: authorization.client.id,
+      userId: user.id,
+      redirectUri: authorization.redirectUri,
+      redirectUriInRequest: authorization.redirectUriInRequest,
+      scope: formatScope(authorization.scope),
+      codeChallenge: authorization.codeChallenge,
+    });
+    return { kind: 'redirect', status, location: successRedirect(authorization.redirectUri, code, authorization.state, this.app.issuer) };
+  }
+
+  private staleForm(form: ConsentForm): InteractionOutcome {
+    const rawQuery = typeof form.authorization_request === 'string' ? form.authorization_request : undefined;
+    return this.pages.error(403, 'invalid_request', 'This form has expired or was not sent from this site. Please start again.', {
+      retryUrl: rawQuery !== undefined ? `/authorize?${rawQuery}` : undefined,
+    });
+  }
+}

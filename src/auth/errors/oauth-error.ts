@@ -1,0 +1,102 @@
+/**
+ * OAuth 2.0 errors. Each subclass knows its RFC code, its HTTP status and whether it may be sent
+ * back to the client's redirect URI (RFC 6749 §4.1.2.1) or must be shown to the user instead.
+ * Instances are never mutated after construction (fosite errors.go): a different description is a new error.
+ */
+export abstract class OAuthError extends Error {
+  abstract readonly error: string;
+  abstract readonly status: number;
+  /** May this error be delivered to the client's redirect URI? */
+  readonly redirectable: boolean = true;
+
+  constructor(readonly description: string) {
+    super(description);
+    this.name = new.target.name;
+  }
+}
+
+/** RFC 6749 §4.1.2.1, §5.2: missing, repeated or malformed parameter. */
+export class InvalidRequestError extends OAuthError {
+  readonly error = 'invalid_request';
+  readonly status = 400;
+}
+
+/** RFC 6749 §5.2: client authentication failed. Always 401 with a Basic challenge (RFC 6749 §5.2, RFC 7617). */
+export class InvalidClientError extends OAuthError {
+  readonly error = 'invalid_client';
+  readonly status = 401;
+  override readonly redirectable = false;
+}
+
+/** RFC 6749 §5.2: the code or refresh token is invalid, expired, revoked, or bound to someone else. */
+export class InvalidGrantError extends OAuthError {
+  readonly error = 'invalid_grant';
+  readonly status = 400;
+}
+
+/** RFC 6749 §4.1.2.1, §5.2: the client may not use this grant or response type. */
+export class UnauthorizedClientError extends OAuthError {
+  readonly error = 'unauthorized_client';
+  readonly status = 400;
+}
+
+/** RFC 6749 §5.2. */
+export class UnsupportedGrantTypeError extends OAuthError {
+  readonly error = 'unsupported_grant_type';
+  readonly status = 400;
+}
+
+/** RFC 6749 §4.1.2.1. */
+export class UnsupportedResponseTypeError extends OAuthError {
+  readonly error = 'unsupported_response_type';
+  readonly status = 400;
+}
+
+/** RFC 6749 §4.1.2.1, §5.2. */
+export class InvalidScopeError extends OAuthError {
+  readonly error = 'invalid_scope';
+  readonly status = 400;
+}
+
+/** RFC 6749 §4.1.2.1: the resource owner refused. */
+export class AccessDeniedError extends OAuthError {
+  readonly error = 'access_denied';
+  readonly status = 403;
+}
+
+/** RFC 6749 §4.1.2.1: anything unexpected; nothing about the cause is exposed. */
+export class ServerError extends OAuthError {
+  readonly error = 'server_error';
+  readonly status = 500;
+}
+
+/**
+ * The authorization request names no known client, or a redirect URI that is not registered for it.
+ * RFC 6749 §4.1.2.1: the user must be told, and must not be redirected anywhere.
+ */
+export class UnverifiedClientOrRedirectError extends OAuthError {
+  readonly status = 400;
+  override readonly redirectable = false;
+
+  constructor(
+    readonly error: 'invalid_client' | 'invalid_request',
+    description: string,
+  ) {
+    super(description);
+  }
+}
+
+/**
+ * An error to deliver at the client's verified redirect URI, with the request's state (RFC 6749
+ * §4.1.2.1) and our issuer (RFC 9207 §2). Thrown only after client and redirect URI are verified.
+ */
+export class AuthorizationRedirectError extends Error {
+  constructor(
+    readonly oauthError: OAuthError,
+    readonly redirectUri: string,
+    readonly state: string | undefined,
+  ) {
+    super(oauthError.description);
+    this.name = 'AuthorizationRedirectError';
+  }
+}

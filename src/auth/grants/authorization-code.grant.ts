@@ -1,0 +1,87 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import type { Client } from '../../clients/client.entity.js';
+import type { AuthorizationCode } from '../../codes/authorization-code.entity.js';
+import { CodesService } from '../../codes/codes.service.js';
+import { Clock } from '../../common/clock.js';
+import { GrantType } from '../../common/oauth.constants.js';
+import { TokensService, type IssuedTokens } from '../../tokens/tokens.service.js';
+import { InvalidGrantError, InvalidRequestError, type OAuthError } from '../errors/oauth-error.js';
+import type { TokenRequestDto } from '../token/token-request.dto.js';
+import { toTokenResponse, type TokenResponse } from '../token/token-response.js';
+import type { GrantHandler } from './grant-handler.js';
+import { verifyS256 } from './pkce.js';
+
+type Redemption = { kind: 'replayed' } | { kind: 'refused'; error: OAuthError } | { kind: 'issued'; tokens: IssuedTokens };
+
+/** RFC 6749 §4.1.3 / §4.1.4 with PKCE (RFC 7636 §4.5, §4.6). */
+@Injectable()
+export class AuthorizationCodeGrant implements GrantHandler {
+  readonly grantType = GrantType.AuthorizationCode;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly codes: CodesService,
+    private readonly tokens: TokensService,
+    private readonly clock: Clock,
+  ) {}
+
+  async handle(request: TokenRequestDto, client: Client): Promise<TokenResponse> {
+    if (request.code === undefined) throw new InvalidRequestError('The code parameter is required');
+    const code = await this.codes.findByCode(request.code);
+    if (!code) throw new InvalidGrantError('The authorization code is invalid, expired or already used');
+
+    // Burn the code first, in the same transaction that issues the tokens: exactly one redemption
+    // wins even across instances, and a failed check below still leaves the code dead, so a stolen
+    // code cannot be retried with guessed verifiers (fosite flow_authorize_code_token.go).
+    const redemption = await this.dataSource.transaction(async (manager): Promise<Redemption> => {
+      if (!(await this.codes.consume(code.id, manager))) return { kind: 'replayed' };
+      const error = this.checkBinding(code, client, request);
+      if (error) return { kind: 'refused', error };
+      const tokens = await this.tokens.issue(
+        {
+          familyId: code.id,
+          clientId: client.id,
+          userId: code.userId,
+          scope: code.scope,
+          refreshScope: client.grantTypes.includes(GrantType.RefreshToken) ? code.scope : undefined,
+        },
+        manager,
+      );
+      return { kind: 'issued', tokens };
+    });
+
+    switch (redemption.kind) {
+      case 'replayed':
+        // RFC 6749 §4.1.2: a code used twice SHOULD revoke every token issued from it.
+        await this.tokens.revokeFamily(code.id);
+        throw new InvalidGrantError('The authorization code is invalid, expired or already used');
+      case 'refused':
+        throw redemption.error;
+      case 'issued':
+        return toTokenResponse(redemption.tokens);
+    }
+  }
+
+  /** The checks of RFC 6749 §4.1.3 and RFC 7636 §4.6; returns the error, or undefined when the code may be redeemed. */
+  private checkBinding(code: AuthorizationCode, client: Client, request: TokenRequestDto): OAuthError | undefined {
+    if (code.clientId !== client.id) return new InvalidGrantError('The authorization code was issued to another client');
+    if (code.expiresAt.getTime() <= this.clock.now().getTime()) return new InvalidGrantError('The authorization code has expired');
+    // §4.1.3: redirect_uri is REQUIRED if it was included in the authorization request, and the values MUST be identical.
+    if (code.redirectUriInRequest && request.redirect_uri === undefined) {
+      return new InvalidGrantError('redirect_uri is required because the authorization request included it');
+    }
+    if (request.redirect_uri !== undefined && request.redirect_uri !== code.redirectUri) {
+      return new InvalidGrantError('redirect_uri does not match the authorization request');
+    }
+    if (code.codeChallenge !== null) {
+      if (request.code_verifier === undefined) return new InvalidGrantError('code_verifier is required (PKCE, RFC 7636 §4.5)');
+      if (!verifyS256(request.code_verifier, code.codeChallenge)) return new InvalidGrantError('code_verifier does not match the code_challenge');
+    } else if (request.code_verifier !== undefined) {
+      // RFC 9700 §2.1.1 / §4.8.2: a verifier for a code issued without a challenge is a PKCE downgrade attempt.
+      return new InvalidGrantError('code_verifier was sent but the authorization request had no code_challenge');
+    }
+    return undefined;
+  }
+}

@@ -1,0 +1,60 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import type { Client } from '../../clients/client.entity.js';
+import { GrantType } from '../../common/oauth.constants.js';
+import { formatScope, isSubset, parseScope, splitScope } from '../../common/scope.js';
+import { TokenKind } from '../../tokens/token.entity.js';
+import { TokensService, type IssuedTokens } from '../../tokens/tokens.service.js';
+import { InvalidGrantError, InvalidRequestError, InvalidScopeError } from '../errors/oauth-error.js';
+import type { TokenRequestDto } from '../token/token-request.dto.js';
+import { toTokenResponse, type TokenResponse } from '../token/token-response.js';
+import type { GrantHandler } from './grant-handler.js';
+
+const INVALID = 'The refresh token is invalid, expired or revoked';
+
+/**
+ * RFC 6749 §6 with refresh token rotation (RFC 9700 §4.14.2): every use returns a new refresh
+ * token and kills the old one; presenting a dead one again revokes the whole family.
+ */
+@Injectable()
+export class RefreshTokenGrant implements GrantHandler {
+  readonly grantType = GrantType.RefreshToken;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly tokens: TokensService,
+  ) {}
+
+  async handle(request: TokenRequestDto, client: Client): Promise<TokenResponse> {
+    if (request.refresh_token === undefined) throw new InvalidRequestError('The refresh_token parameter is required');
+    const token = await this.tokens.findByValue(request.refresh_token);
+    if (!token || token.kind !== TokenKind.Refresh || token.clientId !== client.id) throw new InvalidGrantError(INVALID);
+
+    // §6: the requested scope MUST NOT include any scope not originally granted; omitted means the same.
+    const granted = splitScope(token.scope);
+    const requested = request.scope === undefined ? granted : parseScope(request.scope);
+    if (requested === undefined) throw new InvalidScopeError('The scope parameter is malformed');
+    if (!isSubset(requested, granted)) throw new InvalidScopeError('The requested scope exceeds the scope originally granted');
+
+    if (token.consumedAt !== null && token.revokedAt === null) {
+      await this.tokens.revokeFamily(token.familyId);
+      throw new InvalidGrantError(INVALID);
+    }
+    if (!this.tokens.isActive(token)) throw new InvalidGrantError(INVALID);
+
+    const issued = await this.dataSource.transaction(async (manager): Promise<IssuedTokens | undefined> => {
+      if (!(await this.tokens.consumeRefreshToken(token.id, manager))) return undefined;
+      return this.tokens.issue(
+        { familyId: token.familyId, clientId: client.id, userId: token.userId, scope: formatScope(requested), refreshScope: token.scope },
+        manager,
+      );
+    });
+    if (!issued) {
+      // Lost a race with another use of the same token: that is reuse too.
+      await this.tokens.revokeFamily(token.familyId);
+      throw new InvalidGrantError(INVALID);
+    }
+    return toTokenResponse(issued);
+  }
+}

@@ -1,0 +1,27 @@
+import { Body, Controller, Get, Post, Req, Res, UseFilters } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { InteractionExceptionFilter } from '../errors/interaction-exception.filter.js';
+import { sendOutcome } from './interaction-responder.js';
+import { LoginService, type LoginForm } from './login.service.js';
+
+/** Login and logout of the person at the authorization server. */
+@Controller()
+@UseFilters(InteractionExceptionFilter)
+export class LoginController {
+  constructor(private readonly login: LoginService) {}
+
+  @Get('login')
+  async page(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    sendOutcome(reply, await this.login.page(request));
+  }
+
+  @Post('login')
+  async submit(@Req() request: FastifyRequest, @Body() form: LoginForm, @Res() reply: FastifyReply): Promise<void> {
+    sendOutcome(reply, await this.login.submit(request, form ?? {}));
+  }
+
+  @Post('logout')
+  logOut(@Req() request: FastifyRequest, @Body() form: LoginForm, @Res() reply: FastifyReply): void {
+    sendOutcome(reply, this.login.logOut(request, form ?? {}));
+  }
+}

@@ -1,0 +1,65 @@
+import { Injectable } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { parse as parseQuery } from 'node:querystring';
+import { UsersService } from '../../users/users.service.js';
+import { AuthorizationRequestValidator } from '../authorize/authorization-request.validator.js';
+import type { InteractionOutcome } from './interaction-responder.js';
+import { LoginSession } from './login-session.js';
+import { Pages } from './pages.js';
+
+export interface LoginForm {
+  username?: unknown;
+  password?: unknown;
+  csrf_token?: unknown;
+  return_to?: unknown;
+}
+
+/** Where login may send the browser next: only our own authorization endpoint or home page, never elsewhere. */
+function safeReturnTo(value: unknown): string {
+  return typeof value === 'string' && (value === '/' || value.startsWith('/authorize?')) ? value : '/';
+}
+
+@Injectable()
+export class LoginService {
+  constructor(
+    private readonly users: UsersService,
+    private readonly session: LoginSession,
+    private readonly validator: AuthorizationRequestValidator,
+    private readonly pages: Pages,
+  ) {}
+
+  async page(request: FastifyRequest): Promise<InteractionOutcome> {
+    const user = await this.session.currentUser(request);
+    if (user) return { kind: 'redirect', status: 302, location: '/' };
+    return this.pages.login(request, { returnTo: '/' });
+  }
+
+  /** POST /login. A wrong password re-renders the form with 401; success starts a new session and continues. */
+  async submit(request: FastifyRequest, form: LoginForm): Promise<InteractionOutcome> {
+    const returnTo = safeReturnTo(form.return_to);
+    if (!this.session.csrfMatches(request, form.csrf_token)) {
+      return this.pages.error(403, 'invalid_request', 'This form has expired or was not sent from this site. Please sign in again.', { retryUrl: returnTo });
+    }
+    const username = typeof form.username === 'string' ? form.username.trim() : '';
+    const password = typeof form.password === 'string' ? form.password : '';
+    const user = username && password ? await this.users.authenticate(username, password) : null;
+    if (!user) {
+      const authorization = returnTo.startsWith('/authorize?') ? await this.authorizationFor(returnTo) : undefined;
+      return this.pages.login(request, { returnTo, authorization, username, failed: true });
+    }
+    this.session.logIn(request, user);
+    // 303: the browser follows with GET (RFC 9700 §4.12 warns against 307 after a credential POST).
+    return { kind: 'redirect', status: 303, location: returnTo };
+  }
+
+  logOut(request: FastifyRequest, form: LoginForm): InteractionOutcome {
+    if (this.session.csrfMatches(request, form.csrf_token)) this.session.logOut(request);
+    return { kind: 'redirect', status: 303, location: '/' };
+  }
+
+  /** The authorization request being continued, for the client's name on the login page; undefined if it no longer validates. */
+  private async authorizationFor(returnTo: string) {
+    const rawQuery = returnTo.slice('/authorize?'.length);
+    return this.validator.validate(parseQuery(rawQuery), rawQuery).catch(() => undefined);
+  }
+}

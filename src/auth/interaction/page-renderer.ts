@@ -1,0 +1,28 @@
+import { Injectable } from '@nestjs/common';
+import { Eta } from 'eta';
+import { join } from 'node:path';
+import { PROJECT_ROOT } from '../../common/project-root.js';
+
+export type PageName = 'login' | 'consent' | 'error' | 'home';
+
+export interface Page {
+  status: number;
+  html: string;
+  /** Origins the page's form may eventually navigate to (CSP form-action follows redirects). */
+  formTargets: string[];
+  headers?: Record<string, string>;
+}
+
+/**
+ * Renders the server-side pages with Eta (auto-escaping on; templates compiled once and cached).
+ * Pages work without JavaScript: there is none.
+ */
+@Injectable()
+export class PageRenderer {
+  private readonly eta = new Eta({ views: join(PROJECT_ROOT, 'views'), cache: true, autoEscape: true, autoTrim: false });
+
+  render(name: PageName, data: Record<string, unknown>, options: { status?: number; formTargets?: string[]; headers?: Record<string, string> } = {}): Page {
+    const html = this.eta.render(`./${name}`, data);
+    return { status: options.status ?? 200, html, formTargets: options.formTargets ?? [], headers: options.headers };
+  }
+}

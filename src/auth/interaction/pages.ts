@@ -1,0 +1,83 @@
+import { Injectable } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { ScopeCatalog } from '../../scopes/scope-catalog.js';
+import type { User } from '../../users/user.entity.js';
+import type { AuthorizationRequest } from '../authorize/authorization-request.js';
+import { formTargetOf, type InteractionOutcome } from './interaction-responder.js';
+import { LoginSession } from './login-session.js';
+import { PageRenderer } from './page-renderer.js';
+
+/** Builds the pages a person sees at the authorization server. */
+@Injectable()
+export class Pages {
+  constructor(
+    private readonly renderer: PageRenderer,
+    private readonly session: LoginSession,
+    private readonly scopes: ScopeCatalog,
+  ) {}
+
+  /** The login form. `returnTo` is where to continue after login (an /authorize URL or /). */
+  login(request: FastifyRequest, options: { returnTo: string; authorization?: AuthorizationRequest; username?: string; failed?: boolean }): InteractionOutcome {
+    const { authorization } = options;
+    const page = this.renderer.render(
+      'login',
+      {
+        title: 'Sign in',
+        clientName: authorization?.client.name,
+        username: options.username ?? '',
+        failed: options.failed ?? false,
+        csrfToken: this.session.csrfToken(request),
+        returnTo: options.returnTo,
+      },
+      {
+        status: options.failed ? 401 : 200,
+        formTargets: authorization ? [formTargetOf(authorization.redirectUri)] : [],
+        headers: options.failed ? { 'WWW-Authenticate': 'Form realm="latchkey"' } : undefined,
+      },
+    );
+    return { kind: 'page', page };
+  }
+
+  consent(request: FastifyRequest, user: User, authorization: AuthorizationRequest): InteractionOutcome {
+    const page = this.renderer.render(
+      'consent',
+      {
+        title: `Allow ${authorization.client.name}?`,
+        clientName: authorization.client.name,
+        redirectHost: describeDestination(authorization.redirectUri),
+        scopes: authorization.scope.map((s) => this.scopes.describe(s)),
+        username: user.username,
+        csrfToken: this.session.csrfToken(request),
+        authorizationRequest: authorization.rawQuery,
+      },
+      { formTargets: [formTargetOf(authorization.redirectUri)] },
+    );
+    return { kind: 'page', page };
+  }
+
+  home(request: FastifyRequest, user: User | null): InteractionOutcome {
+    const page = this.renderer.render('home', {
+      title: user ? 'Signed in' : 'Latchkey',
+      username: user?.username,
+      csrfToken: this.session.csrfToken(request),
+    });
+    return { kind: 'page', page };
+  }
+
+  error(status: number, error: string, message: string, options: { retryUrl?: string } = {}): InteractionOutcome {
+    const page = this.renderer.render('error', { title: titleFor(status), status, error, message, retryUrl: options.retryUrl }, { status });
+    return { kind: 'page', page };
+  }
+}
+
+function titleFor(status: number): string {
+  if (status === 403) return 'Request refused';
+  if (status === 404) return 'Page not found';
+  if (status >= 500) return 'Something went wrong';
+  return 'This request cannot be completed';
+}
+
+function describeDestination(redirectUri: string): string {
+  const url = new URL(redirectUri);
+  return url.host || url.protocol.slice(0, -1);
+}

@@ -1,0 +1,40 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { ClientAuthMethod, CodeChallengeMethod, ResponseType } from '../../common/oauth.constants.js';
+import { appConfig, type AppConfig } from '../../config/app.config.js';
+import { TokenEndpointService } from '../token/token-endpoint.service.js';
+
+/** RFC 8414 §2: exactly what this server supports. */
+export interface AuthorizationServerMetadata {
+  issuer: string;
+  authorization_endpoint: string;
+  token_endpoint: string;
+  response_types_supported: string[];
+  response_modes_supported: string[];
+  grant_types_supported: string[];
+  token_endpoint_auth_methods_supported: string[];
+  code_challenge_methods_supported: string[];
+  authorization_response_iss_parameter_supported: boolean;
+  service_documentation: string;
+}
+
+@Injectable()
+export class MetadataService {
+  /** Built once: nothing in it changes while the server runs. */
+  readonly document: AuthorizationServerMetadata;
+
+  constructor(@Inject(appConfig.KEY) app: AppConfig, tokenEndpoint: TokenEndpointService) {
+    this.document = {
+      issuer: app.issuer,
+      authorization_endpoint: `${app.issuer}/authorize`,
+      token_endpoint: `${app.issuer}/token`,
+      response_types_supported: [ResponseType.Code],
+      response_modes_supported: ['query'],
+      grant_types_supported: tokenEndpoint.supportedGrantTypes,
+      token_endpoint_auth_methods_supported: Object.values(ClientAuthMethod),
+      code_challenge_methods_supported: Object.values(CodeChallengeMethod),
+      // RFC 9207 §3.
+      authorization_response_iss_parameter_supported: true,
+      service_documentation: `${app.issuer}/`,
+    };
+  }
+}

@@ -1,0 +1,32 @@
+import { IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+
+const MAX = 'The $property parameter is too long';
+
+/**
+ * The form parameters of POST /token (RFC 6749 §4.1.3, §6; RFC 7636 §4.5). Every field is
+ * optional here: which ones a request needs depends on its grant, and the grant handler says so.
+ * Empty values count as absent (RFC 6749 §3.1).
+ */
+export class TokenRequestDto {
+  @IsOptional() @IsString() @MaxLength(64, { message: MAX })
+  grant_type?: string = undefined;
+
+  @IsOptional() @IsString() @MaxLength(512, { message: MAX })
+  code?: string = undefined;
+
+  @IsOptional() @IsString() @MaxLength(2000, { message: MAX })
+  redirect_uri?: string = undefined;
+
+  /** RFC 7636 §4.1: 43 to 128 unreserved characters. */
+  @IsOptional() @IsString() @Matches(/^[A-Za-z0-9\-._~]{43,128}$/, { message: 'code_verifier must be 43 to 128 characters of [A-Z a-z 0-9 - . _ ~] (RFC 7636 §4.1)' })
+  code_verifier?: string = undefined;
+
+  @IsOptional() @IsString() @MaxLength(512, { message: MAX })
+  refresh_token?: string = undefined;
+
+  @IsOptional() @IsString() @MaxLength(1000, { message: MAX })
+  scope?: string = undefined;
+
+  @IsOptional() @IsString() @MaxLength(64, { message: MAX })
+  client_id?: string = undefined;
+}

@@ -1,0 +1,20 @@
+import { Module } from '@nestjs/common';
+import { ConfigModule } from '@nestjs/config';
+import { ClientsModule } from '../clients/clients.module.js';
+import { CommonModule } from '../common/common.module.js';
+import { databaseConfig } from '../config/database.config.js';
+import { oauthConfig } from '../config/oauth.config.js';
+import { DatabaseModule } from '../database/database.module.js';
+import { UsersModule } from '../users/users.module.js';
+
+/** What the admin CLI needs: the same configuration and database as the server, no HTTP. */
+@Module({
+  imports: [
+    ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [databaseConfig, oauthConfig] }),
+    CommonModule,
+    DatabaseModule,
+    UsersModule,
+    ClientsModule,
+  ],
+})
+export class CliModule {}

@@ -1,0 +1,135 @@
+import type { INestApplicationContext } from '@nestjs/common';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import { ClientsService } from '../clients/clients.service.js';
+import { DomainError } from '../common/domain-error.js';
+import { GrantType } from '../common/oauth.constants.js';
+import { UsersService } from '../users/users.service.js';
+
+export type Flags = Record<string, string | boolean | (string | boolean)[] | undefined>;
+
+export interface Command {
+  /** Flags it takes, for util.parseArgs. */
+  options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>;
+  usage: string;
+  run(app: INestApplicationContext, flags: Flags): Promise<unknown>;
+}
+
+/** Thrown for a command line that cannot be run as given; printed to stderr with the usage. */
+export class UsageError extends Error {}
+
+function required(flags: Flags, name: string): string {
+  const value = flags[name];
+  if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+/** The password from --password, or from the first line of stdin with --password-stdin (keeps it out of shell history). */
+async function password(flags: Flags): Promise<string> {
+  if (flags['password-stdin']) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString('utf8').split(/\r?\n/)[0];
+  }
+  return required(flags, 'password');
+}
+
+const GRANT_TYPES = new Set<string>(Object.values(GrantType));
+
+export const COMMANDS: Record<string, Command> = {
+  'users:create': {
+    usage: "users:create --username NAME (--password 'PASSWORD' | --password-stdin)",
+    options: { username: { type: 'string' }, password: { type: 'string' }, 'password-stdin': { type: 'boolean' } },
+    async run(app, flags) {
+      const users = app.get(UsersService);
+      return users.toView(await users.create(required(flags, 'username'), await password(flags)));
+    },
+  },
+  'users:list': {
+    usage: 'users:list',
+    options: {},
+    async run(app) {
+      const users = app.get(UsersService);
+      return (await users.list()).map((u) => users.toView(u));
+    },
+  },
+  'users:delete': {
+    usage: 'users:delete --username NAME',
+    options: { username: { type: 'string' } },
+    async run(app, flags) {
+      const username = required(flags, 'username');
+      await app.get(UsersService).delete(username);
+      return { deleted: true, username };
+    },
+  },
+  'users:set-password': {
+    usage: "users:set-password --username NAME (--password 'PASSWORD' | --password-stdin)",
+    options: { username: { type: 'string' }, password: { type: 'string' }, 'password-stdin': { type: 'boolean' } },
+    async run(app, flags) {
+      const users = app.get(UsersService);
+      return users.toView(await users.setPassword(required(flags, 'username'), await password(flags)));
+    },
+  },
+  'clients:create': {
+    usage: 'clients:create --name NAME --redirect-uri URI [--redirect-uri URI ...] [--scope "a b"] [--public] [--grant-type TYPE ...]',
+    options: {
+      name: { type: 'string' },
+      'redirect-uri': { type: 'string', multiple: true },
+      scope: { type: 'string' },
+      public: { type: 'boolean' },
+      'grant-type': { type: 'string', multiple: true },
+    },
+    async run(app, flags) {
+      const grantTypes = flags['grant-type'] as string[] | undefined;
+      const unknown = grantTypes?.filter((g) => !GRANT_TYPES.has(g)) ?? [];
+      if (unknown.length > 0) throw new UsageError(`unsupported --grant-type ${unknown.join(', ')} (supported: ${[...GRANT_TYPES].join(', ')})`);
+      const clients = app.get(ClientsService);
+      const { client, secret } = await clients.create({
+        name: required(flags, 'name'),
+        redirectUris: (flags['redirect-uri'] as string[] | undefined) ?? [],
+        scope: flags.scope as string | undefined,
+        isPublic: flags.public === true,
+        grantTypes: grantTypes as GrantType[] | undefined,
+      });
+      return clients.toView(client, secret);
+    },
+  },
+  'clients:list': {
+    usage: 'clients:list',
+    options: {},
+    async run(app) {
+      const clients = app.get(ClientsService);
+      return (await clients.list()).map((c) => clients.toView(c));
+    },
+  },
+  'clients:delete': {
+    usage: 'clients:delete --client-id ID',
+    options: { 'client-id': { type: 'string' } },
+    async run(app, flags) {
+      const clientId = required(flags, 'client-id');
+      await app.get(ClientsService).delete(clientId);
+      return { deleted: true, client_id: clientId };
+    },
+  },
+  'clients:rotate-secret': {
+    usage: 'clients:rotate-secret --client-id ID',
+    options: { 'client-id': { type: 'string' } },
+    async run(app, flags) {
+      const clients = app.get(ClientsService);
+      const { client, secret } = await clients.rotateSecret(required(flags, 'client-id'));
+      return clients.toView(client, secret);
+    },
+  },
+  'migrations:run': {
+    usage: 'migrations:run',
+    options: {},
+    async run(app) {
+      const applied = await app.get<DataSource>(getDataSourceToken()).runMigrations({ transaction: 'each' });
+      return { applied: applied.map((m) => m.name) };
+    },
+  },
+};
+
+export function isUserError(error: unknown): error is UsageError | DomainError {
+  return error instanceof UsageError || error instanceof DomainError;
+}

@@ -1,0 +1,40 @@
+import { Column, CreateDateColumn, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import type { ClientAuthMethod, GrantType } from '../common/oauth.constants.js';
+import { TIMESTAMP } from '../database/column-types.js';
+
+/** A registered OAuth client (RFC 6749 §2). Field names follow RFC 7591 on the wire. */
+@Entity({ name: 'clients' })
+export class Client {
+  @PrimaryColumn({ name: 'id', type: 'varchar', length: 64 })
+  id: string;
+
+  @Column({ type: 'varchar', length: 200 })
+  name: string;
+
+  /** SHA-256 of the client secret; null for public clients (RFC 6749 §2.1). */
+  @Column({ name: 'secret_hash', type: 'varchar', length: 64, nullable: true })
+  secretHash: string | null;
+
+  @Column({ name: 'redirect_uris', type: 'simple-json' })
+  redirectUris: string[];
+
+  /** Space-separated scopes this client may request; also the default when a request names none. */
+  @Column({ type: 'text', default: '' })
+  scope: string;
+
+  @Column({ name: 'grant_types', type: 'simple-json' })
+  grantTypes: GrantType[];
+
+  @Column({ name: 'token_endpoint_auth_method', type: 'varchar', length: 32 })
+  tokenEndpointAuthMethod: ClientAuthMethod;
+
+  @CreateDateColumn({ name: 'created_at', type: TIMESTAMP })
+  createdAt: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: TIMESTAMP })
+  updatedAt: Date;
+
+  get isPublic(): boolean {
+    return this.secretHash === null;
+  }
+}

@@ -1,0 +1,114 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { randomBytes } from 'node:crypto';
+import type { Repository } from 'typeorm';
+import { DomainError } from '../common/domain-error.js';
+import { ClientAuthMethod, GrantType } from '../common/oauth.constants.js';
+import { formatScope, parseScope } from '../common/scope.js';
+import { generateSecret, hashSecret, SECRET_PREFIX, secretMatchesHash } from '../common/secrets.js';
+import { Client } from './client.entity.js';
+import { assertRedirectUrisAcceptable } from './redirect-uri.policy.js';
+
+export interface NewClient {
+  name: string;
+  redirectUris: string[];
+  scope?: string;
+  /** A public client has no secret and must use PKCE (RFC 6749 §2.1, RFC 9700 §2.1.1). */
+  isPublic?: boolean;
+  grantTypes?: GrantType[];
+}
+
+/** RFC 7591 §3.2.1 client information response. */
+export interface ClientView {
+  client_id: string;
+  client_secret?: string;
+  client_secret_expires_at?: number;
+  client_name: string;
+  redirect_uris: string[];
+  scope: string;
+  grant_types: GrantType[];
+  response_types: string[];
+  token_endpoint_auth_method: ClientAuthMethod;
+  client_id_issued_at: number;
+}
+
+const DEFAULT_GRANT_TYPES: GrantType[] = [GrantType.AuthorizationCode, GrantType.RefreshToken];
+const SUPPORTED_GRANT_TYPES = new Set<string>(Object.values(GrantType));
+
+@Injectable()
+export class ClientsService {
+  constructor(@InjectRepository(Client) private readonly clients: Repository<Client>) {}
+
+  /** Registers a client. The secret (confidential clients) is returned here once and stored only as a hash. */
+  async create(input: NewClient): Promise<{ client: Client; secret?: string }> {
+    const name = input.name.trim();
+    if (name.length === 0 || name.length > 200) throw new DomainError('invalid_client_metadata', 'Client name must be 1 to 200 characters.');
+    if (input.redirectUris.length === 0) throw new DomainError('invalid_redirect_uri', 'At least one redirect URI is required.');
+    assertRedirectUrisAcceptable(input.redirectUris);
+    const scope = parseScope(input.scope ?? '');
+    if (scope === undefined) throw new DomainError('invalid_client_metadata', 'Scope must be space-separated tokens of printable ASCII without quotes or backslashes.');
+    const grantTypes = input.grantTypes ?? DEFAULT_GRANT_TYPES;
+    const unknown = grantTypes.filter((g) => !SUPPORTED_GRANT_TYPES.has(g));
+    if (unknown.length > 0) throw new DomainError('invalid_client_metadata', `Unsupported grant type(s): ${unknown.join(', ')}.`);
+
+    const secret = input.isPublic ? undefined : generateSecret(SECRET_PREFIX.clientSecret);
+    const client = this.clients.create({
+      id: randomBytes(16).toString('base64url'),
+      name,
+      secretHash: secret ? hashSecret(secret) : null,
+      redirectUris: [...new Set(input.redirectUris)],
+      scope: formatScope(scope),
+      grantTypes: [...new Set(grantTypes)],
+      tokenEndpointAuthMethod: input.isPublic ? ClientAuthMethod.None : ClientAuthMethod.ClientSecretBasic,
+    });
+    return { client: await this.clients.save(client), secret };
+  }
+
+  findById(clientId: string): Promise<Client | null> {
+    return this.clients.findOneBy({ id: clientId });
+  }
+
+  list(): Promise<Client[]> {
+    return this.clients.find({ order: { createdAt: 'ASC' } });
+  }
+
+  /** Checks a presented secret against the stored hash, in constant time. Public clients have none to match. */
+  secretMatches(client: Client, secret: string): boolean {
+    return client.secretHash !== null && secretMatchesHash(secret, client.secretHash);
+  }
+
+  /** Issues a new secret; the old one stops working at once. */
+  async rotateSecret(clientId: string): Promise<{ client: Client; secret: string }> {
+    const client = await this.require(clientId);
+    if (client.isPublic) throw new DomainError('public_client', `Client ${clientId} is public and has no secret.`);
+    const secret = generateSecret(SECRET_PREFIX.clientSecret);
+    client.secretHash = hashSecret(secret);
+    return { client: await this.clients.save(client), secret };
+  }
+
+  /** Deletes the client with its codes, tokens and consents (ON DELETE CASCADE). */
+  async delete(clientId: string): Promise<void> {
+    await this.require(clientId);
+    await this.clients.delete({ id: clientId });
+  }
+
+  toView(client: Client, secret?: string): ClientView {
+    return {
+      client_id: client.id,
+      ...(secret ? { client_secret: secret, client_secret_expires_at: 0 } : {}),
+      client_name: client.name,
+      redirect_uris: client.redirectUris,
+      scope: client.scope,
+      grant_types: client.grantTypes,
+      response_types: client.grantTypes.includes(GrantType.AuthorizationCode) ? ['code'] : [],
+      token_endpoint_auth_method: client.tokenEndpointAuthMethod,
+      client_id_issued_at: Math.floor(client.createdAt.getTime() / 1000),
+    };
+  }
+
+  private async require(clientId: string): Promise<Client> {
+    const client = await this.findById(clientId);
+    if (!client) throw new DomainError('client_not_found', `No client with id "${clientId}".`);
+    return client;
+  }
+}

@@ -1,0 +1,31 @@
+/** Protocol names, spelled as the RFCs spell them on the wire. */
+
+export const GrantType = {
+  AuthorizationCode: 'authorization_code',
+  RefreshToken: 'refresh_token',
+} as const;
+export type GrantType = (typeof GrantType)[keyof typeof GrantType];
+
+export const ResponseType = { Code: 'code' } as const;
+export type ResponseType = (typeof ResponseType)[keyof typeof ResponseType];
+
+export const TokenType = { Bearer: 'bearer' } as const;
+export type TokenType = (typeof TokenType)[keyof typeof TokenType];
+
+/** RFC 7636 §4.2. `plain` is deliberately absent: RFC 9700 §2.1.1 asks for S256. */
+export const CodeChallengeMethod = { S256: 'S256' } as const;
+export type CodeChallengeMethod = (typeof CodeChallengeMethod)[keyof typeof CodeChallengeMethod];
+
+/** RFC 6749 §2.3 and RFC 7591 §2 names. */
+export const ClientAuthMethod = {
+  ClientSecretBasic: 'client_secret_basic',
+  ClientSecretPost: 'client_secret_post',
+  None: 'none',
+} as const;
+export type ClientAuthMethod = (typeof ClientAuthMethod)[keyof typeof ClientAuthMethod];
+
+/** Passport strategy names. */
+export const Strategy = {
+  ClientBasic: 'client-basic',
+  Bearer: 'bearer',
+} as const;

@@ -1,0 +1,55 @@
+import { registerAs, type ConfigType } from '@nestjs/config';
+import { IsBooleanString, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { validateEnv } from './validate-env.js';
+
+export type DatabaseDialect = 'sqlite' | 'postgres';
+
+class DatabaseEnv {
+  /** postgres://user:pass@host:port/db, or sqlite:<file> (default sqlite:data/latchkey.sqlite). */
+  @IsOptional() @Matches(/^(postgres|postgresql):\/\/|^sqlite:.+/, { message: 'DATABASE_URL must start with postgres://, postgresql:// or sqlite:' })
+  DATABASE_URL?: string;
+
+  /** PostgreSQL schema holding Latchkey's tables (default: public). */
+  @IsOptional() @IsString() @Matches(/^[a-z_][a-z0-9_]{0,62}$/, { message: 'DATABASE_SCHEMA must be a plain lower-case identifier' })
+  DATABASE_SCHEMA?: string;
+
+  @IsOptional() @IsInt() @Min(1) @Max(200)
+  DATABASE_POOL_SIZE?: number;
+
+  @IsOptional() @IsBooleanString()
+  MIGRATIONS_RUN?: string;
+
+  @IsOptional() @IsBooleanString()
+  DATABASE_LOGGING?: string;
+}
+
+const DEFAULT_SQLITE_URL = 'sqlite:data/latchkey.sqlite';
+
+/** Reads the database settings; shared by the Nest app, ormconfig.ts and the CLI. */
+export function readDatabaseConfig(env: NodeJS.ProcessEnv = process.env) {
+  const parsed = validateEnv(DatabaseEnv, env);
+  const url = parsed.DATABASE_URL ?? DEFAULT_SQLITE_URL;
+  const dialect: DatabaseDialect = url.startsWith('sqlite:') ? 'sqlite' : 'postgres';
+  return {
+    url,
+    dialect,
+    sqlitePath: dialect === 'sqlite' ? url.slice('sqlite:'.length) : undefined,
+    schema: parsed.DATABASE_SCHEMA,
+    poolSize: parsed.DATABASE_POOL_SIZE ?? 10,
+    // The embedded SQLite default sets itself up on first start; PostgreSQL deployments
+    // choose (npm run migration:run, or MIGRATIONS_RUN=true).
+    migrationsRun: parsed.MIGRATIONS_RUN !== undefined ? parsed.MIGRATIONS_RUN === 'true' : dialect === 'sqlite',
+    logging: parsed.DATABASE_LOGGING === 'true',
+  };
+}
+
+export type DatabaseConfig = ReturnType<typeof readDatabaseConfig>;
+
+/**
+ * Column types differ between the two databases (timestamptz and uuid exist only in PostgreSQL),
+ * and TypeORM reads them when entity classes are declared; the dialect is therefore fixed per process.
+ */
+export const DATABASE_DIALECT: DatabaseDialect = readDatabaseConfig().dialect;
+
+export const databaseConfig = registerAs('database', () => readDatabaseConfig());
+export type DatabaseConfigSlice = ConfigType<typeof databaseConfig>;

@@ -1,0 +1,38 @@
+import type { DataSourceOptions } from 'typeorm';
+import type { DatabaseConfig } from '../config/database.config.js';
+import { ENTITIES } from './entities.js';
+import { MIGRATIONS } from './migrations/index.js';
+
+/**
+ * The one description of Latchkey's database, shared by the Nest app (DatabaseModule), ormconfig.ts
+ * (TypeORM's CLI) and Latchkey's own CLI. `synchronize` is never on: the schema comes from migrations.
+ */
+export function buildDataSourceOptions(config: DatabaseConfig): DataSourceOptions {
+  const common = {
+    entities: ENTITIES,
+    migrations: MIGRATIONS,
+    migrationsRun: config.migrationsRun,
+    migrationsTransactionMode: 'each',
+    synchronize: false,
+    logging: config.logging,
+  } as const;
+  if (config.dialect === 'sqlite') {
+    return {
+      ...common,
+      type: 'better-sqlite3',
+      database: config.sqlitePath ?? 'data/latchkey.sqlite',
+      // WAL lets the CLI and the server use the file at once; a busy writer is waited for, not failed.
+      enableWAL: true,
+      timeout: 5000,
+    };
+  }
+  return {
+    ...common,
+    type: 'postgres',
+    url: config.url,
+    poolSize: config.poolSize,
+    // A non-default schema is put first on every connection's search_path, so that entities,
+    // migrations and the migrations table all live in it. It must exist beforehand.
+    extra: config.schema ? { options: `-c search_path=${config.schema}` } : undefined,
+  };
+}

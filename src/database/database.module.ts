@@ -1,0 +1,18 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { databaseConfig, type DatabaseConfigSlice } from '../config/database.config.js';
+import { buildDataSourceOptions } from './data-source.options.js';
+
+@Module({
+  imports: [
+    TypeOrmModule.forRootAsync({
+      inject: [databaseConfig.KEY],
+      useFactory: (config: DatabaseConfigSlice) => ({
+        ...buildDataSourceOptions(config),
+        // Start-up fails fast with the driver's message instead of retrying for half a minute.
+        retryAttempts: 0,
+      }),
+    }),
+  ],
+})
+export class DatabaseModule {}

@@ -1,0 +1,4 @@
+import { InitialSchema1763800000000 } from './1763800000000-initial-schema.js';
+
+/** Every migration, in order. */
+export const MIGRATIONS = [InitialSchema1763800000000];

@@ -1,0 +1,65 @@
+import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, type Relation } from 'typeorm';
+import { Client } from '../clients/client.entity.js';
+import { TIMESTAMP, UUID, UUID_LENGTH } from '../database/column-types.js';
+import { User } from '../users/user.entity.js';
+
+export const TokenKind = { Access: 'access', Refresh: 'refresh' } as const;
+export type TokenKind = (typeof TokenKind)[keyof typeof TokenKind];
+
+/**
+ * An issued access or refresh token, stored by the SHA-256 of its value (one unique index: a token
+ * check is one indexed lookup). Tokens issued from one authorization code share a family, so that a
+ * replayed code or a reused refresh token can revoke the whole family at once (RFC 6749 §4.1.2,
+ * RFC 9700 §4.14.2).
+ */
+@Entity({ name: 'tokens' })
+// Cascading deletes of clients and users, and per-user-and-client withdrawal, find their rows by index.
+@Index(['userId', 'clientId'])
+@Index(['clientId'])
+export class Token {
+  @PrimaryColumn({ type: UUID, length: UUID_LENGTH })
+  id: string;
+
+  @Column({ type: 'varchar', length: 16 })
+  kind: TokenKind;
+
+  @Index({ unique: true })
+  @Column({ name: 'token_hash', type: 'varchar', length: 64 })
+  tokenHash: string;
+
+  @Index()
+  @Column({ name: 'family_id', type: UUID, length: UUID_LENGTH })
+  familyId: string;
+
+  @Column({ name: 'client_id', type: 'varchar', length: 64 })
+  clientId: string;
+
+  @ManyToOne(() => Client, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'client_id' })
+  client?: Relation<Client>;
+
+  /** The resource owner; null for tokens that act for the client itself. */
+  @Column({ name: 'user_id', type: UUID, length: UUID_LENGTH, nullable: true })
+  userId: string | null;
+
+  @ManyToOne(() => User, { onDelete: 'CASCADE', nullable: true })
+  @JoinColumn({ name: 'user_id' })
+  user?: Relation<User>;
+
+  @Column({ type: 'text' })
+  scope: string;
+
+  @Index()
+  @Column({ name: 'expires_at', type: TIMESTAMP })
+  expiresAt: Date;
+
+  /** A refresh token is consumed when it is rotated; presenting it again is reuse. */
+  @Column({ name: 'consumed_at', type: TIMESTAMP, nullable: true })
+  consumedAt: Date | null;
+
+  @Column({ name: 'revoked_at', type: TIMESTAMP, nullable: true })
+  revokedAt: Date | null;
+
+  @CreateDateColumn({ name: 'created_at', type: TIMESTAMP })
+  createdAt: Date;
+}

@@ -1,0 +1,91 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { randomUUID } from 'node:crypto';
+import { IsNull, type EntityManager, type Repository } from 'typeorm';
+import { Clock } from '../common/clock.js';
+import { generateSecret, hashSecret, SECRET_PREFIX } from '../common/secrets.js';
+import { oauthConfig, type OAuthConfig } from '../config/oauth.config.js';
+import { Token, TokenKind } from './token.entity.js';
+
+export interface TokenGrant {
+  familyId: string;
+  clientId: string;
+  userId: string | null;
+  /** Scope of the access token. */
+  scope: string;
+  /** Scope the refresh token carries (the whole original grant, RFC 6749 §6); omit for no refresh token. */
+  refreshScope?: string;
+}
+
+export interface IssuedTokens {
+  accessToken: string;
+  refreshToken?: string;
+  expiresIn: number;
+  scope: string;
+}
+
+@Injectable()
+export class TokensService {
+  constructor(
+    @InjectRepository(Token) private readonly tokens: Repository<Token>,
+    @Inject(oauthConfig.KEY) private readonly config: OAuthConfig,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Issues an access token (and a refresh token when asked); only their hashes are stored. */
+  async issue(grant: TokenGrant, manager: EntityManager = this.tokens.manager): Promise<IssuedTokens> {
+    const accessToken = generateSecret(SECRET_PREFIX.accessToken);
+    const rows: Partial<Token>[] = [this.row(TokenKind.Access, accessToken, grant, grant.scope, this.config.accessTokenTtlSeconds)];
+    let refreshToken: string | undefined;
+    if (grant.refreshScope !== undefined) {
+      refreshToken = generateSecret(SECRET_PREFIX.refreshToken);
+      rows.push(this.row(TokenKind.Refresh, refreshToken, grant, grant.refreshScope, this.config.refreshTokenTtlSeconds));
+    }
+    await manager.insert(Token, rows);
+    return { accessToken, refreshToken, expiresIn: this.config.accessTokenTtlSeconds, scope: grant.scope };
+  }
+
+  /** One indexed lookup by the token's hash. */
+  findByValue(value: string): Promise<Token | null> {
+    return this.tokens.findOneBy({ tokenHash: hashSecret(value) });
+  }
+
+  /** Usable now: not revoked, not expired, and (for refresh tokens) not yet rotated. */
+  isActive(token: Token): boolean {
+    return token.revokedAt === null && token.consumedAt === null && token.expiresAt.getTime() > this.clock.now().getTime();
+  }
+
+  /**
+   * Rotates a refresh token: marks it consumed with one conditional UPDATE. `false` means it was
+   * already rotated or revoked, i.e. it is being reused (RFC 9700 §4.14.2).
+   */
+  async consumeRefreshToken(tokenId: string, manager: EntityManager = this.tokens.manager): Promise<boolean> {
+    const result = await manager.update(
+      Token,
+      { id: tokenId, kind: TokenKind.Refresh, consumedAt: IsNull(), revokedAt: IsNull() },
+      { consumedAt: this.clock.now() },
+    );
+    return result.affected === 1;
+  }
+
+  /** Revokes every token of a family: what one authorization code started, across all rotations. */
+  async revokeFamily(familyId: string): Promise<number> {
+    const result = await this.tokens.update({ familyId, revokedAt: IsNull() }, { revokedAt: this.clock.now() });
+    return result.affected ?? 0;
+  }
+
+  private row(kind: TokenKind, value: string, grant: TokenGrant, scope: string, ttlSeconds: number): Partial<Token> {
+    return {
+      id: randomUUID(),
+      kind,
+      tokenHash: hashSecret(value),
+      familyId: grant.familyId,
+      clientId: grant.clientId,
+      userId: grant.userId,
+      scope,
+      expiresAt: this.clock.inSeconds(ttlSeconds),
+      consumedAt: null,
+      revokedAt: null,
+    };
+  }
+}

@@ -1,0 +1,31 @@
+import { rm } from 'node:fs/promises';
+import pg from 'pg';
+import { readDatabaseConfig } from '../../src/config/database.config.js';
+
+/** Creates this test file's PostgreSQL schema (SQLite files are created by the driver). */
+export async function createTestDatabase(): Promise<void> {
+  const config = readDatabaseConfig();
+  if (config.dialect !== 'postgres' || !config.schema) return;
+  await withPg(config.url, (client) => client.query(`CREATE SCHEMA IF NOT EXISTS "${config.schema}"`));
+}
+
+/** Removes this test file's schema or SQLite file. */
+export async function dropTestDatabase(): Promise<void> {
+  const config = readDatabaseConfig();
+  if (config.dialect === 'postgres') {
+    if (config.schema) await withPg(config.url, (client) => client.query(`DROP SCHEMA IF EXISTS "${config.schema}" CASCADE`));
+    return;
+  }
+  const path = config.sqlitePath!;
+  await Promise.all([path, `${path}-wal`, `${path}-shm`].map((p) => rm(p, { force: true })));
+}
+
+async function withPg<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,20 @@
+/**
+ * Runs before every test file, before it imports anything: each file gets its own database.
+ * SQLite by default (a fresh file); PostgreSQL when TEST_DATABASE_URL is set (a fresh schema in
+ * that database, created by startTestApp). Entities read the dialect when they are imported,
+ * which is why this happens here and not later.
+ */
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const id = `${process.pid}_${randomBytes(4).toString('hex')}`;
+process.env.NODE_ENV = 'test';
+process.env.MIGRATIONS_RUN = 'true';
+if (process.env.TEST_DATABASE_URL) {
+  process.env.DATABASE_URL = process.env.TEST_DATABASE_URL;
+  process.env.DATABASE_SCHEMA = `latchkey_test_${id}`;
+} else {
+  process.env.DATABASE_URL = `sqlite:${join(tmpdir(), `latchkey-test-${id}.sqlite`)}`;
+  delete process.env.DATABASE_SCHEMA;
+}
