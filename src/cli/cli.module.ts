@@ -1,7 +1,9 @@
 import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { ClientsModule } from '../clients/clients.module.js';
+import { CollectionsModule } from '../collections/collections.module.js';
 import { CommonModule } from '../common/common.module.js';
+import { apiConfig } from '../config/api.config.js';
 import { databaseConfig } from '../config/database.config.js';
 import { oauthConfig } from '../config/oauth.config.js';
 import { DatabaseModule } from '../database/database.module.js';
@@ -10,8 +12,9 @@ import { UsersModule } from '../users/users.module.js';
 /** What the admin CLI needs: the same configuration and database as the server, no HTTP. */
 @Module({
   imports: [
-    ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [databaseConfig, oauthConfig] }),
+    ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, databaseConfig, oauthConfig] }),
     CommonModule,
+    CollectionsModule,
     DatabaseModule,
     UsersModule,
     ClientsModule,

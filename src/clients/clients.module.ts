@@ -1,10 +1,11 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { ScopesModule } from '../scopes/scopes.module.js';
 import { Client } from './client.entity.js';
 import { ClientsService } from './clients.service.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Client])],
+  imports: [TypeOrmModule.forFeature([Client]), ScopesModule],
   providers: [ClientsService],
   exports: [ClientsService],
 })

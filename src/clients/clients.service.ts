@@ -6,6 +6,7 @@ import { DomainError } from '../common/domain-error.js';
 import { ClientAuthMethod, GrantType } from '../common/oauth.constants.js';
 import { formatScope, parseScope } from '../common/scope.js';
 import { generateSecret, hashSecret, SECRET_PREFIX, secretMatchesHash } from '../common/secrets.js';
+import { ScopeCatalog } from '../scopes/scope-catalog.js';
 import { Client } from './client.entity.js';
 import { assertRedirectUrisAcceptable } from './redirect-uri.policy.js';
 
@@ -37,7 +38,10 @@ const SUPPORTED_GRANT_TYPES = new Set<string>(Object.values(GrantType));
 
 @Injectable()
 export class ClientsService {
-  constructor(@InjectRepository(Client) private readonly clients: Repository<Client>) {}
+  constructor(
+    @InjectRepository(Client) private readonly clients: Repository<Client>,
+    private readonly scopes: ScopeCatalog,
+  ) {}
 
   /** Registers a client. The secret (confidential clients) is returned here once and stored only as a hash. */
   async create(input: NewClient): Promise<{ client: Client; secret?: string }> {
@@ -47,6 +51,10 @@ export class ClientsService {
     assertRedirectUrisAcceptable(input.redirectUris);
     const scope = parseScope(input.scope ?? '');
     if (scope === undefined) throw new DomainError('invalid_client_metadata', 'Scope must be space-separated tokens of printable ASCII without quotes or backslashes.');
+    const unknownScopes = scope.filter((s) => !this.scopes.isKnown(s));
+    if (unknownScopes.length > 0) {
+      throw new DomainError('invalid_client_metadata', `Unknown scope(s): ${unknownScopes.join(', ')}. Known scopes come from the collections file: ${this.scopes.all().join(', ')}.`);
+    }
     const grantTypes = input.grantTypes ?? DEFAULT_GRANT_TYPES;
     const unknown = grantTypes.filter((g) => !SUPPORTED_GRANT_TYPES.has(g));
     if (unknown.length > 0) throw new DomainError('invalid_client_metadata', `Unsupported grant type(s): ${unknown.join(', ')}.`);

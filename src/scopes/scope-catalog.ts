@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { CollectionRegistry } from '../collections/collection-registry.js';
 
 export interface ScopeDescription {
   scope: string;
@@ -6,18 +7,32 @@ export interface ScopeDescription {
 }
 
 /**
- * Says in words what a scope lets an application do, for the consent page. Data scopes follow the
- * `<collection>:read` / `<collection>:write` convention of the REST data API.
+ * The scopes this server knows, all derived from the collections file (`<collection>:read`,
+ * `<collection>:write`), and what each lets an application do, in words, for the consent page.
  */
 @Injectable()
 export class ScopeCatalog {
-  describe(scope: string): ScopeDescription {
-    const match = /^([a-z][a-z0-9_-]*):(read|write)$/.exec(scope);
-    if (match) {
-      const [, collection, access] = match;
-      const description = access === 'read' ? `See your ${collection}` : `Create, change and delete your ${collection}`;
-      return { scope, description };
+  private readonly descriptions: ReadonlyMap<string, string>;
+
+  constructor(collections: CollectionRegistry) {
+    const entries: [string, string][] = [];
+    for (const collection of collections.list()) {
+      entries.push([collection.readScope, `See your ${collection.name}`]);
+      entries.push([collection.writeScope, `Create, change and delete your ${collection.name}`]);
     }
-    return { scope, description: `Use the "${scope}" permission` };
+    this.descriptions = new Map(entries);
+  }
+
+  /** Every scope a client may be registered for, in a stable order. */
+  all(): string[] {
+    return [...this.descriptions.keys()];
+  }
+
+  isKnown(scope: string): boolean {
+    return this.descriptions.has(scope);
+  }
+
+  describe(scope: string): ScopeDescription {
+    return { scope, description: this.descriptions.get(scope) ?? `Use the "${scope}" permission` };
   }
 }

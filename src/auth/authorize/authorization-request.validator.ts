@@ -11,6 +11,7 @@ import {
   UnverifiedClientOrRedirectError,
   type OAuthError,
 } from '../errors/oauth-error.js';
+import { ScopeCatalog } from '../../scopes/scope-catalog.js';
 import { PKCE_VALUE } from '../grants/pkce.js';
 import { AUTHORIZATION_PARAMS, type AuthorizationRequest } from './authorization-request.js';
 
@@ -24,7 +25,10 @@ type Query = Record<string, unknown>;
  */
 @Injectable()
 export class AuthorizationRequestValidator {
-  constructor(private readonly clients: ClientsService) {}
+  constructor(
+    private readonly clients: ClientsService,
+    private readonly scopes: ScopeCatalog,
+  ) {}
 
   async validate(query: Query, rawQuery: string): Promise<AuthorizationRequest> {
     const clientId = query.client_id;
@@ -73,7 +77,9 @@ export class AuthorizationRequestValidator {
       fail(new UnauthorizedClientError('This client is not registered for the authorization code grant'));
     }
 
-    const scope = this.resolveScope(query.scope as string | undefined, splitScope(client.scope), fail);
+    // A scope whose collection was removed from the collections file is no longer grantable.
+    const grantable = splitScope(client.scope).filter((s) => this.scopes.isKnown(s));
+    const scope = this.resolveScope(query.scope as string | undefined, grantable, fail);
     const codeChallenge = this.resolveChallenge(query, client.isPublic, fail);
 
     return { client, redirectUri, redirectUriInRequest: requested !== undefined && requested !== '', scope, state, codeChallenge, rawQuery };

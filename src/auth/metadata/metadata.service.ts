@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ClientAuthMethod, CodeChallengeMethod, ResponseType } from '../../common/oauth.constants.js';
 import { appConfig, type AppConfig } from '../../config/app.config.js';
+import { ScopeCatalog } from '../../scopes/scope-catalog.js';
 import { TokenEndpointService } from '../token/token-endpoint.service.js';
 
 /** RFC 8414 §2: exactly what this server supports. */
@@ -8,6 +9,7 @@ export interface AuthorizationServerMetadata {
   issuer: string;
   authorization_endpoint: string;
   token_endpoint: string;
+  scopes_supported: string[];
   response_types_supported: string[];
   response_modes_supported: string[];
   grant_types_supported: string[];
@@ -22,11 +24,12 @@ export class MetadataService {
   /** Built once: nothing in it changes while the server runs. */
   readonly document: AuthorizationServerMetadata;
 
-  constructor(@Inject(appConfig.KEY) app: AppConfig, tokenEndpoint: TokenEndpointService) {
+  constructor(@Inject(appConfig.KEY) app: AppConfig, tokenEndpoint: TokenEndpointService, scopes: ScopeCatalog) {
     this.document = {
       issuer: app.issuer,
       authorization_endpoint: `${app.issuer}/authorize`,
       token_endpoint: `${app.issuer}/token`,
+      scopes_supported: scopes.all(),
       response_types_supported: [ResponseType.Code],
       response_modes_supported: ['query'],
       grant_types_supported: tokenEndpoint.supportedGrantTypes,
