@@ -75,7 +75,7 @@ function buildCollection(name: string, declared: DeclaredCollection, ajv: Return
   try {
     validate = ajv.compile(schema);
   } catch (error) {
-    throw new Error(`schema does not compile: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(`schema does not compile: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
   return {
     name,
