@@ -10,6 +10,7 @@ import { oauthConfig } from './config/oauth.config.js';
 import { sessionConfig } from './config/session.config.js';
 import { DatabaseModule } from './database/database.module.js';
 import { KeysModule } from './keys/keys.module.js';
+import { ResourcesModule } from './resources/resources.module.js';
 
 @Module({
   imports: [
@@ -19,6 +20,7 @@ import { KeysModule } from './keys/keys.module.js';
     DatabaseModule,
     KeysModule,
     AuthModule,
+    ResourcesModule,
   ],
 })
 export class AppModule {}

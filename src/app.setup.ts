@@ -1,13 +1,14 @@
 import secureSession from '@fastify/secure-session';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { LoggerService, LogLevel } from '@nestjs/common';
+import { VersioningType, type LoggerService, type LogLevel } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { hkdfSync } from 'node:crypto';
 import { AppModule } from './app.module.js';
 import { JsonExceptionFilter } from './auth/errors/json-exception.filter.js';
 import { appConfig, type AppConfig } from './config/app.config.js';
 import { sessionConfig, type SessionConfig } from './config/session.config.js';
+import { ResourceRoutes } from './resources/resource-routes.js';
 import { ServerKeysService } from './keys/server-keys.service.js';
 
 /** Routes that a browser submits with the session cookie: the only ones that need CSRF protection. */
@@ -43,7 +44,10 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
   const session = app.get<SessionConfig>(sessionConfig.KEY);
   const https = config.issuer.startsWith('https:');
 
-  app.useGlobalFilters(new JsonExceptionFilter());
+  const routes = app.get(ResourceRoutes);
+  app.useGlobalFilters(new JsonExceptionFilter((path) => routes.allowedMethods(path)));
+  // The REST API lives at /api/v1/…: URI versioning with the prefix "api/v", so a v2 can live beside it.
+  app.enableVersioning({ type: VersioningType.URI, prefix: 'api/v' });
   app.useSecurityHeaders({
     // JSON responses need nothing; pages send their own, stricter policy (interaction-responder.ts).
     contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"], baseUri: ["'none'"], formAction: ["'self'"] } },

@@ -1,5 +1,6 @@
 import { Catch, HttpException, Logger, NotFoundException, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../../resources/api-error.js';
 import { httpErrorCode } from './http-error-code.js';
 import { InvalidClientError, OAuthError } from './oauth-error.js';
 
@@ -22,6 +23,9 @@ interface FastifyError {
 export class JsonExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger(JsonExceptionFilter.name);
 
+  /** @param allowedMethodsOf the Allow value of parametric paths (the REST API), which Fastify cannot list. */
+  constructor(private readonly allowedMethodsOf: (path: string) => string | undefined = () => undefined) {}
+
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
     const reply = http.getResponse<FastifyReply>();
@@ -42,12 +46,15 @@ export class JsonExceptionFilter implements ExceptionFilter {
       const headers: Record<string, string> = exception instanceof InvalidClientError ? { 'WWW-Authenticate': 'Basic realm="latchkey", charset="UTF-8"' } : {};
       return { status: exception.status, body: { error: exception.error, error_description: exception.description }, headers };
     }
+    if (exception instanceof ApiError) {
+      return { status: exception.status, body: { error: exception.error, error_description: exception.description }, headers: exception.headers };
+    }
     const path = request.url.split('?')[0];
     if (exception instanceof NotFoundException) {
       // RFC 9110 §15.5.6: a path that exists under other methods answers 405 with Allow, not 404.
-      const allowed = METHODS.filter((method) => request.server.hasRoute({ method, url: path }));
+      const allowed = this.allowedMethodsOf(path) ?? METHODS.filter((method) => request.server.hasRoute({ method, url: path })).join(', ');
       if (allowed.length > 0) {
-        return { status: 405, body: { error: 'method_not_allowed', error_description: `${request.method} is not allowed here; use ${allowed.join(', ')}` }, headers: { Allow: allowed.join(', ') } };
+        return { status: 405, body: { error: 'method_not_allowed', error_description: `${request.method} is not allowed here; use ${allowed}` }, headers: { Allow: allowed } };
       }
     }
     const { status, message } = this.statusOf(exception);

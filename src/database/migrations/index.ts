@@ -1,4 +1,5 @@
 import { InitialSchema1763800000000 } from './1763800000000-initial-schema.js';
+import { Items1763900000000 } from './1763900000000-items.js';
 
 /** Every migration, in order. */
-export const MIGRATIONS = [InitialSchema1763800000000];
+export const MIGRATIONS = [InitialSchema1763800000000, Items1763900000000];

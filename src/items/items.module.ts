@@ -1,0 +1,13 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { Item } from './item.entity.js';
+import { ItemIndexesService } from './item-indexes.service.js';
+import { ItemsRepository } from './items.repository.js';
+
+/** Storage of the REST API's items: one table for every collection, with per-attribute indexes. */
+@Module({
+  imports: [TypeOrmModule.forFeature([Item])],
+  providers: [ItemsRepository, ItemIndexesService],
+  exports: [ItemsRepository],
+})
+export class ItemsModule {}

@@ -1,0 +1,116 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import type { Repository } from 'typeorm';
+import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
+import { v7 as uuidv7 } from 'uuid';
+import type { Attribute } from '../collections/collection.js';
+import { Clock } from '../common/clock.js';
+import { databaseConfig, type DatabaseConfig } from '../config/database.config.js';
+import { AttributeSql } from './attribute-sql.js';
+import { Item } from './item.entity.js';
+
+export interface ListQuery {
+  /** Equality filters, ANDed. */
+  filters: { attribute: Attribute; value: unknown }[];
+  /** Sort attribute (undefined: by id, i.e. creation order), with id as the tiebreaker. */
+  sortBy?: Attribute;
+  descending: boolean;
+  limit: number;
+  /** Keyset position: the sort value and id of the last item of the previous page. */
+  after?: { value: unknown; id: string };
+}
+
+export type WriteOutcome = { outcome: 'ok'; item: Item } | { outcome: 'not_found' } | { outcome: 'stale' };
+
+/**
+ * Items of every collection, always scoped to one owner: no method reads or writes across owners.
+ * Writes are single conditional statements, so that many instances behind a load balancer never
+ * overwrite each other silently (If-Match is checked by the database, not in memory).
+ */
+@Injectable()
+export class ItemsRepository {
+  readonly sql: AttributeSql;
+
+  constructor(
+    @InjectRepository(Item) private readonly items: Repository<Item>,
+    @Inject(databaseConfig.KEY) database: DatabaseConfig,
+    private readonly clock: Clock,
+  ) {
+    this.sql = new AttributeSql(database.dialect);
+  }
+
+  /** One page, filtered, sorted and limited by the database (keyset paging: a deep page costs what the first does). */
+  list(collection: string, ownerId: string, query: ListQuery): Promise<Item[]> {
+    const builder = this.items.createQueryBuilder('item').where('"owner_id" = :ownerId', { ownerId });
+    // A literal (the name is validated at load), so that SQLite can use the per-collection partial indexes.
+    builder.andWhere(`"collection" = '${collection}'`);
+    query.filters.forEach(({ attribute, value }, index) => {
+      const condition = this.sql.matches(attribute, `f${index}`, value);
+      builder.andWhere(condition.sql, condition.parameters);
+    });
+    const direction = query.descending ? 'DESC' : 'ASC';
+    if (query.sortBy) {
+      const expression = this.sql.value(query.sortBy.name);
+      // Items without the attribute come last in ascending order and first in descending order, on both databases.
+      builder.orderBy(expression, direction, query.descending ? 'NULLS FIRST' : 'NULLS LAST').addOrderBy('"id"', direction);
+      if (query.after) this.addKeysetCondition(builder, expression, query.sortBy, query.descending, query.after);
+    } else {
+      builder.orderBy('"id"', direction);
+      if (query.after) builder.andWhere(`"id" ${query.descending ? '<' : '>'} :afterId`, { afterId: query.after.id });
+    }
+    return builder.limit(query.limit).getMany();
+  }
+
+  find(collection: string, ownerId: string, id: string): Promise<Item | null> {
+    return this.items.findOneBy({ id, ownerId, collection });
+  }
+
+  async create(collection: string, ownerId: string, data: Record<string, unknown>): Promise<Item> {
+    const now = this.clock.now();
+    const item = this.items.create({ id: uuidv7(), collection, ownerId, data, version: 1, createdAt: now, updatedAt: now });
+    await this.items.insert(item as QueryDeepPartialEntity<Item>);
+    return item;
+  }
+
+  /** Replaces an item's attributes; with `expectedVersion`, only if nobody changed it since. */
+  replace(collection: string, ownerId: string, id: string, data: Record<string, unknown>, expectedVersion?: number): Promise<WriteOutcome> {
+    return this.items.manager.transaction(async (manager) => {
+      const criteria = { id, ownerId, collection, ...(expectedVersion === undefined ? {} : { version: expectedVersion }) };
+      const result = await manager.update(Item, criteria, { data: data as QueryDeepPartialEntity<Item['data']>, version: () => '"version" + 1', updatedAt: this.clock.now() });
+      const item = await manager.findOneBy(Item, { id, ownerId, collection });
+      if (!item) return { outcome: 'not_found' };
+      if (result.affected !== 1) return { outcome: 'stale' };
+      return { outcome: 'ok', item };
+    });
+  }
+
+  /** Deletes an item; with `expectedVersion`, only if nobody changed it since. */
+  async delete(collection: string, ownerId: string, id: string, expectedVersion?: number): Promise<'ok' | 'not_found' | 'stale'> {
+    const criteria = { id, ownerId, collection, ...(expectedVersion === undefined ? {} : { version: expectedVersion }) };
+    const result = await this.items.delete(criteria);
+    if (result.affected === 1) return 'ok';
+    return (await this.find(collection, ownerId, id)) ? 'stale' : 'not_found';
+  }
+
+  private addKeysetCondition(
+    builder: ReturnType<Repository<Item>['createQueryBuilder']>,
+    expression: string,
+    attribute: Attribute,
+    descending: boolean,
+    after: { value: unknown; id: string },
+  ): void {
+    const parameters = { afterId: after.id, afterValue: after.value === null ? null : this.sql.parameter(attribute.kind, after.value) };
+    const value = this.sql.placeholder('afterValue');
+    let condition: string;
+    if (!descending) {
+      condition = after.value === null
+        ? `(${expression} IS NULL AND "id" > :afterId)`
+        : `(${expression} > ${value} OR (${expression} = ${value} AND "id" > :afterId) OR ${expression} IS NULL)`;
+    } else {
+      condition = after.value === null
+        ? `((${expression} IS NULL AND "id" < :afterId) OR ${expression} IS NOT NULL)`
+        : `(${expression} < ${value} OR (${expression} = ${value} AND "id" < :afterId))`;
+    }
+    builder.andWhere(condition, parameters);
+  }
+}

@@ -1,0 +1,46 @@
+import { Injectable, type ExecutionContext } from '@nestjs/common';
+import { AuthGuard } from '@nestjs/passport';
+import type { FastifyRequest } from 'fastify';
+import { Strategy } from '../../common/oauth.constants.js';
+import { ApiError } from '../api-error.js';
+import { BEARER_REALM, type TokenPrincipal } from './token-principal.js';
+
+/**
+ * RFC 6750 §3: no token → 401 with a bare `Bearer realm` challenge; an invalid, expired or revoked
+ * token → 401 error="invalid_token"; a malformed request → 400 error="invalid_request".
+ */
+@Injectable()
+export class BearerAuthGuard extends AuthGuard(Strategy.Bearer) {
+  override async canActivate(context: ExecutionContext): Promise<boolean> {
+    const request = context.switchToHttp().getRequest<FastifyRequest>();
+    // RFC 9700 §2.5 / RFC 6750 §2.3: tokens in URLs leak through logs and Referer; only the header is accepted.
+    if (request.query && typeof request.query === 'object' && 'access_token' in request.query) {
+      throw bearerError(400, 'invalid_request', 'Send the access token in the Authorization header, not in the URL');
+    }
+    const header = request.headers.authorization;
+    if (header !== undefined && !/^bearer\s/i.test(header)) {
+      throw bearerError(401, 'invalid_token', 'The Authorization header must use the Bearer scheme');
+    }
+    return (await super.canActivate(context)) as boolean;
+  }
+
+  override handleRequest<TUser = TokenPrincipal>(err: unknown, principal: TUser | false, info: unknown): TUser {
+    if (err) throw err;
+    if (principal) return principal;
+    const challenge = typeof info === 'string' ? info : '';
+    if (challenge.includes('invalid_token')) throw bearerError(401, 'invalid_token', 'The access token is invalid, expired or revoked');
+    if (challenge.includes('invalid_request') || info === 400) throw bearerError(400, 'invalid_request', 'Send exactly one access token, in the Authorization header');
+    throw new ApiError(401, 'This API needs an access token: send "Authorization: Bearer <token>"', {
+      error: 'unauthorized',
+      headers: { 'WWW-Authenticate': `Bearer realm="${BEARER_REALM}"` },
+    });
+  }
+}
+
+/** An RFC 6750 §3.1 error, in the challenge and in the JSON body alike. */
+export function bearerError(status: number, error: string, description: string, extra: Record<string, string> = {}): ApiError {
+  const parameters = Object.entries({ realm: BEARER_REALM, error, error_description: description, ...extra })
+    .map(([name, value]) => `${name}="${value.replace(/["\\]/g, '')}"`)
+    .join(', ');
+  return new ApiError(status, description, { error, headers: { 'WWW-Authenticate': `Bearer ${parameters}` } });
+}

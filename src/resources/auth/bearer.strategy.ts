@@ -1,0 +1,25 @@
+import { Injectable } from '@nestjs/common';
+import { PassportStrategy } from '@nestjs/passport';
+import { Strategy as HttpBearerStrategy } from 'passport-http-bearer';
+import { Strategy } from '../../common/oauth.constants.js';
+import { TokenKind } from '../../tokens/token.entity.js';
+import { TokensService } from '../../tokens/tokens.service.js';
+import { BEARER_REALM, type TokenPrincipal } from './token-principal.js';
+
+/**
+ * RFC 6750 bearer tokens through passport-http-bearer. A check is one indexed lookup by the
+ * token's hash, with no cache: a revoked token is refused by the very next request.
+ */
+@Injectable()
+export class BearerStrategy extends PassportStrategy(HttpBearerStrategy, Strategy.Bearer) {
+  constructor(private readonly tokens: TokensService) {
+    super({ realm: BEARER_REALM });
+  }
+
+  async validate(value: string): Promise<TokenPrincipal | false> {
+    const token = await this.tokens.findByValue(value);
+    // Refresh tokens never open the API; client-credentials tokens (no user) own no items.
+    if (!token || token.kind !== TokenKind.Access || token.userId === null || !this.tokens.isActive(token)) return false;
+    return { tokenId: token.id, userId: token.userId, clientId: token.clientId, scopes: new Set(token.scope === '' ? [] : token.scope.split(' ')) };
+  }
+}

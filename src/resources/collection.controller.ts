@@ -1,0 +1,55 @@
+import { Controller, Get, Options, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { BearerAuthGuard } from './auth/bearer-auth.guard.js';
+import { CollectionAccessGuard, type ResourceRequest } from './auth/collection-access.guard.js';
+import { assertAcceptsJson, jsonObjectBody } from './http/content-negotiation.js';
+import { itemEtag, weakEtag } from './http/conditional-requests.js';
+import { sendRepresentation } from './http/json-response.js';
+import { toResource } from './items/item-representation.js';
+import { ItemsService } from './items/items.service.js';
+import { ListQueryParser } from './items/list-query.parser.js';
+import { API_VERSION, ResourceLinks } from './items/resource-links.js';
+import { writableAttributes } from './items/writable-attributes.js';
+
+export const COLLECTION_METHODS = 'GET, HEAD, POST, OPTIONS';
+
+/** /api/v1/<collection>: list (GET, and HEAD through Fastify), create (POST), describe (OPTIONS). */
+@Controller({ path: ':collection', version: API_VERSION })
+@UseGuards(BearerAuthGuard, CollectionAccessGuard)
+export class CollectionController {
+  constructor(
+    private readonly items: ItemsService,
+    private readonly queries: ListQueryParser,
+    private readonly links: ResourceLinks,
+  ) {}
+
+  @Get()
+  async list(@Req() request: ResourceRequest, @Res() reply: FastifyReply, @Query() query: Record<string, unknown>): Promise<void> {
+    assertAcceptsJson(request);
+    const { collection, user } = request;
+    const page = await this.items.list(collection, user.userId, this.queries.parse(collection, query));
+    const body = page.items.map(toResource);
+    const lastModified = page.items.reduce<Date | undefined>((latest, item) => (!latest || item.updatedAt > latest ? item.updatedAt : latest), undefined);
+    const headers: Record<string, string> = page.next ? { Link: `<${this.links.nextPage(collection.name, query, page.next)}>; rel="next"` } : {};
+    sendRepresentation(request, reply, { body, etag: weakEtag(JSON.stringify(body)), lastModified, headers });
+  }
+
+  @Post()
+  async create(@Req() request: ResourceRequest, @Res() reply: FastifyReply): Promise<void> {
+    assertAcceptsJson(request);
+    const { collection, user } = request;
+    const item = await this.items.create(collection, user.userId, jsonObjectBody(request, ['application/json']));
+    sendRepresentation(request, reply, {
+      body: toResource(item),
+      etag: itemEtag(item),
+      lastModified: item.updatedAt,
+      status: 201,
+      headers: { Location: this.links.item(collection.name, item.id) },
+    });
+  }
+
+  @Options()
+  options(@Req() request: ResourceRequest, @Res() reply: FastifyReply): void {
+    void reply.header('Allow', COLLECTION_METHODS).header('Content-Type', 'application/json; charset=utf-8').send(JSON.stringify(writableAttributes(request.collection)));
+  }
+}
