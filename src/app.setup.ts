@@ -8,6 +8,7 @@ import { AppModule } from './app.module.js';
 import { JsonExceptionFilter } from './auth/errors/json-exception.filter.js';
 import { appConfig, type AppConfig } from './config/app.config.js';
 import { sessionConfig, type SessionConfig } from './config/session.config.js';
+import { setUpApiDocs } from './resources/openapi/api-docs.js';
 import { ResourceRoutes } from './resources/resource-routes.js';
 import { ServerKeysService } from './keys/server-keys.service.js';
 
@@ -69,6 +70,7 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
   // Bodies of any other media type reach the route as raw bytes, so each endpoint answers an
   // unsupported type with its own error shape instead of Fastify's generic 415.
   app.getHttpAdapter().getInstance().addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: config.bodyLimitBytes }, (_request, body, done) => done(null, body));
+  setUpApiDocs(app);
   app.enableShutdownHooks();
 }
 
