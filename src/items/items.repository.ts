@@ -39,26 +39,48 @@ export class ItemsRepository {
     this.sql = new AttributeSql(database.dialect);
   }
 
-  /** One page, filtered, sorted and limited by the database (keyset paging: a deep page costs what the first does). */
-  list(collection: string, ownerId: string, query: ListQuery): Promise<Item[]> {
-    const builder = this.items.createQueryBuilder('item').where('"owner_id" = :ownerId', { ownerId });
-    // A literal (the name is validated at load), so that SQLite can use the per-collection partial indexes.
-    builder.andWhere(`"collection" = '${collection}'`);
-    query.filters.forEach(({ attribute, value }, index) => {
-      const condition = this.sql.matches(attribute, `f${index}`, value);
-      builder.andWhere(condition.sql, condition.parameters);
-    });
+  /**
+   * One page, filtered, sorted and limited by the database. Keyset paging: each query starts at the
+   * cursor with an index range seek, so a deep page costs what the first does.
+   */
+  async list(collection: string, ownerId: string, query: ListQuery): Promise<Item[]> {
     const direction = query.descending ? 'DESC' : 'ASC';
-    if (query.sortBy) {
-      const expression = this.sql.value(query.sortBy.name);
-      // Items without the attribute come last in ascending order and first in descending order, on both databases.
-      builder.orderBy(expression, direction, query.descending ? 'NULLS FIRST' : 'NULLS LAST').addOrderBy('"id"', direction);
-      if (query.after) this.addKeysetCondition(builder, expression, query.sortBy, query.descending, query.after);
-    } else {
-      builder.orderBy('"id"', direction);
-      if (query.after) builder.andWhere(`"id" ${query.descending ? '<' : '>'} :afterId`, { afterId: query.after.id });
+    const after = query.descending ? '<' : '>';
+    if (!query.sortBy) {
+      const builder = this.baseQuery(collection, ownerId, query).orderBy('"id"', direction);
+      if (query.after) builder.andWhere(`"id" ${after} :afterId`, { afterId: query.after.id });
+      return builder.limit(query.limit).getMany();
     }
-    return builder.limit(query.limit).getMany();
+    // Items without the sort attribute come after the others in ascending order and before them in
+    // descending order, on both databases. Each of the two segments is one index range; the page
+    // continues into the second segment when the first runs out.
+    const expression = this.sql.value(query.sortBy.name);
+    const segments: ('values' | 'missing')[] = query.descending ? ['missing', 'values'] : ['values', 'missing'];
+    const cursorSegment = query.after === undefined ? undefined : query.after.value === null ? 'missing' : 'values';
+    const page: Item[] = [];
+    for (const segment of segments.slice(cursorSegment ? segments.indexOf(cursorSegment) : 0)) {
+      const builder = this.baseQuery(collection, ownerId, query);
+      const fromCursor = segment === cursorSegment ? query.after : undefined;
+      if (segment === 'missing') {
+        builder.andWhere(`${expression} IS NULL`).orderBy('"id"', direction);
+        if (fromCursor) builder.andWhere(`"id" ${after} :afterId`, { afterId: fromCursor.id });
+      } else {
+        builder.andWhere(`${expression} IS NOT NULL`).orderBy(expression, direction).addOrderBy('"id"', direction);
+        if (fromCursor) {
+          // "value >= v AND (value > v OR id > last)": the first half is an index range on both
+          // databases (SQLite does not seek on row values over expressions); the second only
+          // sorts out the items that share the cursor's value.
+          const value = this.sql.placeholder('afterValue');
+          builder.andWhere(`${expression} ${after}= ${value} AND (${expression} ${after} ${value} OR "id" ${after} :afterId)`, {
+            afterValue: this.sql.parameter(query.sortBy.kind, fromCursor.value),
+            afterId: fromCursor.id,
+          });
+        }
+      }
+      page.push(...(await builder.limit(query.limit - page.length).getMany()));
+      if (page.length >= query.limit) break;
+    }
+    return page;
   }
 
   find(collection: string, ownerId: string, id: string): Promise<Item | null> {
@@ -92,25 +114,15 @@ export class ItemsRepository {
     return (await this.find(collection, ownerId, id)) ? 'stale' : 'not_found';
   }
 
-  private addKeysetCondition(
-    builder: ReturnType<Repository<Item>['createQueryBuilder']>,
-    expression: string,
-    attribute: Attribute,
-    descending: boolean,
-    after: { value: unknown; id: string },
-  ): void {
-    const parameters = { afterId: after.id, afterValue: after.value === null ? null : this.sql.parameter(attribute.kind, after.value) };
-    const value = this.sql.placeholder('afterValue');
-    let condition: string;
-    if (!descending) {
-      condition = after.value === null
-        ? `(${expression} IS NULL AND "id" > :afterId)`
-        : `(${expression} > ${value} OR (${expression} = ${value} AND "id" > :afterId) OR ${expression} IS NULL)`;
-    } else {
-      condition = after.value === null
-        ? `((${expression} IS NULL AND "id" < :afterId) OR ${expression} IS NOT NULL)`
-        : `(${expression} < ${value} OR (${expression} = ${value} AND "id" < :afterId))`;
-    }
-    builder.andWhere(condition, parameters);
+  /** The owner's items of one collection matching the filters. */
+  private baseQuery(collection: string, ownerId: string, query: ListQuery) {
+    const builder = this.items.createQueryBuilder('item').where('"owner_id" = :ownerId', { ownerId });
+    // A literal (the name is validated at load), so that SQLite can use the per-collection partial indexes.
+    builder.andWhere(`"collection" = '${collection}'`);
+    query.filters.forEach(({ attribute, value }, index) => {
+      const condition = this.sql.matches(attribute, `f${index}`, value);
+      builder.andWhere(condition.sql, condition.parameters);
+    });
+    return builder;
   }
 }
