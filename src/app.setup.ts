@@ -2,7 +2,7 @@ import secureSession from '@fastify/secure-session';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { VersioningType, type LoggerService, type LogLevel } from '@nestjs/common';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hkdfSync } from 'node:crypto';
 import { AppModule } from './app.module.js';
 import { JsonExceptionFilter } from './auth/errors/json-exception.filter.js';
@@ -32,7 +32,18 @@ export interface CreateAppOptions {
 /** Creates the configured application; main.ts and the e2e tests both start Latchkey through here. */
 export async function createApp(options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
   const app = appConfig();
-  const adapter = new FastifyAdapter({ bodyLimit: app.bodyLimitBytes, trustProxy: false });
+  const adapter = new FastifyAdapter({
+    bodyLimit: app.bodyLimitBytes,
+    trustProxy: false,
+    // Errors Fastify raises before routing (a path that is not valid UTF-8, say) get our JSON shape too.
+    frameworkErrors: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
+      void reply
+        .code(error.statusCode ?? 400)
+        .header('Content-Type', 'application/json;charset=UTF-8')
+        .header('Cache-Control', 'no-store')
+        .send(JSON.stringify({ error: 'invalid_request', error_description: error.message }));
+    },
+  });
   const nest = await NestFactory.create<NestFastifyApplication>(AppModule, adapter, {
     logger: options.logger ?? LOG_LEVELS[app.logLevel],
   });

@@ -73,6 +73,8 @@ export class ClientsService {
   }
 
   findById(clientId: string): Promise<Client | null> {
+    // PostgreSQL text cannot hold NUL: such an id names no client (and must not become a 500).
+    if (clientId.includes('\0')) return Promise.resolve(null);
     return this.clients.findOneBy({ id: clientId });
   }
 

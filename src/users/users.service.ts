@@ -48,7 +48,7 @@ export class UsersService {
   }
 
   findByUsername(username: string): Promise<User | null> {
-    return this.users.findOneBy({ username });
+    return USERNAME.test(username) ? this.users.findOneBy({ username }) : Promise.resolve(null);
   }
 
   list(): Promise<User[]> {
@@ -73,7 +73,7 @@ export class UsersService {
   }
 
   private async require(username: string): Promise<User> {
-    const user = await this.users.findOneBy({ username });
+    const user = USERNAME.test(username) ? await this.users.findOneBy({ username }) : null;
     if (!user) throw new DomainError('user_not_found', `No user named "${username}".`);
     return user;
   }

@@ -69,7 +69,8 @@ export class ClientAuthenticationGuard extends AuthGuard(Strategy.ClientBasic) {
 /** A parameter that must appear at most once (RFC 6749 §3.2: parameters MUST NOT be included more than once). */
 function singleParam(body: Record<string, unknown>, name: string): string | undefined {
   const value = body[name];
-  if (value === undefined) return undefined;
+  // RFC 6749 §3.2: parameters sent without a value MUST be treated as if they were omitted.
+  if (value === undefined || value === '') return undefined;
   if (typeof value !== 'string') throw new InvalidRequestError(`The ${name} parameter must appear exactly once`);
   return value;
 }

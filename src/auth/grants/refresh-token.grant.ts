@@ -31,17 +31,19 @@ export class RefreshTokenGrant implements GrantHandler {
     const token = await this.tokens.findByValue(request.refresh_token);
     if (!token || token.kind !== TokenKind.Refresh || token.clientId !== client.id) throw new InvalidGrantError(INVALID);
 
-    // §6: the requested scope MUST NOT include any scope not originally granted; omitted means the same.
-    const granted = splitScope(token.scope);
-    const requested = request.scope === undefined ? granted : parseScope(request.scope);
-    if (requested === undefined) throw new InvalidScopeError('The scope parameter is malformed');
-    if (!isSubset(requested, granted)) throw new InvalidScopeError('The requested scope exceeds the scope originally granted');
-
+    // Reuse is detected before anything else about the request is judged: a replayed token must
+    // revoke its family whatever scope it asks for (RFC 9700 §4.14.2).
     if (token.consumedAt !== null && token.revokedAt === null) {
       await this.tokens.revokeFamily(token.familyId);
       throw new InvalidGrantError(INVALID);
     }
     if (!this.tokens.isActive(token)) throw new InvalidGrantError(INVALID);
+
+    // §6: the requested scope MUST NOT include any scope not originally granted; omitted means the same.
+    const granted = splitScope(token.scope);
+    const requested = request.scope === undefined ? granted : parseScope(request.scope);
+    if (requested === undefined) throw new InvalidScopeError('The scope parameter is malformed');
+    if (!isSubset(requested, granted)) throw new InvalidScopeError('The requested scope exceeds the scope originally granted');
 
     const issued = await this.dataSource.transaction(async (manager): Promise<IssuedTokens | undefined> => {
       if (!(await this.tokens.consumeRefreshToken(token.id, manager))) return undefined;
