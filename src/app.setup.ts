@@ -46,6 +46,9 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
   });
   const nest = await NestFactory.create<NestFastifyApplication>(AppModule, adapter, {
     logger: options.logger ?? LOG_LEVELS[app.logLevel],
+    // A start-up failure (bad collections file, database down) rejects here, so main.ts can print
+    // one clear message and exit 1, and tests can assert it, instead of Nest exiting the process.
+    abortOnError: false,
   });
   await configureApp(nest);
   return nest;

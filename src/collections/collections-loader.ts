@@ -25,7 +25,7 @@ export function loadCollections(file: string): Map<string, Collection> {
   try {
     parsed = JSON.parse(readFileSync(file, 'utf8'));
   } catch (error) {
-    throw new CollectionsFileError(file, error instanceof Error ? error.message : String(error));
+    throw new CollectionsFileError(file, messageOf(error));
   }
   const ajv = createAjv();
   const checkShape = ajv.compile(COLLECTIONS_FILE_SCHEMA);
@@ -37,7 +37,7 @@ export function loadCollections(file: string): Map<string, Collection> {
     try {
       collections.set(name, buildCollection(name, declaration, ajv));
     } catch (error) {
-      throw new CollectionsFileError(file, `collection "${name}": ${error instanceof Error ? error.message : String(error)}`);
+      throw new CollectionsFileError(file, `collection "${name}": ${messageOf(error)}`);
     }
   }
   return collections;
@@ -75,7 +75,7 @@ function buildCollection(name: string, declared: DeclaredCollection, ajv: Return
   try {
     validate = ajv.compile(schema);
   } catch (error) {
-    throw new Error(`schema does not compile: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new Error(`schema does not compile: ${messageOf(error)}`, { cause: error });
   }
   return {
     name,
@@ -105,4 +105,9 @@ function attributeKind(schema: Record<string, unknown>): AttributeKind | undefin
     default:
       return undefined;
   }
+}
+
+/** The message of anything thrown (a fs or JSON error may come from another realm, so no instanceof). */
+function messageOf(error: unknown): string {
+  return typeof error === 'object' && error !== null && 'message' in error ? String(error.message) : String(error);
 }
