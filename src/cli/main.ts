@@ -14,9 +14,14 @@ function help(): string {
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
-  if (!name || name === '--help' || name === 'help') {
+  if (!name) {
+    // stdout carries only results; a usage error goes to stderr like every other error.
+    process.stderr.write(`latchkey: no command given\n\n${help()}\n`);
+    return 2;
+  }
+  if (name === '--help' || name === 'help') {
     process.stdout.write(help() + '\n');
-    return name ? 0 : 2;
+    return 0;
   }
   const command = COMMANDS[name];
   if (!command) {

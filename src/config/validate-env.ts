@@ -9,8 +9,12 @@ export class ConfigValidationError extends Error {
   }
 }
 
+/** Values of these variables never appear in messages: they hold secrets or URLs with passwords. */
+const SENSITIVE = /SECRET|PASSWORD|TOKEN|KEY|_URL$/;
+
 function describe(error: ValidationError): string[] {
-  const own = Object.values(error.constraints ?? {}).map((message) => `${error.property}: ${message} (got ${JSON.stringify(error.value)})`);
+  const got = SENSITIVE.test(error.property) ? '' : ` (got ${JSON.stringify(error.value)})`;
+  const own = Object.values(error.constraints ?? {}).map((message) => `${error.property}: ${message}${got}`);
   return [...own, ...(error.children ?? []).flatMap(describe)];
 }
 

@@ -1,0 +1,67 @@
+import { DomainError } from '../common/domain-error.js';
+import { assertRedirectUrisAcceptable, redirectUriProblem } from './redirect-uri.policy.js';
+
+describe('redirect URI registration policy', () => {
+  describe(redirectUriProblem.name, () => {
+    it.each([
+      ['https with a path', 'https://client.example.com/callback'],
+      ['https with a port and a query (RFC 6749 §3.1.2 allows a query)', 'https://client.example.com:8443/cb?tenant=a'],
+      ['https on an IP address', 'https://203.0.113.7/cb'],
+      ['http on localhost (RFC 8252 §7.3)', 'http://localhost:8080/callback'],
+      ['http on 127.0.0.1 (RFC 8252 §7.3)', 'http://127.0.0.1/callback'],
+      ['http on 127.0.0.1 with any port', 'http://127.0.0.1:51004/oauth2redirect'],
+      ['http on [::1] (RFC 8252 §7.3)', 'http://[::1]:3000/cb'],
+      ['a reverse-domain private-use scheme (RFC 8252 §7.1)', 'com.example.app:/oauth2redirect/example-provider'],
+      ['a longer reverse-domain private-use scheme', 'io.github.someone.notes-app:/cb'],
+    ])('accepts %s', (_case, uri) => {
+      expect(redirectUriProblem(uri)).toBeUndefined();
+    });
+
+    it.each([
+      ['http on a public host', 'http://client.example.com/callback', /https/],
+      ['http on a host that merely starts with localhost', 'http://localhost.evil.example/cb', /https/],
+      ['http on a host that merely ends with 127.0.0.1', 'http://evil127.0.0.1.example/cb', /https/],
+      ['a fragment (RFC 6749 §3.1.2)', 'https://client.example.com/cb#section', /fragment/],
+      ['an empty fragment', 'https://client.example.com/cb#', /fragment/],
+      ['a fragment on a loopback URI', 'http://localhost:8080/cb#x', /fragment/],
+      ['a relative path', '/callback', /absolute/],
+      ['a bare word', 'callback', /absolute/],
+      ['a scheme-relative URI', '//client.example.com/cb', /absolute/],
+      ['an empty string', '', /absolute/],
+      ['javascript:', 'javascript:alert(document.cookie)', /scheme/],
+      ['JavaScript: in mixed case', 'JavaScript:alert(1)', /scheme/],
+      ['data:', 'data:text/html,<script>alert(1)</script>', /scheme/],
+      ['vbscript:', 'vbscript:msgbox(1)', /scheme/],
+      ['file:', 'file:///etc/passwd', /scheme/],
+      ['ftp:', 'ftp://client.example.com/cb', /scheme/],
+      ['ws:', 'ws://client.example.com/cb', /scheme/],
+      ['a private-use scheme that is not reverse-domain (RFC 8252 §7.1)', 'myapp:/callback', /scheme/],
+      ['user information in the authority', 'https://user:pass@client.example.com/cb', /user information/],
+      ['a user name in the authority', 'https://client.example.com@evil.example/cb', /user information/],
+      ['more than 2000 characters', `https://client.example.com/${'a'.repeat(2000)}`, /2000/],
+    ])('refuses %s', (_case, uri, reason) => {
+      const problem = redirectUriProblem(uri);
+      expect(problem).toBeDefined();
+      expect(problem).toMatch(reason);
+    });
+  });
+
+  describe(assertRedirectUrisAcceptable.name, () => {
+    it('accepts a list of acceptable URIs', () => {
+      expect(() => assertRedirectUrisAcceptable(['https://client.example.com/cb', 'http://127.0.0.1:8080/cb', 'com.example.app:/cb'])).not.toThrow();
+    });
+
+    it('refuses the whole list when one URI is unacceptable, naming it', () => {
+      let thrown: unknown;
+      try {
+        assertRedirectUrisAcceptable(['https://client.example.com/cb', 'http://client.example.com/cb']);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(DomainError);
+      expect((thrown as DomainError).code).toBe('invalid_redirect_uri');
+      expect((thrown as DomainError).message).toContain('"http://client.example.com/cb"');
+      expect((thrown as DomainError).message).not.toContain('"https://client.example.com/cb"');
+    });
+  });
+});

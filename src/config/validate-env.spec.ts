@@ -1,0 +1,238 @@
+import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
+import { apiConfig } from './api.config.js';
+import { appConfig } from './app.config.js';
+import { readDatabaseConfig } from './database.config.js';
+import { oauthConfig } from './oauth.config.js';
+import { sessionConfig } from './session.config.js';
+import { ConfigValidationError, validateEnv } from './validate-env.js';
+
+/** Every variable the config namespaces read; each test starts with none of them set. */
+const CONFIG_VARIABLES = [
+  'PORT',
+  'HOST',
+  'ISSUER',
+  'NODE_ENV',
+  'BODY_LIMIT_BYTES',
+  'LOG_LEVEL',
+  'CODE_TTL_SECONDS',
+  'ACCESS_TOKEN_TTL_SECONDS',
+  'REFRESH_TOKEN_TTL_SECONDS',
+  'SESSION_SECRET',
+  'SESSION_TTL_SECONDS',
+  'COLLECTIONS_FILE',
+  'API_DEFAULT_LIMIT',
+  'API_MAX_LIMIT',
+];
+
+/** The error a config factory throws, or undefined when it succeeds. */
+function errorOf(factory: () => unknown): Error | undefined {
+  try {
+    factory();
+    return undefined;
+  } catch (error) {
+    return error as Error;
+  }
+}
+
+class SampleEnv {
+  @IsOptional() @IsInt() @Min(1) @Max(10)
+  COUNT?: number;
+
+  @IsOptional() @IsString()
+  NAME?: string;
+}
+
+describe('configuration validation', () => {
+  const saved: Record<string, string | undefined> = {};
+
+  beforeEach(() => {
+    for (const name of CONFIG_VARIABLES) {
+      saved[name] = process.env[name];
+      delete process.env[name];
+    }
+  });
+
+  afterEach(() => {
+    for (const name of CONFIG_VARIABLES) {
+      if (saved[name] === undefined) delete process.env[name];
+      else process.env[name] = saved[name];
+    }
+  });
+
+  describe(validateEnv.name, () => {
+    it('converts numeric strings to numbers', () => {
+      expect(validateEnv(SampleEnv, { COUNT: '7', NAME: 'x' })).toMatchObject({ COUNT: 7, NAME: 'x' });
+    });
+
+    it('reports every problem at once, each naming its variable', () => {
+      const error = errorOf(() => validateEnv(SampleEnv, { COUNT: '11', NAME: undefined }));
+      expect(error).toBeInstanceOf(ConfigValidationError);
+      expect((error as ConfigValidationError).problems).toHaveLength(1);
+      expect(error!.message).toMatch(/^Invalid configuration:\n {2}- COUNT: /);
+
+      const two = errorOf(() => validateEnv(SampleEnv, { COUNT: 'many' }));
+      expect((two as ConfigValidationError).problems.every((p) => p.startsWith('COUNT: '))).toBe(true);
+    });
+  });
+
+  describe('oauth', () => {
+    it('defaults to a 600 s code, a 1 h access token and a 30 day refresh token', () => {
+      expect(oauthConfig()).toEqual({ codeTtlSeconds: 600, accessTokenTtlSeconds: 3600, refreshTokenTtlSeconds: 30 * 24 * 3600 });
+    });
+
+    it('accepts CODE_TTL_SECONDS up to 600 (RFC 6749 §4.1.2: at most 10 minutes)', () => {
+      process.env.CODE_TTL_SECONDS = '600';
+      expect(oauthConfig().codeTtlSeconds).toBe(600);
+      process.env.CODE_TTL_SECONDS = '30';
+      expect(oauthConfig().codeTtlSeconds).toBe(30);
+    });
+
+    it.each(['601', '3600', '0', '-5', '60.5', 'ten'])('refuses CODE_TTL_SECONDS=%s', (value) => {
+      process.env.CODE_TTL_SECONDS = value;
+      const error = errorOf(() => oauthConfig());
+      expect(error).toBeInstanceOf(ConfigValidationError);
+      expect(error!.message).toContain('CODE_TTL_SECONDS');
+    });
+
+    it.each([
+      ['ACCESS_TOKEN_TTL_SECONDS', '0'],
+      ['ACCESS_TOKEN_TTL_SECONDS', 'forever'],
+      ['REFRESH_TOKEN_TTL_SECONDS', '-1'],
+    ])('refuses %s=%s', (name, value) => {
+      process.env[name] = value;
+      expect(errorOf(() => oauthConfig())?.message).toContain(name);
+    });
+
+    it('reads configured token lifetimes', () => {
+      process.env.ACCESS_TOKEN_TTL_SECONDS = '900';
+      process.env.REFRESH_TOKEN_TTL_SECONDS = '86400';
+      expect(oauthConfig()).toMatchObject({ accessTokenTtlSeconds: 900, refreshTokenTtlSeconds: 86400 });
+    });
+  });
+
+  describe('session', () => {
+    it('has no configured secret by default (one is generated and kept in the database)', () => {
+      expect(sessionConfig()).toEqual({ secrets: [], ttlSeconds: 8 * 3600, cookieName: 'latchkey_session' });
+    });
+
+    it('accepts a secret of 32 characters', () => {
+      process.env.SESSION_SECRET = 's'.repeat(32);
+      expect(sessionConfig().secrets).toEqual(['s'.repeat(32)]);
+    });
+
+    it('refuses a secret shorter than 32 characters', () => {
+      process.env.SESSION_SECRET = 's'.repeat(31);
+      expect(errorOf(() => sessionConfig())?.message).toContain('SESSION_SECRET');
+    });
+
+    it('reads several comma-separated secrets, newest first, and refuses the list when one is short', () => {
+      const newest = 'n'.repeat(40);
+      const older = 'o'.repeat(32);
+      process.env.SESSION_SECRET = `${newest}, ${older}`;
+      expect(sessionConfig().secrets).toEqual([newest, older]);
+      process.env.SESSION_SECRET = `${newest},short`;
+      expect(errorOf(() => sessionConfig())?.message).toContain('SESSION_SECRET');
+    });
+
+    it('does not print the refused secret in the error message (it ends up in logs)', () => {
+      const secret = 'hunter2-but-too-short';
+      process.env.SESSION_SECRET = secret;
+      const error = errorOf(() => sessionConfig());
+      expect(error?.message).toContain('SESSION_SECRET');
+      expect(error?.message).not.toContain(secret);
+    });
+  });
+
+  describe('database', () => {
+    it('defaults to the embedded SQLite file, with migrations applied on start', () => {
+      expect(readDatabaseConfig({})).toEqual({
+        url: 'sqlite:data/latchkey.sqlite',
+        dialect: 'sqlite',
+        sqlitePath: 'data/latchkey.sqlite',
+        schema: undefined,
+        poolSize: 10,
+        migrationsRun: true,
+        logging: false,
+      });
+    });
+
+    it.each(['postgres://u:p@db.example:5432/latchkey', 'postgresql://db.example/latchkey'])('reads %s as PostgreSQL, leaving migrations to the operator by default', (url) => {
+      expect(readDatabaseConfig({ DATABASE_URL: url })).toMatchObject({ url, dialect: 'postgres', sqlitePath: undefined, migrationsRun: false });
+    });
+
+    it('reads the schema, pool size, MIGRATIONS_RUN and DATABASE_LOGGING', () => {
+      const config = readDatabaseConfig({ DATABASE_URL: 'postgres://db/x', DATABASE_SCHEMA: 'tenant_a', DATABASE_POOL_SIZE: '25', MIGRATIONS_RUN: 'true', DATABASE_LOGGING: 'true' });
+      expect(config).toMatchObject({ schema: 'tenant_a', poolSize: 25, migrationsRun: true, logging: true });
+      expect(readDatabaseConfig({ MIGRATIONS_RUN: 'false' }).migrationsRun).toBe(false);
+    });
+
+    it.each([
+      ['DATABASE_URL', 'mysql://root@db/latchkey'],
+      ['DATABASE_URL', 'http://db.example/latchkey'],
+      ['DATABASE_URL', 'sqlite:'],
+      ['DATABASE_URL', 'data/latchkey.sqlite'],
+      ['DATABASE_SCHEMA', 'Tenant'],
+      ['DATABASE_SCHEMA', 'x"; DROP SCHEMA public; --'],
+      ['DATABASE_POOL_SIZE', '0'],
+      ['MIGRATIONS_RUN', 'yes please'],
+    ])('refuses %s=%j', (name, value) => {
+      const error = errorOf(() => readDatabaseConfig({ [name]: value }));
+      expect(error).toBeInstanceOf(ConfigValidationError);
+      expect(error!.message).toContain(name);
+    });
+
+    it('does not print the password of a refused DATABASE_URL', () => {
+      const error = errorOf(() => readDatabaseConfig({ DATABASE_URL: 'mysql://admin:s3cr3t-pa55@db.example/latchkey' }));
+      expect(error?.message).toContain('DATABASE_URL');
+      expect(error?.message).not.toContain('s3cr3t-pa55');
+    });
+  });
+
+  describe('app', () => {
+    it('defaults to port 3000 on all interfaces, issuer http://localhost:3000', () => {
+      expect(appConfig()).toEqual({
+        port: 3000,
+        host: '0.0.0.0',
+        issuer: 'http://localhost:3000',
+        nodeEnv: 'development',
+        bodyLimitBytes: 64 * 1024,
+        logLevel: 'info',
+      });
+    });
+
+    it('derives the default issuer from PORT and drops a trailing slash from ISSUER', () => {
+      process.env.PORT = '8080';
+      expect(appConfig().issuer).toBe('http://localhost:8080');
+      process.env.ISSUER = 'https://auth.example.com/';
+      expect(appConfig().issuer).toBe('https://auth.example.com');
+    });
+
+    it.each([
+      ['ISSUER', 'https://auth.example.com/?tenant=a'],
+      ['ISSUER', 'https://auth.example.com/#x'],
+      ['ISSUER', 'ftp://auth.example.com'],
+      ['ISSUER', 'auth.example.com'],
+      ['PORT', '70000'],
+      ['PORT', 'http'],
+      ['NODE_ENV', 'staging'],
+      ['LOG_LEVEL', 'verbose'],
+    ])('refuses %s=%s', (name, value) => {
+      process.env[name] = value;
+      expect(errorOf(() => appConfig())?.message).toContain(name);
+    });
+  });
+
+  describe('api', () => {
+    it('defaults to 20 items a page and at most 100', () => {
+      expect(apiConfig()).toMatchObject({ defaultLimit: 20, maxLimit: 100 });
+    });
+
+    it('refuses a default page size above the maximum', () => {
+      process.env.API_DEFAULT_LIMIT = '50';
+      process.env.API_MAX_LIMIT = '10';
+      const message = errorOf(() => apiConfig())?.message;
+      expect(message).toContain('API_DEFAULT_LIMIT');
+      expect(message).toContain('API_MAX_LIMIT');
+    });
+  });
+});

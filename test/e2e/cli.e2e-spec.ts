@@ -1,0 +1,299 @@
+import { execFile, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { promisify } from 'node:util';
+import { Client } from '../../src/clients/client.entity.js';
+import { MIGRATIONS } from '../../src/database/migrations/index.js';
+import { User } from '../../src/users/user.entity.js';
+import { UsersService } from '../../src/users/users.service.js';
+import { Browser } from '../helpers/browser.js';
+import { obtainCode, tokenRequest } from '../helpers/oauth-flow.js';
+import { TestApp, type RegisteredClient } from '../helpers/test-app.js';
+import { createTestDatabase } from '../helpers/test-database.js';
+
+/**
+ * The admin CLI (issue #2, "CLI"): `node dist/src/cli/main.js <command>`, run as a separate
+ * process on this file's database while the server runs on the same database.
+ */
+
+interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+const PROJECT = new URL('../../', import.meta.url).pathname;
+const CLI = 'dist/src/cli/main.js';
+const RFC7591_FIELDS = ['client_id', 'client_name', 'redirect_uris', 'scope', 'grant_types', 'token_endpoint_auth_method', 'client_id_issued_at'];
+
+/** Runs the built CLI with this test file's database configuration; `input` goes to its stdin. */
+function cli(args: string[], options: { input?: string; env?: Record<string, string> } = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd: PROJECT, env: { ...process.env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+/** A successful run: exit 0, nothing on stderr, exactly one JSON document on stdout. */
+async function cliJson<T = Record<string, unknown>>(args: string[], options: { input?: string; env?: Record<string, string> } = {}): Promise<T> {
+  const result = await cli(args, options);
+  expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
+  return JSON.parse(result.stdout) as T;
+}
+
+function sha256Hex(value: string): string {
+  return createHash('sha256').update(value, 'utf8').digest('hex');
+}
+
+describe('admin CLI', () => {
+  let app: TestApp;
+  let migrationsRun: CliResult;
+
+  beforeAll(async () => {
+    await promisify(execFile)('npm', ['run', '-s', 'build'], { cwd: PROJECT });
+    await createTestDatabase();
+    // The operator's path for PostgreSQL: migrations run by the CLI, not by the server's start-up.
+    migrationsRun = await cli(['migrations:run'], { env: { MIGRATIONS_RUN: 'false' } });
+    app = await TestApp.start();
+  }, 180_000);
+  afterAll(async () => app?.stop());
+
+  const countRows = async (): Promise<{ users: number; clients: number }> => ({
+    users: await app.dataSource.getRepository(User).count(),
+    clients: await app.dataSource.getRepository(Client).count(),
+  });
+
+  const rawClientRow = (clientId: string): Promise<Record<string, unknown>> =>
+    app.dataSource.createQueryBuilder().select('*').from('clients', 'c').where('c.id = :id', { id: clientId }).getRawOne() as Promise<Record<string, unknown>>;
+
+  describe('migrations:run', () => {
+    it('applies every migration to a fresh database and prints their names', () => {
+      expect(migrationsRun.stderr).toBe('');
+      expect(migrationsRun.code).toBe(0);
+      expect(JSON.parse(migrationsRun.stdout)).toEqual({ applied: MIGRATIONS.map((migration) => new migration().name) });
+    });
+
+    it('applies nothing the second time', async () => {
+      expect(await cliJson(['migrations:run'], { env: { MIGRATIONS_RUN: 'false' } })).toEqual({ applied: [] });
+    });
+  });
+
+  describe('users', () => {
+    it('users:create prints one JSON object, stores an argon2id hash, and the user can log in to the running server', async () => {
+      const password = 'correct horse battery staple';
+      const user = await cliJson(['users:create', '--username', 'alice', '--password', password]);
+      expect(user).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), username: 'alice', created_at: expect.any(String) });
+      expect(Math.abs(Date.parse(user.created_at as string) - Date.now())).toBeLessThan(5 * 60_000);
+
+      const row = (await app.dataSource.createQueryBuilder().select('*').from('users', 'u').where('u.username = :name', { name: 'alice' }).getRawOne()) as Record<string, unknown>;
+      expect(row.id).toBe(user.id);
+      expect(row.password_hash).toMatch(/^\$argon2id\$/);
+      expect(JSON.stringify(row)).not.toContain(password);
+
+      const client = await app.createClient({ scope: 'notes:read' });
+      const { code, pkce } = await obtainCode(app, client, { username: 'alice', password });
+      const tokens = await tokenRequest(app, client, { grant_type: 'authorization_code', code, redirect_uri: client.redirectUri, code_verifier: pkce.verifier });
+      expect(tokens.status).toBe(200);
+    });
+
+    it('users:create --password-stdin reads the password from the first line of stdin', async () => {
+      await cliJson(['users:create', '--username', 'stdin-user', '--password-stdin'], { input: 'a password from stdin\n' });
+      const users = app.app.get(UsersService);
+      expect(await users.authenticate('stdin-user', 'a password from stdin')).not.toBeNull();
+      expect(await users.authenticate('stdin-user', 'a password from stdin\n')).toBeNull();
+    });
+
+    it('users:list lists every user without password hashes', async () => {
+      await app.createUser('listed-user');
+      const list = await cliJson<Record<string, unknown>[]>(['users:list']);
+      expect(list.map((u) => u.username)).toEqual(expect.arrayContaining(['alice', 'listed-user']));
+      for (const user of list) expect(Object.keys(user).sort()).toEqual(['created_at', 'id', 'username']);
+      expect(JSON.stringify(list)).not.toContain('argon2');
+    });
+
+    it('users:set-password --password-stdin replaces the password: the old one stops working', async () => {
+      const user = await app.createUser('changing-user', 'the old password');
+      const view = await cliJson(['users:set-password', '--username', user.username, '--password-stdin'], { input: 'the new password\n' });
+      expect(view).toMatchObject({ username: user.username });
+      const users = app.app.get(UsersService);
+      expect(await users.authenticate(user.username, 'the new password')).not.toBeNull();
+      expect(await users.authenticate(user.username, 'the old password')).toBeNull();
+    });
+
+    it('users:delete deletes the user', async () => {
+      await app.createUser('leaving-user');
+      expect(await cliJson(['users:delete', '--username', 'leaving-user'])).toEqual({ deleted: true, username: 'leaving-user' });
+      expect(await app.dataSource.getRepository(User).existsBy({ username: 'leaving-user' })).toBe(false);
+    });
+  });
+
+  describe('clients', () => {
+    it('clients:create (confidential) prints the RFC 7591 fields once; only a SHA-256 hash of the secret is stored', async () => {
+      const before = Math.floor(Date.now() / 1000);
+      const view = await cliJson([
+        'clients:create',
+        '--name',
+        'Demo',
+        '--redirect-uri',
+        'https://client.example.com/cb',
+        '--redirect-uri',
+        'http://127.0.0.1:8080/cb',
+        '--scope',
+        'notes:write notes:read',
+      ]);
+      const after = Math.ceil(Date.now() / 1000);
+      expect(view).toEqual({
+        client_id: expect.stringMatching(/^[A-Za-z0-9_-]{16,64}$/),
+        client_secret: expect.stringMatching(/^lk_cs_[A-Za-z0-9_-]{43}$/),
+        client_secret_expires_at: 0,
+        client_name: 'Demo',
+        redirect_uris: ['https://client.example.com/cb', 'http://127.0.0.1:8080/cb'],
+        scope: 'notes:read notes:write',
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'client_secret_basic',
+        client_id_issued_at: expect.any(Number),
+      });
+      expect(Object.keys(view)).toEqual(expect.arrayContaining(RFC7591_FIELDS));
+      expect(Number.isInteger(view.client_id_issued_at)).toBe(true);
+      expect(view.client_id_issued_at).toBeGreaterThanOrEqual(before - 5);
+      expect(view.client_id_issued_at).toBeLessThanOrEqual(after + 5);
+
+      const secret = view.client_secret as string;
+      const row = await rawClientRow(view.client_id as string);
+      expect(row.secret_hash).toBe(sha256Hex(secret));
+      expect(JSON.stringify(row)).not.toContain(secret);
+      expect(JSON.stringify(row)).not.toContain(secret.slice('lk_cs_'.length));
+    });
+
+    it('a client and a user created with the CLI complete the flow on the running server', async () => {
+      const view = await cliJson(['clients:create', '--name', 'Flow', '--redirect-uri', 'http://localhost:9000/cb', '--scope', 'notes:read']);
+      await cliJson(['users:create', '--username', 'flow-user', '--password', 'flow user password']);
+      const client: RegisteredClient = { clientId: view.client_id as string, clientSecret: view.client_secret as string, redirectUri: 'http://localhost:9000/cb' };
+      const { code, pkce } = await obtainCode(app, client, { username: 'flow-user', password: 'flow user password' });
+      const tokens = await tokenRequest(app, client, { grant_type: 'authorization_code', code, redirect_uri: client.redirectUri, code_verifier: pkce.verifier });
+      expect(tokens.status).toBe(200);
+      expect(tokens.body.scope).toBe('notes:read');
+    });
+
+    it('clients:create --public registers a client without a secret, authenticating with "none"', async () => {
+      const view = await cliJson(['clients:create', '--name', 'Native app', '--redirect-uri', 'com.example.app:/oauth2redirect', '--public']);
+      expect(view).toEqual({
+        client_id: expect.any(String),
+        client_name: 'Native app',
+        redirect_uris: ['com.example.app:/oauth2redirect'],
+        scope: '',
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'none',
+        client_id_issued_at: expect.any(Number),
+      });
+      expect((await rawClientRow(view.client_id as string)).secret_hash).toBeNull();
+    });
+
+    it('clients:list lists every client, and never shows a secret again', async () => {
+      const registered = await app.createClient({ name: 'Listed client' });
+      const list = await cliJson<Record<string, unknown>[]>(['clients:list']);
+      const listed = list.find((c) => c.client_id === registered.clientId);
+      expect(listed).toMatchObject({ client_name: 'Listed client', redirect_uris: [registered.redirectUri], token_endpoint_auth_method: 'client_secret_basic' });
+      for (const client of list) {
+        expect(client).not.toHaveProperty('client_secret');
+        expect(client).not.toHaveProperty('secret_hash');
+      }
+      expect(JSON.stringify(list)).not.toContain(registered.clientSecret!);
+    });
+
+    it('clients:rotate-secret issues a new secret that works at /token, and the old one stops working at once', async () => {
+      const client = await app.createClient({ scope: 'notes:read' });
+      const user = await app.createUser();
+      const { code, pkce } = await obtainCode(app, client, user);
+
+      const view = await cliJson(['clients:rotate-secret', '--client-id', client.clientId]);
+      const newSecret = view.client_secret as string;
+      expect(newSecret).toMatch(/^lk_cs_[A-Za-z0-9_-]{43}$/);
+      expect(newSecret).not.toBe(client.clientSecret);
+      expect(view).toMatchObject({ client_id: client.clientId, client_secret_expires_at: 0 });
+      expect((await rawClientRow(client.clientId)).secret_hash).toBe(sha256Hex(newSecret));
+
+      const params = { grant_type: 'authorization_code', code, redirect_uri: client.redirectUri, code_verifier: pkce.verifier };
+      const withOld = await tokenRequest(app, client, params);
+      expect(withOld.status).toBe(401);
+      expect(withOld.body.error).toBe('invalid_client');
+      const withNew = await tokenRequest(app, { ...client, clientSecret: newSecret }, params);
+      expect(withNew.status).toBe(200);
+      expect(withNew.body.access_token).toMatch(/^lk_at_/);
+    });
+
+    it('clients:delete deletes the client: the server no longer knows it', async () => {
+      const client = await app.createClient();
+      expect(await cliJson(['clients:delete', '--client-id', client.clientId])).toEqual({ deleted: true, client_id: client.clientId });
+      expect(await app.dataSource.getRepository(Client).existsBy({ id: client.clientId })).toBe(false);
+      const page = await new Browser(app.baseUrl).get(`/authorize?response_type=code&client_id=${encodeURIComponent(client.clientId)}&redirect_uri=${encodeURIComponent(client.redirectUri)}`);
+      expect(page.status).toBe(400);
+      expect(page.location).toBeUndefined();
+    });
+  });
+
+  describe('bad input: non-zero exit, a clear message on stderr, nothing on stdout, nothing written', () => {
+    const cases: [string, string[], RegExp][] = [
+      ['clients:create without --name', ['clients:create', '--redirect-uri', 'https://client.example.com/cb'], /--name/],
+      ['clients:create without a redirect URI', ['clients:create', '--name', 'No URI'], /redirect URI/i],
+      ['clients:create with http on a public host', ['clients:create', '--name', 'Bad', '--redirect-uri', 'http://client.example.com/cb'], /http:\/\/client\.example\.com\/cb/],
+      ['clients:create with one good URI and one with a fragment', ['clients:create', '--name', 'Bad', '--redirect-uri', 'https://ok.example/cb', '--redirect-uri', 'https://ok.example/cb#x'], /fragment/],
+      ['clients:create with a javascript: URI', ['clients:create', '--name', 'Bad', '--redirect-uri', 'javascript:alert(1)'], /javascript/],
+      ['clients:create with an unknown scope', ['clients:create', '--name', 'Bad', '--redirect-uri', 'https://ok.example/cb', '--scope', 'notes:read bogus:scope'], /bogus:scope/],
+      ['clients:create with an unsupported grant type', ['clients:create', '--name', 'Bad', '--redirect-uri', 'https://ok.example/cb', '--grant-type', 'password'], /password/],
+      ['users:create with a taken username', ['users:create', '--username', 'taken-user', '--password', 'another password'], /already exists/],
+      ['users:create without --username', ['users:create', '--password', 'some password'], /--username/],
+      ['users:create with a too-short password', ['users:create', '--username', 'short-pw', '--password', 'short'], /[Pp]assword/],
+      ['users:delete of an unknown user', ['users:delete', '--username', 'nobody-here'], /nobody-here/],
+      ['clients:delete of an unknown client', ['clients:delete', '--client-id', 'no-such-client'], /no-such-client/],
+      ['clients:rotate-secret of an unknown client', ['clients:rotate-secret', '--client-id', 'no-such-client'], /no-such-client/],
+      ['clients:rotate-secret of a public client', ['clients:rotate-secret', '--client-id', '<public>'], /public/],
+      ['an unknown command', ['users:frobnicate'], /unknown command/],
+      ['an unknown flag', ['users:list', '--all'], /--all/],
+      ['a stray positional argument', ['users:list', 'everyone'], /everyone/],
+      ['no command at all', [], /Usage/],
+    ];
+    const results = new Map<string, CliResult>();
+    let rowsBefore: { users: number; clients: number };
+    let rowsAfter: { users: number; clients: number };
+    let publicSecretHash: unknown;
+
+    beforeAll(async () => {
+      await app.createUser('taken-user', 'the first password');
+      const publicClient = await app.createClient({ isPublic: true });
+      rowsBefore = await countRows();
+      // Two at a time: each run boots its own Nest context.
+      const queue = [...cases];
+      const worker = async (): Promise<void> => {
+        for (let next = queue.shift(); next; next = queue.shift()) {
+          const [name, args] = next;
+          results.set(name, await cli(args.map((arg) => (arg === '<public>' ? publicClient.clientId : arg))));
+        }
+      };
+      await Promise.all([worker(), worker()]);
+      rowsAfter = await countRows();
+      publicSecretHash = (await rawClientRow(publicClient.clientId)).secret_hash;
+    }, 120_000);
+
+    it.each(cases)('%s', (name, _args, message) => {
+      const result = results.get(name)!;
+      expect(result.code).not.toBe(0);
+      expect(result.code).not.toBeNull();
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toMatch(message);
+      expect(result.stderr).not.toMatch(/\n\s+at /); // a message, not a stack trace
+    });
+
+    it('writes nothing to the database', () => {
+      expect(rowsAfter).toEqual(rowsBefore);
+      expect(publicSecretHash).toBeNull();
+    });
+  });
+});

@@ -1,0 +1,105 @@
+import { DataSource } from 'typeorm';
+import { readDatabaseConfig } from '../../src/config/database.config.js';
+import { buildDataSourceOptions } from '../../src/database/data-source.options.js';
+import { ENTITIES } from '../../src/database/entities.js';
+import { MIGRATIONS } from '../../src/database/migrations/index.js';
+import { createTestDatabase, dropTestDatabase } from '../helpers/test-database.js';
+
+/**
+ * The committed migrations and the entities describe the same schema, on the dialect under test:
+ * after the migrations, TypeORM's schema builder finds nothing left to change (what
+ * `typeorm migration:generate` would write is empty), and every migration can be undone and redone.
+ */
+describe('database migrations', () => {
+  let dataSource: DataSource;
+
+  const migrationNames = MIGRATIONS.map((migration) => new migration().name ?? migration.name);
+  const entityTables = (): string[] => dataSource.entityMetadatas.map((metadata) => metadata.tableName).sort();
+
+  /** The statements the schema builder would run to bring the database in line with the entities. */
+  async function pendingSchemaChanges(): Promise<string[]> {
+    const sql = await dataSource.driver.createSchemaBuilder().log();
+    return sql.upQueries.map((query) => query.query);
+  }
+
+  async function existingTables(): Promise<string[]> {
+    const runner = dataSource.createQueryRunner();
+    try {
+      const tables = await Promise.all(entityTables().map(async (name) => ((await runner.hasTable(name)) ? name : undefined)));
+      return tables.filter((name): name is string => name !== undefined);
+    } finally {
+      await runner.release();
+    }
+  }
+
+  async function appliedMigrations(): Promise<string[]> {
+    const rows = (await dataSource.query('SELECT "name" FROM "migrations" ORDER BY "id"')) as { name: string }[];
+    return rows.map((row) => row.name);
+  }
+
+  beforeAll(async () => {
+    await createTestDatabase();
+    dataSource = new DataSource({ ...buildDataSourceOptions(readDatabaseConfig()), migrationsRun: false });
+    await dataSource.initialize();
+  });
+  afterAll(async () => {
+    if (dataSource?.isInitialized) await dataSource.destroy();
+    await dropTestDatabase();
+  });
+
+  it('starts from an empty database with every migration pending', async () => {
+    expect(await existingTables()).toEqual([]);
+    expect(await dataSource.showMigrations()).toBe(true);
+    // The comparison below is live: against an empty database it wants to create every table.
+    const pending = await pendingSchemaChanges();
+    for (const table of entityTables()) expect(pending.some((query) => query.includes(`CREATE TABLE "${table}"`))).toBe(true);
+  });
+
+  it('applies every migration, in order', async () => {
+    const applied = await dataSource.runMigrations({ transaction: 'each' });
+    expect(applied.map((migration) => migration.name)).toEqual(migrationNames);
+    expect(await appliedMigrations()).toEqual(migrationNames);
+    expect(await dataSource.showMigrations()).toBe(false);
+  });
+
+  it('creates a table for every entity', async () => {
+    expect(ENTITIES.length).toBe(dataSource.entityMetadatas.length);
+    expect(await existingTables()).toEqual(entityTables());
+  });
+
+  it('leaves the schema builder nothing to change: entities and migrations agree', async () => {
+    expect(await pendingSchemaChanges()).toEqual([]);
+  });
+
+  it('applies nothing when run again', async () => {
+    expect(await dataSource.runMigrations({ transaction: 'each' })).toEqual([]);
+  });
+
+  it('undoes the migrations one by one, newest first, down to an empty database', async () => {
+    for (let remaining = migrationNames.length - 1; remaining >= 0; remaining--) {
+      await dataSource.undoLastMigration({ transaction: 'each' });
+      expect(await appliedMigrations()).toEqual(migrationNames.slice(0, remaining));
+    }
+    expect(await existingTables()).toEqual([]);
+    expect(await dataSource.showMigrations()).toBe(true);
+  });
+
+  it('undoing the newest migration removes only what it created', async () => {
+    await dataSource.runMigrations({ transaction: 'each' });
+    const before = await existingTables();
+    await dataSource.undoLastMigration({ transaction: 'each' });
+    const after = await existingTables();
+    expect(after.length).toBeLessThan(before.length);
+    expect(after.length).toBeGreaterThan(0);
+    expect(before).toEqual(expect.arrayContaining(after));
+    expect(await appliedMigrations()).toEqual(migrationNames.slice(0, -1));
+  });
+
+  it('re-applies the migrations after they were undone, to the same schema', async () => {
+    const applied = await dataSource.runMigrations({ transaction: 'each' });
+    expect(applied.map((migration) => migration.name)).toEqual(migrationNames.slice(-1));
+    expect(await appliedMigrations()).toEqual(migrationNames);
+    expect(await existingTables()).toEqual(entityTables());
+    expect(await pendingSchemaChanges()).toEqual([]);
+  });
+});
