@@ -6,7 +6,11 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hkdfSync } from 'node:crypto';
 import { AppModule } from './app.module.js';
 import { JsonExceptionFilter } from './auth/errors/json-exception.filter.js';
+import { loadCollections } from './collections/collections-loader.js';
+import { apiConfig } from './config/api.config.js';
 import { appConfig, type AppConfig } from './config/app.config.js';
+import { databaseConfig } from './config/database.config.js';
+import { oauthConfig } from './config/oauth.config.js';
 import { sessionConfig, type SessionConfig } from './config/session.config.js';
 import { setUpApiDocs } from './resources/openapi/api-docs.js';
 import { ResourceRoutes } from './resources/resource-routes.js';
@@ -31,6 +35,10 @@ export interface CreateAppOptions {
 
 /** Creates the configured application; main.ts and the e2e tests both start Latchkey through here. */
 export async function createApp(options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
+  // Every config namespace, and the collections file, is checked before anything connects: a wrong
+  // value stops start-up here with its message, leaving no database connection open behind it.
+  for (const validate of [databaseConfig, oauthConfig, sessionConfig]) validate();
+  loadCollections(apiConfig().collectionsFile);
   const app = appConfig();
   const adapter = new FastifyAdapter({
     bodyLimit: app.bodyLimitBytes,

@@ -16,7 +16,8 @@ export interface LoginForm {
 
 /** Where login may send the browser next: only our own authorization endpoint or home page, never elsewhere. */
 function safeReturnTo(value: unknown): string {
-  return typeof value === 'string' && (value === '/' || value.startsWith('/authorize?')) ? value : '/';
+  // Printable ASCII only: the value becomes a Location header, where CR or LF would split the response.
+  return typeof value === 'string' && (value === '/' || /^\/authorize\?[\x21-\x7E]*$/.test(value)) ? value : '/';
 }
 
 @Injectable()
