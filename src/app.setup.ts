@@ -5,6 +5,7 @@ import { VersioningType, type LoggerService, type LogLevel } from '@nestjs/commo
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hkdfSync } from 'node:crypto';
 import { AppModule } from './app.module.js';
+import { httpErrorCode } from './auth/errors/http-error-code.js';
 import { JsonExceptionFilter } from './auth/errors/json-exception.filter.js';
 import { loadCollections } from './collections/collections-loader.js';
 import { apiConfig } from './config/api.config.js';
@@ -49,7 +50,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
         .code(error.statusCode ?? 400)
         .header('Content-Type', 'application/json;charset=UTF-8')
         .header('Cache-Control', 'no-store')
-        .send(JSON.stringify({ error: 'invalid_request', error_description: error.message }));
+        .send(JSON.stringify({ error: httpErrorCode(error.statusCode ?? 400), error_description: error.message }));
     },
   });
   const nest = await NestFactory.create<NestFastifyApplication>(AppModule, adapter, {
@@ -91,6 +92,8 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
 
   // Bodies of any other media type reach the route as raw bytes, so each endpoint answers an
   // unsupported type with its own error shape instead of Fastify's generic 415.
+  // application/json too (replacing Nest's parser): jsonObjectBody decodes it strictly, RFC 8259 §8.1.
+  app.useBodyParser('application/json', { bodyLimit: config.bodyLimitBytes }, (_request, body, done) => done(null, body));
   app.getHttpAdapter().getInstance().addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: config.bodyLimitBytes }, (_request, body, done) => done(null, body));
   setUpApiDocs(app);
   app.enableShutdownHooks();

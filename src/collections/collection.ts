@@ -8,6 +8,8 @@ export enum AttributeKind {
   Number = 'number',
   /** An array of strings: a filter matches items whose array contains the value. */
   StringArray = 'string-array',
+  /** A string of format date-time, stored normalised to UTC so that equal instants are equal text and text order is time order. */
+  DateTime = 'date-time',
 }
 
 export interface Attribute {

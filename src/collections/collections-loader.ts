@@ -91,7 +91,7 @@ function buildCollection(name: string, declared: DeclaredCollection, ajv: Return
 function attributeKind(schema: Record<string, unknown>): AttributeKind | undefined {
   switch (schema.type) {
     case 'string':
-      return AttributeKind.String;
+      return schema.format === 'date-time' ? AttributeKind.DateTime : AttributeKind.String;
     case 'boolean':
       return AttributeKind.Boolean;
     case 'integer':

@@ -19,22 +19,27 @@ export class BearerAuthGuard extends AuthGuard(Strategy.Bearer) {
     }
     const header = request.headers.authorization;
     if (header !== undefined && !/^bearer\s/i.test(header)) {
-      throw bearerError(401, 'invalid_token', 'The Authorization header must use the Bearer scheme');
+      // RFC 6750 §3.1: an unsupported authentication method gets the bare challenge, no error code.
+      throw missingToken();
     }
     return (await super.canActivate(context)) as boolean;
   }
 
-  override handleRequest<TUser = TokenPrincipal>(err: unknown, principal: TUser | false, info: unknown): TUser {
+  override handleRequest<TUser = TokenPrincipal>(err: unknown, principal: TUser | false, info: unknown, _context?: ExecutionContext, status?: unknown): TUser {
     if (err) throw err;
     if (principal) return principal;
     const challenge = typeof info === 'string' ? info : '';
     if (challenge.includes('invalid_token')) throw bearerError(401, 'invalid_token', 'The access token is invalid, expired or revoked');
-    if (challenge.includes('invalid_request') || info === 400) throw bearerError(400, 'invalid_request', 'Send exactly one access token, in the Authorization header');
-    throw new ApiError(401, 'This API needs an access token: send "Authorization: Bearer <token>"', {
-      error: 'unauthorized',
-      headers: { 'WWW-Authenticate': `Bearer realm="${BEARER_REALM}"` },
-    });
+    if (challenge.includes('invalid_request') || status === 400) throw bearerError(400, 'invalid_request', 'Send exactly one access token, in the Authorization header');
+    throw missingToken();
   }
+}
+
+function missingToken(): ApiError {
+  return new ApiError(401, 'This API needs an access token: send "Authorization: Bearer <token>"', {
+    error: 'unauthorized',
+    headers: { 'WWW-Authenticate': `Bearer realm="${BEARER_REALM}"` },
+  });
 }
 
 /** An RFC 6750 §3.1 error, in the challenge and in the JSON body alike. */

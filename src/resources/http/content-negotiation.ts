@@ -32,11 +32,32 @@ export function jsonObjectBody(request: FastifyRequest, acceptedTypes: readonly 
   let body: unknown = request.body;
   if (Buffer.isBuffer(body)) {
     try {
-      body = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body));
+      body = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body), rejectProtoKeys);
     } catch {
       throw new ApiError(400, 'The body is not valid JSON in UTF-8');
     }
   }
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new ApiError(400, 'The body must be a JSON object');
+  if (deeperThan(body, MAX_DEPTH)) throw new ApiError(400, `The body nests deeper than ${MAX_DEPTH} levels`);
   return body as Record<string, unknown>;
+}
+
+const MAX_DEPTH = 32;
+
+/** A `__proto__` member would set a prototype further on instead of an attribute: refuse it, as Fastify's JSON parser does. */
+function rejectProtoKeys(key: string, value: unknown): unknown {
+  if (key === '__proto__') throw new SyntaxError('__proto__ is not allowed');
+  return value;
+}
+
+/** Iterative, so that the check itself cannot overflow the stack (the merge patch recursion would). */
+function deeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop()!;
+    if (current === null || typeof current !== 'object') continue;
+    if (depth > max) return true;
+    for (const inner of Object.values(current)) stack.push([inner, depth + 1]);
+  }
+  return false;
 }

@@ -1,4 +1,5 @@
 import { ApiError } from '../api-error.js';
+import { isStorableText } from './storable-text.js';
 
 /** A keyset position: the sort that produced it, and the last item's sort value and id. */
 export interface Cursor {
@@ -25,6 +26,8 @@ export function decodeCursor(value: string, sort: string): Cursor {
   const [cursorSort, sortValue, id] = parsed as unknown[];
   if (typeof cursorSort !== 'string' || typeof id !== 'string' || !UUID_PATTERN.test(id)) throw invalid();
   if (!['string', 'number', 'boolean'].includes(typeof sortValue) && sortValue !== null) throw invalid();
+  // Never issued by us, and PostgreSQL's jsonb cast would fail on it (a 500).
+  if (typeof sortValue === 'string' && !isStorableText(sortValue)) throw invalid();
   if (cursorSort !== sort) throw new ApiError(400, 'This cursor belongs to another sort order: follow the Link header of the previous page');
   return { sort: cursorSort, value: sortValue, id };
 }

@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { describeSchemaErrors } from '../../collections/json-schema-validator.js';
-import { SERVER_MANAGED_FIELDS, type Collection } from '../../collections/collection.js';
+import { AttributeKind, SERVER_MANAGED_FIELDS, type Collection } from '../../collections/collection.js';
+import { normalizeDateTime } from './date-time.js';
 import type { Item } from '../../items/item.entity.js';
 import { ApiError } from '../api-error.js';
 import { toResource } from './item-representation.js';
@@ -55,5 +56,9 @@ function checked(collection: Collection, data: Record<string, unknown>, current:
     throw new ApiError(400, `The ${collection.name} item is invalid: ${describeSchemaErrors(collection.validate.errors)}`);
   }
   if (!isStorableJson(data)) throw new ApiError(400, 'Text must be valid Unicode without NUL characters');
+  for (const attribute of collection.attributes.values()) {
+    const value = data[attribute.name];
+    if (attribute.kind === AttributeKind.DateTime && typeof value === 'string') data[attribute.name] = normalizeDateTime(value) ?? value;
+  }
   return data;
 }

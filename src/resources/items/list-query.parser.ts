@@ -4,6 +4,7 @@ import { apiConfig, type ApiConfig } from '../../config/api.config.js';
 import type { ListQuery } from '../../items/items.repository.js';
 import { ApiError } from '../api-error.js';
 import { decodeCursor } from './cursor.js';
+import { normalizeDateTime } from './date-time.js';
 import { isStorableText } from './storable-text.js';
 
 /** Query parameters with a meaning of their own; every other one is a filter. */
@@ -83,6 +84,11 @@ function typedValue(attribute: Attribute, raw: string): unknown {
       const value = /^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$/.test(raw) ? Number(raw) : NaN;
       if (Number.isFinite(value)) return value;
       throw new ApiError(400, `The filter "${attribute.name}" takes a number`);
+    }
+    case AttributeKind.DateTime: {
+      const value = normalizeDateTime(raw);
+      if (value !== undefined) return value;
+      throw new ApiError(400, `The filter "${attribute.name}" takes an RFC 3339 date-time`);
     }
     default:
       if (raw.length > 1000) throw new ApiError(400, `The filter "${attribute.name}" is too long`);
