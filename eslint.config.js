@@ -3,7 +3,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', 'test-results/', 'bench/results/'] },
+  { ignores: ['dist/', 'node_modules/', 'coverage/', 'test-results/', 'bench/results/', 'scratch/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
