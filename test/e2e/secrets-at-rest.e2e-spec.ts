@@ -4,6 +4,7 @@
  * verifier or any token, in any column, in any common encoding; and the most verbose logging the
  * app offers does not print them either (RFC 6749 §10.3, §10.5; RFC 6819 §5.1.4.1.3).
  */
+import { stripVTControlCharacters } from 'node:util';
 import { jest } from '@jest/globals';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { getDataSourceToken } from '@nestjs/typeorm';
@@ -64,8 +65,9 @@ class OutputCapture {
     for (const spy of this.spies.splice(0)) spy.mockRestore();
   }
 
+  /** What was written, without terminal colour codes (TypeORM colours SQL when it thinks it may). */
   get text(): string {
-    return this.chunks.join('');
+    return stripVTControlCharacters(this.chunks.join(''));
   }
 }
 
