@@ -4,10 +4,10 @@ import { Token } from '../../src/tokens/token.entity.js';
 import { Browser } from '../helpers/browser.js';
 import { authorizeAsUser, authorizeUrl, basicAuth, newPkce, redirectParams } from '../helpers/oauth-flow.js';
 import { TestApp, type RegisteredClient, type TestUser } from '../helpers/test-app.js';
+import { expectTokenError, expectTokenSuccess } from '../helpers/token-assertions.js';
 
 const ACCESS_TOKEN_TTL_SECONDS = 900;
 const REFRESH_TOKEN_TTL_SECONDS = 3600;
-const JSON_UTF8 = 'application/json;charset=UTF-8';
 
 interface TokenReply {
   status: number;
@@ -36,8 +36,7 @@ function sha256Hex(value: string): string {
 }
 
 function expectError(reply: TokenReply, status: number, error: string): void {
-  expect({ status: reply.status, body: reply.body }).toEqual({ status, body: { error, error_description: expect.any(String) } });
-  expect(reply.headers.get('content-type')).toBe(JSON_UTF8);
+  expectTokenError(reply, status, error);
 }
 
 describe('refresh token grant (RFC 6749 §6, RFC 9700 §4.14)', () => {
@@ -88,17 +87,7 @@ describe('refresh token grant (RFC 6749 §6, RFC 9700 §4.14)', () => {
     it('returns a new access token and a new refresh token, with the no-store headers', async () => {
       const first = await tokensFor(client);
       const reply = await refresh(client, first.refreshToken);
-      expect(reply.status).toBe(200);
-      expect(reply.headers.get('content-type')).toBe(JSON_UTF8);
-      expect(reply.headers.get('cache-control')).toBe('no-store');
-      expect(reply.headers.get('pragma')).toBe('no-cache');
-      expect(reply.body).toEqual({
-        access_token: expect.stringMatching(/^lk_at_[A-Za-z0-9_-]{43}$/),
-        token_type: 'bearer',
-        expires_in: ACCESS_TOKEN_TTL_SECONDS,
-        refresh_token: expect.stringMatching(/^lk_rt_[A-Za-z0-9_-]{43}$/),
-        scope: 'notes:read notes:write',
-      });
+      expectTokenSuccess(reply, { expiresIn: ACCESS_TOKEN_TTL_SECONDS, scope: 'notes:read notes:write' });
       expect(reply.body.access_token).not.toBe(first.accessToken);
       expect(reply.body.refresh_token).not.toBe(first.refreshToken);
       // The new tokens are stored (as hashes) in the same family as the old ones.

@@ -6,12 +6,12 @@ import { Token } from '../../src/tokens/token.entity.js';
 import { Browser } from '../helpers/browser.js';
 import { authorizeAsUser, authorizeUrl, basicAuth, newPkce, redirectParams, type Pkce } from '../helpers/oauth-flow.js';
 import { TestApp, type RegisteredClient, type TestUser } from '../helpers/test-app.js';
+import { expectTokenError, expectTokenSuccess } from '../helpers/token-assertions.js';
 
 /** Non-default lifetimes, so that the stored expiries can only come from the configuration. */
 const ACCESS_TOKEN_TTL_SECONDS = 1200;
 const REFRESH_TOKEN_TTL_SECONDS = 7200;
 const CODE_TTL_SECONDS = 120;
-const JSON_UTF8 = 'application/json;charset=UTF-8';
 const BASIC_CHALLENGE = /^Basic realm="[^"]+"/;
 
 interface TokenReply {
@@ -45,8 +45,7 @@ function percentEncodeAll(value: string): string {
 }
 
 function expectError(reply: TokenReply, status: number, error: string): void {
-  expect({ status: reply.status, body: reply.body }).toEqual({ status, body: { error, error_description: expect.any(String) } });
-  expect(reply.headers.get('content-type')).toBe(JSON_UTF8);
+  expectTokenError(reply, status, error);
   expect(reply.body).not.toHaveProperty('access_token');
 }
 
@@ -108,17 +107,7 @@ describe('token endpoint (RFC 6749 §3.2, §4.1.3, §5)', () => {
   describe('successful response (RFC 6749 §5.1)', () => {
     it('is exactly {access_token, token_type, expires_in, refresh_token, scope} with no-store headers', async () => {
       const reply = await redeem(confidential, 'notes:read notes:write');
-      expect(reply.status).toBe(200);
-      expect(reply.headers.get('content-type')).toBe(JSON_UTF8);
-      expect(reply.headers.get('cache-control')).toBe('no-store');
-      expect(reply.headers.get('pragma')).toBe('no-cache');
-      expect(reply.body).toEqual({
-        access_token: expect.stringMatching(/^lk_at_[A-Za-z0-9_-]{43}$/),
-        token_type: 'bearer',
-        expires_in: ACCESS_TOKEN_TTL_SECONDS,
-        refresh_token: expect.stringMatching(/^lk_rt_[A-Za-z0-9_-]{43}$/),
-        scope: 'notes:read notes:write',
-      });
+      expectTokenSuccess(reply, { expiresIn: ACCESS_TOKEN_TTL_SECONDS, scope: 'notes:read notes:write' });
       expect(reply.body.access_token).not.toBe(reply.body.refresh_token);
     });
 
