@@ -29,6 +29,18 @@ export class AttributeSql {
     return this.dialect === 'postgres' ? `CAST(:${name} AS jsonb)` : `:${name}`;
   }
 
+  /**
+   * "(value, id) comes after the cursor": an index range seek on both databases. PostgreSQL seeks on
+   * the row comparison itself. SQLite does not seek on row values over expressions, so it seeks on
+   * "value >= v" and sorts out the items sharing the cursor's value, which costs a scan of those.
+   */
+  after(expression: string, operator: '<' | '>', valueParameter: string, idParameter: string): string {
+    const value = this.placeholder(valueParameter);
+    return this.dialect === 'postgres'
+      ? `(${expression}, "id") ${operator} (${value}, :${idParameter})`
+      : `${expression} ${operator}= ${value} AND (${expression} ${operator} ${value} OR "id" ${operator} :${idParameter})`;
+  }
+
   /** The condition "this item matches the filter `attribute=value`". */
   matches(attribute: Attribute, parameterName: string, value: unknown): { sql: string; parameters: Record<string, unknown> } {
     if (attribute.kind === AttributeKind.StringArray) {

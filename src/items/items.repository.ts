@@ -67,11 +67,7 @@ export class ItemsRepository {
       } else {
         builder.andWhere(`${expression} IS NOT NULL`).orderBy(expression, direction).addOrderBy('"id"', direction);
         if (fromCursor) {
-          // "value >= v AND (value > v OR id > last)": the first half is an index range on both
-          // databases (SQLite does not seek on row values over expressions); the second only
-          // sorts out the items that share the cursor's value.
-          const value = this.sql.placeholder('afterValue');
-          builder.andWhere(`${expression} ${after}= ${value} AND (${expression} ${after} ${value} OR "id" ${after} :afterId)`, {
+          builder.andWhere(this.sql.after(expression, after, 'afterValue', 'afterId'), {
             afterValue: this.sql.parameter(query.sortBy.kind, fromCursor.value),
             afterId: fromCursor.id,
           });
