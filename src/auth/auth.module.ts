@@ -14,6 +14,7 @@ import { ClientBasicStrategy } from './client-auth/client-basic.strategy.js';
 import { ClientCredentialsVerifier } from './client-auth/client-credentials.verifier.js';
 import { InteractionExceptionFilter } from './errors/interaction-exception.filter.js';
 import { AuthorizationCodeGrant } from './grants/authorization-code.grant.js';
+import { ClientCredentialsGrant } from './grants/client-credentials.grant.js';
 import { GRANT_HANDLERS, type GrantHandler } from './grants/grant-handler.js';
 import { RefreshTokenGrant } from './grants/refresh-token.grant.js';
 import { HomeController } from './interaction/home.controller.js';
@@ -22,6 +23,8 @@ import { LoginService } from './interaction/login.service.js';
 import { LoginSession } from './interaction/login-session.js';
 import { PageRenderer } from './interaction/page-renderer.js';
 import { Pages } from './interaction/pages.js';
+import { IntrospectionController } from './introspection/introspection.controller.js';
+import { RevocationController } from './revocation/revocation.controller.js';
 import { MetadataController } from './metadata/metadata.controller.js';
 import { MetadataService } from './metadata/metadata.service.js';
 import { TokenController } from './token/token.controller.js';
@@ -30,7 +33,7 @@ import { TokenEndpointService } from './token/token-endpoint.service.js';
 /** The authorization server: authorization and token endpoints, login and consent, metadata. */
 @Module({
   imports: [PassportModule, UsersModule, ClientsModule, CodesModule, TokensModule, ConsentsModule, ScopesModule],
-  controllers: [AuthorizeController, TokenController, LoginController, HomeController, MetadataController],
+  controllers: [AuthorizeController, TokenController, RevocationController, IntrospectionController, LoginController, HomeController, MetadataController],
   providers: [
     AuthorizationRequestValidator,
     AuthorizeService,
@@ -46,9 +49,10 @@ import { TokenEndpointService } from './token/token-endpoint.service.js';
     MetadataService,
     AuthorizationCodeGrant,
     RefreshTokenGrant,
+    ClientCredentialsGrant,
     {
       provide: GRANT_HANDLERS,
-      inject: [AuthorizationCodeGrant, RefreshTokenGrant],
+      inject: [AuthorizationCodeGrant, RefreshTokenGrant, ClientCredentialsGrant],
       useFactory: (...handlers: GrantHandler[]) => handlers,
     },
   ],

@@ -47,18 +47,24 @@ export class ClientsService {
   async create(input: NewClient): Promise<{ client: Client; secret?: string }> {
     const name = input.name.trim();
     if (name.length === 0 || name.length > 200) throw new DomainError('invalid_client_metadata', 'Client name must be 1 to 200 characters.');
-    if (input.redirectUris.length === 0) throw new DomainError('invalid_redirect_uri', 'At least one redirect URI is required.');
+    const grantTypes = input.grantTypes ?? DEFAULT_GRANT_TYPES;
+    const unknown = grantTypes.filter((g) => !SUPPORTED_GRANT_TYPES.has(g));
+    if (unknown.length > 0) throw new DomainError('invalid_client_metadata', `Unsupported grant type(s): ${unknown.join(', ')}.`);
+    // Redirect URIs belong to the authorization code grant; a client_credentials-only client has none.
+    if (grantTypes.includes(GrantType.AuthorizationCode) && input.redirectUris.length === 0) {
+      throw new DomainError('invalid_redirect_uri', 'At least one redirect URI is required for the authorization_code grant.');
+    }
+    // RFC 6749 §4.4: only confidential clients may use client_credentials.
+    if (input.isPublic && grantTypes.includes(GrantType.ClientCredentials)) {
+      throw new DomainError('invalid_client_metadata', 'A public client cannot use the client_credentials grant.');
+    }
     assertRedirectUrisAcceptable(input.redirectUris);
     const scope = parseScope(input.scope ?? '');
     if (scope === undefined) throw new DomainError('invalid_client_metadata', 'Scope must be space-separated tokens of printable ASCII without quotes or backslashes.');
     const unknownScopes = scope.filter((s) => !this.scopes.isKnown(s));
     if (unknownScopes.length > 0) {
-      throw new DomainError('invalid_client_metadata', `Unknown scope(s): ${unknownScopes.join(', ')}. Known scopes come from the collections file: ${this.scopes.all().join(', ')}.`);
+      throw new DomainError('invalid_client_metadata', `Unknown scope(s): ${unknownScopes.join(', ')}. Known scopes: ${this.scopes.all().join(', ')} (data scopes come from the collections file).`);
     }
-    const grantTypes = input.grantTypes ?? DEFAULT_GRANT_TYPES;
-    const unknown = grantTypes.filter((g) => !SUPPORTED_GRANT_TYPES.has(g));
-    if (unknown.length > 0) throw new DomainError('invalid_client_metadata', `Unsupported grant type(s): ${unknown.join(', ')}.`);
-
     const secret = input.isPublic ? undefined : generateSecret(SECRET_PREFIX.clientSecret);
     const client = this.clients.create({
       id: randomBytes(16).toString('base64url'),

@@ -3,6 +3,7 @@
 export const GrantType = {
   AuthorizationCode: 'authorization_code',
   RefreshToken: 'refresh_token',
+  ClientCredentials: 'client_credentials',
 } as const;
 export type GrantType = (typeof GrantType)[keyof typeof GrantType];
 

@@ -7,12 +7,25 @@ export interface ScopeDescription {
 }
 
 /**
- * The scopes this server knows, all derived from the collections file (`<collection>:read`,
- * `<collection>:write`), and what each lets an application do, in words, for the consent page.
+ * Scopes that only a client can hold for itself (client_credentials): no person grants them on a
+ * consent page, and the authorization endpoint never issues them.
+ */
+export const CLIENT_SCOPES: Readonly<Record<string, string>> = {
+  /** RFC 7591: register and manage clients over HTTP. */
+  'clients:register': 'Register and manage OAuth clients',
+  /** RFC 7662: ask whether a token is active. */
+  'tokens:introspect': 'Check whether access tokens are active',
+};
+
+/**
+ * The scopes this server knows: the data scopes derived from the collections file
+ * (`<collection>:read`, `<collection>:write`), described in words for the consent page, and the
+ * client scopes above.
  */
 @Injectable()
 export class ScopeCatalog {
   private readonly descriptions: ReadonlyMap<string, string>;
+  private readonly dataScopes: ReadonlySet<string>;
 
   constructor(collections: CollectionRegistry) {
     const entries: [string, string][] = [];
@@ -20,7 +33,13 @@ export class ScopeCatalog {
       entries.push([collection.readScope, `See your ${collection.name}`]);
       entries.push([collection.writeScope, `Create, change and delete your ${collection.name}`]);
     }
-    this.descriptions = new Map(entries);
+    this.dataScopes = new Set(entries.map(([scope]) => scope));
+    this.descriptions = new Map([...entries, ...Object.entries(CLIENT_SCOPES)]);
+  }
+
+  /** A scope a person can grant to an application (authorization code grant). */
+  isDataScope(scope: string): boolean {
+    return this.dataScopes.has(scope);
   }
 
   /** Every scope a client may be registered for, in a stable order. */

@@ -68,6 +68,11 @@ export class TokensService {
     return result.affected === 1;
   }
 
+  /** Revokes one token (an access token, RFC 7009). */
+  async revoke(tokenId: string): Promise<void> {
+    await this.tokens.update({ id: tokenId, revokedAt: IsNull() }, { revokedAt: this.clock.now() });
+  }
+
   /** Revokes every token of a family: what one authorization code started, across all rotations. */
   async revokeFamily(familyId: string): Promise<number> {
     const result = await this.tokens.update({ familyId, revokedAt: IsNull() }, { revokedAt: this.clock.now() });

@@ -71,8 +71,7 @@ describe('authorization server metadata (RFC 8414)', () => {
     it('advertises exactly the code flow with S256 PKCE and the iss response parameter', () => {
       expect(metadata.response_types_supported).toEqual(['code']);
       expect(metadata.code_challenge_methods_supported).toEqual(['S256']);
-      expect(metadata.grant_types_supported).toEqual(expect.arrayContaining(['authorization_code', 'refresh_token']));
-      expect(metadata.grant_types_supported).toHaveLength(2);
+      expect([...metadata.grant_types_supported].sort()).toEqual(['authorization_code', 'client_credentials', 'refresh_token']);
       // RFC 9207 §3.
       expect(metadata.authorization_response_iss_parameter_supported).toBe(true);
       if (metadata.response_modes_supported !== undefined) expect(metadata.response_modes_supported).toEqual(['query']);
@@ -89,8 +88,8 @@ describe('authorization server metadata (RFC 8414)', () => {
       expect([...metadata.token_endpoint_auth_methods_supported].sort()).toEqual(['client_secret_basic', 'client_secret_post', 'none']);
     });
 
-    it('lists the scopes of the collections file, no more', () => {
-      expect([...metadata.scopes_supported].sort()).toEqual(['notes:read', 'notes:write', 'photos:read', 'photos:write']);
+    it('lists the scopes of the collections file and the two client scopes, no more', () => {
+      expect([...metadata.scopes_supported].sort()).toEqual(['clients:register', 'notes:read', 'notes:write', 'photos:read', 'photos:write', 'tokens:introspect']);
     });
 
     it('only uses parameter names registered by RFC 8414 and RFC 9207', () => {
@@ -131,7 +130,7 @@ describe('authorization server metadata (RFC 8414)', () => {
     let user: TestUser;
 
     beforeAll(async () => {
-      client = await app.createClient();
+      client = await app.createClient({ grantTypes: ['authorization_code', 'refresh_token', 'client_credentials'] });
       user = await app.createUser();
     });
 
@@ -165,7 +164,9 @@ describe('authorization server metadata (RFC 8414)', () => {
           headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basicAuth(client.clientId, client.clientSecret!) },
           body: new URLSearchParams({ grant_type: grantType, code: 'lk_ac_unknown', refresh_token: 'lk_rt_unknown' }).toString(),
         });
-        expect({ grantType, status: result.status, body: await result.json() }).toEqual({ grantType, status: 400, body: expect.objectContaining({ error: 'invalid_grant' }) });
+        // client_credentials needs no grant to present: it succeeds outright.
+        const expected = grantType === 'client_credentials' ? { status: 200, body: expect.objectContaining({ token_type: 'bearer' }) } : { status: 400, body: expect.objectContaining({ error: 'invalid_grant' }) };
+        expect({ grantType, status: result.status, body: await result.json() }).toEqual({ grantType, ...expected });
       }
     });
 

@@ -77,8 +77,8 @@ export class AuthorizationRequestValidator {
       fail(new UnauthorizedClientError('This client is not registered for the authorization code grant'));
     }
 
-    // A scope whose collection was removed from the collections file is no longer grantable.
-    const grantable = splitScope(client.scope).filter((s) => this.scopes.isKnown(s));
+    // Only data scopes are granted by a person; a scope whose collection was removed is no longer grantable.
+    const grantable = splitScope(client.scope).filter((s) => this.scopes.isDataScope(s));
     const scope = this.resolveScope(query.scope as string | undefined, grantable, fail);
     const codeChallenge = this.resolveChallenge(query, client.isPublic, fail);
 

@@ -5,7 +5,7 @@ import { httpErrorCode } from './http-error-code.js';
 import { InvalidClientError, OAuthError } from './oauth-error.js';
 
 /** Endpoints that speak RFC 6749 §5.2 errors: even a framework-level 4xx there carries an OAuth error code. */
-const OAUTH_JSON_ENDPOINTS = new Set(['/token']);
+const OAUTH_JSON_ENDPOINTS = new Set(['/token', '/revoke', '/introspect']);
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
 interface FastifyError {

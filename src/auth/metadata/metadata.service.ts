@@ -9,6 +9,10 @@ export interface AuthorizationServerMetadata {
   issuer: string;
   authorization_endpoint: string;
   token_endpoint: string;
+  revocation_endpoint: string;
+  revocation_endpoint_auth_methods_supported: string[];
+  introspection_endpoint: string;
+  introspection_endpoint_auth_methods_supported: string[];
   scopes_supported: string[];
   response_types_supported: string[];
   response_modes_supported: string[];
@@ -29,6 +33,12 @@ export class MetadataService {
       issuer: app.issuer,
       authorization_endpoint: `${app.issuer}/authorize`,
       token_endpoint: `${app.issuer}/token`,
+      // RFC 7009: any client revokes its own tokens, public ones included.
+      revocation_endpoint: `${app.issuer}/revoke`,
+      revocation_endpoint_auth_methods_supported: Object.values(ClientAuthMethod),
+      // RFC 7662: only confidential clients registered for it.
+      introspection_endpoint: `${app.issuer}/introspect`,
+      introspection_endpoint_auth_methods_supported: [ClientAuthMethod.ClientSecretBasic, ClientAuthMethod.ClientSecretPost],
       scopes_supported: scopes.all(),
       response_types_supported: [ResponseType.Code],
       response_modes_supported: ['query'],

@@ -15,7 +15,7 @@ export const API_DOCS_PATH = '/api/docs';
 export function setUpApiDocs(app: NestFastifyApplication): void {
   const { issuer } = app.get<AppConfig>(appConfig.KEY);
   const catalog = app.get(ScopeCatalog);
-  const scopes = Object.fromEntries(catalog.all().map((scope) => [scope, catalog.describe(scope).description]));
+  const scopes = Object.fromEntries(catalog.all().filter((scope) => catalog.isDataScope(scope)).map((scope) => [scope, catalog.describe(scope).description]));
   const document = buildOpenApiDocument(issuer, app.get(CollectionRegistry).list(), scopes);
   SwaggerModule.setup(API_DOCS_PATH.slice(1), app, document, {
     jsonDocumentUrl: `${API_DOCS_PATH.slice(1)}/json`,

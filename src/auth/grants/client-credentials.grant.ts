@@ -1,0 +1,32 @@
+import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import type { Client } from '../../clients/client.entity.js';
+import { GrantType } from '../../common/oauth.constants.js';
+import { formatScope, isSubset, parseScope, splitScope } from '../../common/scope.js';
+import { TokensService } from '../../tokens/tokens.service.js';
+import { InvalidScopeError, UnauthorizedClientError } from '../errors/oauth-error.js';
+import type { TokenRequestDto } from '../token/token-request.dto.js';
+import { toTokenResponse, type TokenResponse } from '../token/token-response.js';
+import type { GrantHandler } from './grant-handler.js';
+
+/**
+ * RFC 6749 §4.4: a confidential client asks for a token for itself. The token has no resource
+ * owner (the data API refuses it) and no refresh token comes with it (§4.4.3).
+ */
+@Injectable()
+export class ClientCredentialsGrant implements GrantHandler {
+  readonly grantType = GrantType.ClientCredentials;
+
+  constructor(private readonly tokens: TokensService) {}
+
+  async handle(request: TokenRequestDto, client: Client): Promise<TokenResponse> {
+    // §4.4.2: only confidential clients; a public one has proved nothing about itself.
+    if (client.isPublic) throw new UnauthorizedClientError('Only a confidential client may use the client_credentials grant');
+    const registered = splitScope(client.scope);
+    const requested = request.scope === undefined ? registered : parseScope(request.scope);
+    if (requested === undefined) throw new InvalidScopeError('The scope parameter is malformed');
+    if (!isSubset(requested, registered)) throw new InvalidScopeError('The requested scope is not registered for this client');
+    const issued = await this.tokens.issue({ familyId: randomUUID(), clientId: client.id, userId: null, scope: formatScope(requested) });
+    return toTokenResponse(issued);
+  }
+}

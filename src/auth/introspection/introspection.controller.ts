@@ -1,0 +1,58 @@
+import { Body, Controller, Header, HttpCode, Post, Req, UseGuards } from '@nestjs/common';
+import { splitScope } from '../../common/scope.js';
+import { TokenType } from '../../common/oauth.constants.js';
+import { TokenKind } from '../../tokens/token.entity.js';
+import { TokensService } from '../../tokens/tokens.service.js';
+import { ClientAuthenticationGuard, type AuthenticatedClientRequest } from '../client-auth/client-authentication.guard.js';
+import { InvalidRequestError, UnauthorizedClientError } from '../errors/oauth-error.js';
+import { OAuthParamsPipe } from '../oauth-params.pipe.js';
+import { FormContentTypeGuard } from '../token/form-content-type.guard.js';
+import { TokenParamsDto } from '../revocation/token-params.dto.js';
+
+/** The client scope that lets a resource server introspect tokens. */
+export const INTROSPECTION_SCOPE = 'tokens:introspect';
+
+/** RFC 7662 §2.2 introspection response. */
+export interface IntrospectionResponse {
+  active: boolean;
+  scope?: string;
+  client_id?: string;
+  sub?: string;
+  exp?: number;
+  iat?: number;
+  token_type?: string;
+}
+
+/**
+ * Token introspection (RFC 7662) for resource servers running apart from Latchkey. The caller
+ * authenticates as a client registered with the `tokens:introspect` scope (§4: the endpoint must
+ * not be open to anyone). Anything not usable right now is `{ "active": false }`, nothing more.
+ */
+@Controller('introspect')
+export class IntrospectionController {
+  constructor(private readonly tokens: TokensService) {}
+
+  @Post()
+  @HttpCode(200)
+  @UseGuards(FormContentTypeGuard, ClientAuthenticationGuard)
+  @Header('Content-Type', 'application/json;charset=UTF-8')
+  @Header('Cache-Control', 'no-store')
+  @Header('Pragma', 'no-cache')
+  async introspect(@Req() request: AuthenticatedClientRequest, @Body(new OAuthParamsPipe(TokenParamsDto)) params: TokenParamsDto): Promise<IntrospectionResponse> {
+    if (request.client.isPublic || !splitScope(request.client.scope).includes(INTROSPECTION_SCOPE)) {
+      throw new UnauthorizedClientError(`Introspection needs a confidential client registered with the ${INTROSPECTION_SCOPE} scope`);
+    }
+    if (params.token === undefined) throw new InvalidRequestError('The token parameter is required');
+    const token = await this.tokens.findByValue(params.token);
+    if (!token || !this.tokens.isActive(token)) return { active: false };
+    return {
+      active: true,
+      scope: token.scope,
+      client_id: token.clientId,
+      ...(token.userId ? { sub: token.userId } : {}),
+      exp: Math.floor(token.expiresAt.getTime() / 1000),
+      iat: Math.floor(token.createdAt.getTime() / 1000),
+      ...(token.kind === TokenKind.Access ? { token_type: TokenType.Bearer } : {}),
+    };
+  }
+}
