@@ -71,7 +71,7 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'clients:create': {
-    usage: 'clients:create --name NAME --redirect-uri URI [--redirect-uri URI ...] [--scope "a b"] [--public] [--grant-type TYPE ...]',
+    usage: 'clients:create --name NAME [--redirect-uri URI ...] [--scope "a b"] [--public] [--grant-type TYPE ...]',
     options: {
       name: { type: 'string' },
       'redirect-uri': { type: 'string', multiple: true },
