@@ -18,7 +18,7 @@ import { ResourceRoutes } from './resources/resource-routes.js';
 import { ServerKeysService } from './keys/server-keys.service.js';
 
 /** Routes that a browser submits with the session cookie: the only ones that need CSRF protection. */
-const COOKIE_FORM_ROUTES = new Set(['/login', '/logout', '/consent']);
+const COOKIE_FORM_ROUTES = new Set(['/login', '/logout', '/consent', '/account/access/withdraw']);
 
 /** LOG_LEVEL → the Nest log levels printed. */
 const LOG_LEVELS: Record<string, LogLevel[] | false> = {

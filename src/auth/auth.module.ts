@@ -17,6 +17,7 @@ import { AuthorizationCodeGrant } from './grants/authorization-code.grant.js';
 import { ClientCredentialsGrant } from './grants/client-credentials.grant.js';
 import { GRANT_HANDLERS, type GrantHandler } from './grants/grant-handler.js';
 import { RefreshTokenGrant } from './grants/refresh-token.grant.js';
+import { AccessController } from './interaction/access.controller.js';
 import { HomeController } from './interaction/home.controller.js';
 import { LoginController } from './interaction/login.controller.js';
 import { LoginService } from './interaction/login.service.js';
@@ -33,7 +34,7 @@ import { TokenEndpointService } from './token/token-endpoint.service.js';
 /** The authorization server: authorization and token endpoints, login and consent, metadata. */
 @Module({
   imports: [PassportModule, UsersModule, ClientsModule, CodesModule, TokensModule, ConsentsModule, ScopesModule],
-  controllers: [AuthorizeController, TokenController, RevocationController, IntrospectionController, LoginController, HomeController, MetadataController],
+  controllers: [AuthorizeController, TokenController, RevocationController, IntrospectionController, LoginController, HomeController, AccessController, MetadataController],
   providers: [
     AuthorizationRequestValidator,
     AuthorizeService,

@@ -1,11 +1,12 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { Consent } from './consent.entity.js';
+import { AccessWithdrawalService } from './access-withdrawal.service.js';
 import { ConsentsService } from './consents.service.js';
 
 @Module({
   imports: [TypeOrmModule.forFeature([Consent])],
-  providers: [ConsentsService],
-  exports: [ConsentsService],
+  providers: [ConsentsService, AccessWithdrawalService],
+  exports: [ConsentsService, AccessWithdrawalService],
 })
 export class ConsentsModule {}

@@ -17,7 +17,7 @@ export interface LoginForm {
 /** Where login may send the browser next: only our own authorization endpoint or home page, never elsewhere. */
 function safeReturnTo(value: unknown): string {
   // Printable ASCII only: the value becomes a Location header, where CR or LF would split the response.
-  return typeof value === 'string' && (value === '/' || /^\/authorize\?[\x21-\x7E]*$/.test(value)) ? value : '/';
+  return typeof value === 'string' && (value === '/' || value === '/account/access' || /^\/authorize\?[\x21-\x7E]*$/.test(value)) ? value : '/';
 }
 
 @Injectable()

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { ScopeCatalog } from '../../scopes/scope-catalog.js';
+import type { GrantedAccess } from '../../consents/access-withdrawal.service.js';
 import type { User } from '../../users/user.entity.js';
 import type { AuthorizationRequest } from '../authorize/authorization-request.js';
 import { formTargetOf, type InteractionOutcome } from './interaction-responder.js';
@@ -52,6 +53,25 @@ export class Pages {
       },
       { formTargets: [formTargetOf(authorization.redirectUri)] },
     );
+    return { kind: 'page', page };
+  }
+
+  /** The applications holding access to the person's data, each with a Withdraw button. */
+  access(request: FastifyRequest, user: User, grants: GrantedAccess[], withdrawn?: string): InteractionOutcome {
+    const when = (date: Date) => date.toISOString().slice(0, 16).replace('T', ' ') + ' UTC';
+    const page = this.renderer.render('access', {
+      title: 'Applications with access',
+      username: user.username,
+      withdrawn,
+      csrfToken: this.session.csrfToken(request),
+      grants: grants.map((g) => ({
+        clientId: g.clientId,
+        clientName: g.clientName,
+        scopes: g.scope.map((s) => this.scopes.describe(s)),
+        grantedAt: when(g.grantedAt),
+        lastActiveAt: g.lastActiveAt ? when(g.lastActiveAt) : undefined,
+      })),
+    });
     return { kind: 'page', page };
   }
 
