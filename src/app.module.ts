@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { AuthModule } from './auth/auth.module.js';
+import { AuditModule } from './audit/audit.module.js';
 import { CollectionsModule } from './collections/collections.module.js';
 import { CommonModule } from './common/common.module.js';
 import { appConfig } from './config/app.config.js';
@@ -18,6 +19,7 @@ import { ResourcesModule } from './resources/resources.module.js';
     CommonModule,
     CollectionsModule,
     DatabaseModule,
+    AuditModule,
     KeysModule,
     AuthModule,
     ResourcesModule,

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { ClientsModule } from '../clients/clients.module.js';
+import { AuditModule } from '../audit/audit.module.js';
 import { CollectionsModule } from '../collections/collections.module.js';
 import { CommonModule } from '../common/common.module.js';
 import { apiConfig } from '../config/api.config.js';
@@ -16,6 +17,7 @@ import { UsersModule } from '../users/users.module.js';
     CommonModule,
     CollectionsModule,
     DatabaseModule,
+    AuditModule,
     UsersModule,
     ClientsModule,
   ],

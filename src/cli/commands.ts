@@ -1,6 +1,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
+import { AuditService } from '../audit/audit.service.js';
 import { ClientsService } from '../clients/clients.service.js';
 import { DomainError } from '../common/domain-error.js';
 import { GrantType } from '../common/oauth.constants.js';
@@ -118,6 +119,16 @@ export const COMMANDS: Record<string, Command> = {
       const clients = app.get(ClientsService);
       const { client, secret } = await clients.rotateSecret(required(flags, 'client-id'));
       return clients.toView(client, secret);
+    },
+  },
+  'audit:list': {
+    usage: 'audit:list [--limit N]',
+    options: { limit: { type: 'string' } },
+    async run(app, flags) {
+      const raw = (flags.limit as string | undefined) ?? '100';
+      if (!/^[0-9]{1,5}$/.test(raw) || Number(raw) < 1) throw new UsageError('--limit must be a positive integer');
+      const events = await app.get(AuditService).list(Number(raw));
+      return events.map((e) => ({ at: e.at.toISOString(), actor: e.actor, action: e.action, subject: e.subject, details: e.details }));
     },
   },
   'migrations:run': {

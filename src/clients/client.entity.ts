@@ -1,4 +1,4 @@
-import { Column, CreateDateColumn, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 import type { ClientAuthMethod, GrantType } from '../common/oauth.constants.js';
 import { TIMESTAMP } from '../database/column-types.js';
 
@@ -24,6 +24,14 @@ export class Client {
 
   @Column({ name: 'grant_types', type: 'simple-json' })
   grantTypes: GrantType[];
+
+  /**
+   * SHA-256 of the registration access token (RFC 7592 §1) of a client registered over HTTP;
+   * null for clients registered with the CLI. One indexed lookup per management request.
+   */
+  @Index({ unique: true })
+  @Column({ name: 'registration_token_hash', type: 'varchar', length: 64, nullable: true })
+  registrationTokenHash: string | null;
 
   @Column({ name: 'token_endpoint_auth_method', type: 'varchar', length: 32 })
   tokenEndpointAuthMethod: ClientAuthMethod;

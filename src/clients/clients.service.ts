@@ -6,6 +6,7 @@ import { DomainError } from '../common/domain-error.js';
 import { ClientAuthMethod, GrantType } from '../common/oauth.constants.js';
 import { formatScope, parseScope } from '../common/scope.js';
 import { generateSecret, hashSecret, SECRET_PREFIX, secretMatchesHash } from '../common/secrets.js';
+import { AuditService } from '../audit/audit.service.js';
 import { ScopeCatalog } from '../scopes/scope-catalog.js';
 import { Client } from './client.entity.js';
 import { assertRedirectUrisAcceptable } from './redirect-uri.policy.js';
@@ -41,10 +42,11 @@ export class ClientsService {
   constructor(
     @InjectRepository(Client) private readonly clients: Repository<Client>,
     private readonly scopes: ScopeCatalog,
+    private readonly audit: AuditService,
   ) {}
 
   /** Registers a client. The secret (confidential clients) is returned here once and stored only as a hash. */
-  async create(input: NewClient): Promise<{ client: Client; secret?: string }> {
+  async create(input: NewClient, actor = 'cli'): Promise<{ client: Client; secret?: string }> {
     const name = input.name.trim();
     if (name.length === 0 || name.length > 200) throw new DomainError('invalid_client_metadata', 'Client name must be 1 to 200 characters.');
     const grantTypes = input.grantTypes ?? DEFAULT_GRANT_TYPES;
@@ -75,7 +77,9 @@ export class ClientsService {
       grantTypes: [...new Set(grantTypes)],
       tokenEndpointAuthMethod: input.isPublic ? ClientAuthMethod.None : ClientAuthMethod.ClientSecretBasic,
     });
-    return { client: await this.clients.save(client), secret };
+    const saved = await this.clients.save(client);
+    await this.audit.record({ actor, action: 'client.registered', subject: `client:${saved.id}`, details: { client_name: saved.name, grant_types: saved.grantTypes, scope: saved.scope } });
+    return { client: saved, secret };
   }
 
   findById(clientId: string): Promise<Client | null> {
@@ -94,18 +98,21 @@ export class ClientsService {
   }
 
   /** Issues a new secret; the old one stops working at once. */
-  async rotateSecret(clientId: string): Promise<{ client: Client; secret: string }> {
+  async rotateSecret(clientId: string, actor = 'cli'): Promise<{ client: Client; secret: string }> {
     const client = await this.require(clientId);
     if (client.isPublic) throw new DomainError('public_client', `Client ${clientId} is public and has no secret.`);
     const secret = generateSecret(SECRET_PREFIX.clientSecret);
     client.secretHash = hashSecret(secret);
-    return { client: await this.clients.save(client), secret };
+    const saved = await this.clients.save(client);
+    await this.audit.record({ actor, action: 'client.secret_rotated', subject: `client:${clientId}` });
+    return { client: saved, secret };
   }
 
   /** Deletes the client with its codes, tokens and consents (ON DELETE CASCADE). */
-  async delete(clientId: string): Promise<void> {
-    await this.require(clientId);
+  async delete(clientId: string, actor = 'cli'): Promise<void> {
+    const client = await this.require(clientId);
     await this.clients.delete({ id: clientId });
+    await this.audit.record({ actor, action: 'client.deleted', subject: `client:${clientId}`, details: { client_name: client.name } });
   }
 
   toView(client: Client, secret?: string): ClientView {

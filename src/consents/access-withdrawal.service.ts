@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { IsNull, type DataSource } from 'typeorm';
+import { AuditService } from '../audit/audit.service.js';
 import { Client } from '../clients/client.entity.js';
 import { AuthorizationCode } from '../codes/authorization-code.entity.js';
 import { Clock } from '../common/clock.js';
@@ -28,6 +29,7 @@ export class AccessWithdrawalService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly clock: Clock,
+    private readonly audit: AuditService,
   ) {}
 
   async list(userId: string): Promise<GrantedAccess[]> {
@@ -58,8 +60,9 @@ export class AccessWithdrawalService {
     return this.dataSource.transaction(async (manager) => {
       const now = this.clock.now();
       const removed = await manager.delete(Consent, { userId, clientId });
-      await manager.update(Token, { userId, clientId, revokedAt: IsNull() }, { revokedAt: now });
       await manager.update(AuthorizationCode, { userId, clientId, consumedAt: IsNull() }, { consumedAt: now });
+      const tokens = await manager.update(Token, { userId, clientId, revokedAt: IsNull() }, { revokedAt: now });
+      await this.audit.record({ actor: `user:${userId}`, action: 'consent.withdrawn', subject: `client:${clientId}`, details: { tokens_revoked: tokens.affected ?? 0 } }, manager);
       return (removed.affected ?? 0) > 0;
     });
   }

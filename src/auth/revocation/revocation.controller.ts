@@ -1,4 +1,5 @@
 import { Body, Controller, Header, HttpCode, Post, Req, UseGuards } from '@nestjs/common';
+import { AuditService } from '../../audit/audit.service.js';
 import { TokenKind } from '../../tokens/token.entity.js';
 import { TokensService } from '../../tokens/tokens.service.js';
 import { ClientAuthenticationGuard, type AuthenticatedClientRequest } from '../client-auth/client-authentication.guard.js';
@@ -15,7 +16,10 @@ import { TokenParamsDto } from './token-params.dto.js';
  */
 @Controller('revoke')
 export class RevocationController {
-  constructor(private readonly tokens: TokensService) {}
+  constructor(
+    private readonly tokens: TokensService,
+    private readonly audit: AuditService,
+  ) {}
 
   @Post()
   @HttpCode(200)
@@ -28,5 +32,7 @@ export class RevocationController {
     if (!token || token.clientId !== request.client.id) return;
     if (token.kind === TokenKind.Refresh) await this.tokens.revokeFamily(token.familyId);
     else await this.tokens.revoke(token.id);
+    // The token's id, never its value.
+    await this.audit.record({ actor: `client:${request.client.id}`, action: 'token.revoked', subject: `token:${token.id}`, details: { kind: token.kind, ...(token.userId ? { user: token.userId } : {}) } });
   }
 }
