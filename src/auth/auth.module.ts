@@ -25,6 +25,7 @@ import { LoginSession } from './interaction/login-session.js';
 import { PageRenderer } from './interaction/page-renderer.js';
 import { Pages } from './interaction/pages.js';
 import { IntrospectionController } from './introspection/introspection.controller.js';
+import { RegistrationController } from './registration/registration.controller.js';
 import { RevocationController } from './revocation/revocation.controller.js';
 import { MetadataController } from './metadata/metadata.controller.js';
 import { MetadataService } from './metadata/metadata.service.js';
@@ -34,7 +35,7 @@ import { TokenEndpointService } from './token/token-endpoint.service.js';
 /** The authorization server: authorization and token endpoints, login and consent, metadata. */
 @Module({
   imports: [PassportModule, UsersModule, ClientsModule, CodesModule, TokensModule, ConsentsModule, ScopesModule],
-  controllers: [AuthorizeController, TokenController, RevocationController, IntrospectionController, LoginController, HomeController, AccessController, MetadataController],
+  controllers: [AuthorizeController, TokenController, RevocationController, IntrospectionController, RegistrationController, LoginController, HomeController, AccessController, MetadataController],
   providers: [
     AuthorizationRequestValidator,
     AuthorizeService,

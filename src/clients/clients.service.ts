@@ -18,6 +18,13 @@ export interface NewClient {
   /** A public client has no secret and must use PKCE (RFC 6749 §2.1, RFC 9700 §2.1.1). */
   isPublic?: boolean;
   grantTypes?: GrantType[];
+  /** client_secret_basic (default) or client_secret_post for confidential clients. */
+  tokenEndpointAuthMethod?: ClientAuthMethod;
+}
+
+/** RFC 7592 §3: what a client registered over HTTP receives to manage itself. */
+export interface RegistrationCredentials {
+  registrationAccessToken: string;
 }
 
 /** RFC 7591 §3.2.1 client information response. */
@@ -46,27 +53,9 @@ export class ClientsService {
   ) {}
 
   /** Registers a client. The secret (confidential clients) is returned here once and stored only as a hash. */
-  async create(input: NewClient, actor = 'cli'): Promise<{ client: Client; secret?: string }> {
+  async create(input: NewClient, actor = 'cli', options: { registrationToken?: string } = {}): Promise<{ client: Client; secret?: string }> {
     const name = input.name.trim();
-    if (name.length === 0 || name.length > 200) throw new DomainError('invalid_client_metadata', 'Client name must be 1 to 200 characters.');
-    const grantTypes = input.grantTypes ?? DEFAULT_GRANT_TYPES;
-    const unknown = grantTypes.filter((g) => !SUPPORTED_GRANT_TYPES.has(g));
-    if (unknown.length > 0) throw new DomainError('invalid_client_metadata', `Unsupported grant type(s): ${unknown.join(', ')}.`);
-    // Redirect URIs belong to the authorization code grant; a client_credentials-only client has none.
-    if (grantTypes.includes(GrantType.AuthorizationCode) && input.redirectUris.length === 0) {
-      throw new DomainError('invalid_redirect_uri', 'At least one redirect URI is required for the authorization_code grant.');
-    }
-    // RFC 6749 §4.4: only confidential clients may use client_credentials.
-    if (input.isPublic && grantTypes.includes(GrantType.ClientCredentials)) {
-      throw new DomainError('invalid_client_metadata', 'A public client cannot use the client_credentials grant.');
-    }
-    assertRedirectUrisAcceptable(input.redirectUris);
-    const scope = parseScope(input.scope ?? '');
-    if (scope === undefined) throw new DomainError('invalid_client_metadata', 'Scope must be space-separated tokens of printable ASCII without quotes or backslashes.');
-    const unknownScopes = scope.filter((s) => !this.scopes.isKnown(s));
-    if (unknownScopes.length > 0) {
-      throw new DomainError('invalid_client_metadata', `Unknown scope(s): ${unknownScopes.join(', ')}. Known scopes: ${this.scopes.all().join(', ')} (data scopes come from the collections file).`);
-    }
+    const { grantTypes, scope } = this.checked(input);
     const secret = input.isPublic ? undefined : generateSecret(SECRET_PREFIX.clientSecret);
     const client = this.clients.create({
       id: randomBytes(16).toString('base64url'),
@@ -75,11 +64,36 @@ export class ClientsService {
       redirectUris: [...new Set(input.redirectUris)],
       scope: formatScope(scope),
       grantTypes: [...new Set(grantTypes)],
-      tokenEndpointAuthMethod: input.isPublic ? ClientAuthMethod.None : ClientAuthMethod.ClientSecretBasic,
+      tokenEndpointAuthMethod: input.isPublic ? ClientAuthMethod.None : (input.tokenEndpointAuthMethod ?? ClientAuthMethod.ClientSecretBasic),
+      registrationTokenHash: options.registrationToken ? hashSecret(options.registrationToken) : null,
     });
     const saved = await this.clients.save(client);
     await this.audit.record({ actor, action: 'client.registered', subject: `client:${saved.id}`, details: { client_name: saved.name, grant_types: saved.grantTypes, scope: saved.scope } });
     return { client: saved, secret };
+  }
+
+  /**
+   * RFC 7592 §2.2: replaces a client's metadata. Whether it has a secret cannot change, and the
+   * secret itself is untouched.
+   */
+  async update(client: Client, input: NewClient, actor: string): Promise<Client> {
+    if ((input.isPublic ?? false) !== client.isPublic) {
+      throw new DomainError('invalid_client_metadata', 'token_endpoint_auth_method cannot change between "none" and a secret-based method.');
+    }
+    const { grantTypes, scope } = this.checked(input);
+    client.name = input.name.trim();
+    client.redirectUris = [...new Set(input.redirectUris)];
+    client.scope = formatScope(scope);
+    client.grantTypes = [...new Set(grantTypes)];
+    client.tokenEndpointAuthMethod = client.isPublic ? ClientAuthMethod.None : (input.tokenEndpointAuthMethod ?? ClientAuthMethod.ClientSecretBasic);
+    const saved = await this.clients.save(client);
+    await this.audit.record({ actor, action: 'client.updated', subject: `client:${client.id}`, details: { client_name: saved.name, grant_types: saved.grantTypes, scope: saved.scope } });
+    return saved;
+  }
+
+  /** The client a registration access token manages (one indexed lookup by hash), or null. */
+  findByRegistrationToken(token: string): Promise<Client | null> {
+    return this.clients.findOneBy({ registrationTokenHash: hashSecret(token) });
   }
 
   findById(clientId: string): Promise<Client | null> {
@@ -127,6 +141,31 @@ export class ClientsService {
       token_endpoint_auth_method: client.tokenEndpointAuthMethod,
       client_id_issued_at: Math.floor(client.createdAt.getTime() / 1000),
     };
+  }
+
+  /** The rules every registration follows, from the CLI or over HTTP (RFC 7591 §2). */
+  private checked(input: NewClient): { grantTypes: GrantType[]; scope: string[] } {
+    const name = input.name.trim();
+    if (name.length === 0 || name.length > 200) throw new DomainError('invalid_client_metadata', 'Client name must be 1 to 200 characters.');
+    const grantTypes = input.grantTypes ?? DEFAULT_GRANT_TYPES;
+    const unknown = grantTypes.filter((g) => !SUPPORTED_GRANT_TYPES.has(g));
+    if (unknown.length > 0) throw new DomainError('invalid_client_metadata', `Unsupported grant type(s): ${unknown.join(', ')}.`);
+    // Redirect URIs belong to the authorization code grant; a client_credentials-only client has none.
+    if (grantTypes.includes(GrantType.AuthorizationCode) && input.redirectUris.length === 0) {
+      throw new DomainError('invalid_redirect_uri', 'At least one redirect URI is required for the authorization_code grant.');
+    }
+    // RFC 6749 §4.4: only confidential clients may use client_credentials.
+    if (input.isPublic && grantTypes.includes(GrantType.ClientCredentials)) {
+      throw new DomainError('invalid_client_metadata', 'A public client cannot use the client_credentials grant.');
+    }
+    assertRedirectUrisAcceptable(input.redirectUris);
+    const scope = parseScope(input.scope ?? '');
+    if (scope === undefined) throw new DomainError('invalid_client_metadata', 'Scope must be space-separated tokens of printable ASCII without quotes or backslashes.');
+    const unknownScopes = scope.filter((s) => !this.scopes.isKnown(s));
+    if (unknownScopes.length > 0) {
+      throw new DomainError('invalid_client_metadata', `Unknown scope(s): ${unknownScopes.join(', ')}. Known scopes: ${this.scopes.all().join(', ')} (data scopes come from the collections file).`);
+    }
+    return { grantTypes, scope };
   }
 
   private async require(clientId: string): Promise<Client> {

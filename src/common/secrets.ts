@@ -9,6 +9,7 @@ export const SECRET_PREFIX = {
   refreshToken: 'lk_rt_',
   authorizationCode: 'lk_ac_',
   clientSecret: 'lk_cs_',
+  registrationToken: 'lk_rat_',
 } as const;
 
 export type SecretPrefix = (typeof SECRET_PREFIX)[keyof typeof SECRET_PREFIX];

@@ -9,6 +9,7 @@ export interface AuthorizationServerMetadata {
   issuer: string;
   authorization_endpoint: string;
   token_endpoint: string;
+  registration_endpoint: string;
   revocation_endpoint: string;
   revocation_endpoint_auth_methods_supported: string[];
   introspection_endpoint: string;
@@ -33,6 +34,8 @@ export class MetadataService {
       issuer: app.issuer,
       authorization_endpoint: `${app.issuer}/authorize`,
       token_endpoint: `${app.issuer}/token`,
+      // RFC 7591: for holders of a clients:register token.
+      registration_endpoint: `${app.issuer}/register`,
       // RFC 7009: any client revokes its own tokens, public ones included.
       revocation_endpoint: `${app.issuer}/revoke`,
       revocation_endpoint_auth_methods_supported: Object.values(ClientAuthMethod),

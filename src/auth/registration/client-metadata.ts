@@ -1,0 +1,66 @@
+import { ClientAuthMethod, GrantType } from '../../common/oauth.constants.js';
+import { createAjv, describeSchemaErrors } from '../../collections/json-schema-validator.js';
+import { DomainError } from '../../common/domain-error.js';
+import type { NewClient } from '../../clients/clients.service.js';
+import { isStorableJson } from '../../resources/items/storable-text.js';
+
+/** RFC 7591 §2: the client metadata Latchkey understands. Anything else is ignored, as §2 requires. */
+const METADATA_SCHEMA = {
+  type: 'object',
+  properties: {
+    redirect_uris: { type: 'array', items: { type: 'string', maxLength: 2000 }, maxItems: 20 },
+    client_name: { type: 'string', minLength: 1, maxLength: 200 },
+    grant_types: { type: 'array', items: { type: 'string', maxLength: 64 }, maxItems: 10 },
+    response_types: { type: 'array', items: { type: 'string', maxLength: 64 }, maxItems: 10 },
+    token_endpoint_auth_method: { type: 'string', maxLength: 64 },
+    scope: { type: 'string', maxLength: 1000 },
+    client_id: { type: 'string', maxLength: 64 },
+    client_secret: { type: 'string', maxLength: 200 },
+  },
+} as const;
+
+const validate = createAjv().compile(METADATA_SCHEMA);
+const AUTH_METHODS = new Set<string>(Object.values(ClientAuthMethod));
+
+export interface ParsedMetadata {
+  client: NewClient;
+  clientId?: string;
+  clientSecret?: string;
+}
+
+/**
+ * Client metadata of a registration or update request, checked strictly (RFC 7591 §2, §3.2.2):
+ * types, supported values, and grant and response types that agree with each other. Redirect
+ * URIs and scopes are then checked by ClientsService like every other registration.
+ */
+export function parseClientMetadata(body: Record<string, unknown>): ParsedMetadata {
+  if (!validate(body)) throw new DomainError('invalid_client_metadata', describeSchemaErrors(validate.errors));
+  if (!isStorableJson(body)) throw new DomainError('invalid_client_metadata', 'Text must be valid Unicode without NUL characters.');
+  const metadata = body as { redirect_uris?: string[]; client_name?: string; grant_types?: string[]; response_types?: string[]; token_endpoint_auth_method?: string; scope?: string; client_id?: string; client_secret?: string };
+
+  // §2: grant_types defaults to authorization_code, response_types to code.
+  const grantTypes = metadata.grant_types ?? [GrantType.AuthorizationCode];
+  const unknownGrants = grantTypes.filter((g) => !(Object.values(GrantType) as string[]).includes(g));
+  if (unknownGrants.length > 0) throw new DomainError('invalid_client_metadata', `Unsupported grant_types: ${unknownGrants.join(', ')}.`);
+  const responseTypes = metadata.response_types ?? (grantTypes.includes(GrantType.AuthorizationCode) ? ['code'] : []);
+  if (responseTypes.some((r) => r !== 'code')) throw new DomainError('invalid_client_metadata', 'The only supported response_type is "code".');
+  // §2.1: the authorization_code grant goes with the code response type, and only with it.
+  if (responseTypes.includes('code') !== grantTypes.includes(GrantType.AuthorizationCode)) {
+    throw new DomainError('invalid_client_metadata', 'response_types "code" and grant_types "authorization_code" must be registered together.');
+  }
+  const method = metadata.token_endpoint_auth_method ?? ClientAuthMethod.ClientSecretBasic;
+  if (!AUTH_METHODS.has(method)) throw new DomainError('invalid_client_metadata', `Unsupported token_endpoint_auth_method "${method}"; use ${[...AUTH_METHODS].join(', ')}.`);
+
+  return {
+    client: {
+      name: metadata.client_name ?? 'Unnamed application',
+      redirectUris: metadata.redirect_uris ?? [],
+      scope: metadata.scope,
+      isPublic: method === ClientAuthMethod.None,
+      grantTypes: grantTypes as GrantType[],
+      tokenEndpointAuthMethod: method as ClientAuthMethod,
+    },
+    clientId: metadata.client_id,
+    clientSecret: metadata.client_secret,
+  };
+}
