@@ -1,8 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { randomUUID } from 'node:crypto';
 import type { EntityManager, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
+import { v7 as uuidv7 } from 'uuid';
 import { Clock } from '../common/clock.js';
 import { AuditEvent } from './audit-event.entity.js';
 
@@ -28,13 +28,14 @@ export class AuditService {
   ) {}
 
   async record(event: AuditRecord, manager: EntityManager = this.events.manager): Promise<void> {
-    const row: AuditEvent = { id: randomUUID(), at: this.clock.now(), actor: event.actor, action: event.action, subject: event.subject, details: event.details ?? {} };
+    // UUIDv7: ordered by time, and monotonic within a millisecond, so the newest-first list is stable.
+    const row: AuditEvent = { id: uuidv7(), at: this.clock.now(), actor: event.actor, action: event.action, subject: event.subject, details: event.details ?? {} };
     await manager.insert(AuditEvent, row as QueryDeepPartialEntity<AuditEvent>);
     this.logger.log(JSON.stringify({ audit: { ...row, at: row.at.toISOString() } }));
   }
 
   /** Newest first. */
   list(limit: number): Promise<AuditEvent[]> {
-    return this.events.find({ order: { at: 'DESC' }, take: limit });
+    return this.events.find({ order: { at: 'DESC', id: 'DESC' }, take: limit });
   }
 }
