@@ -1,3 +1,4 @@
+import { AuditService } from '../../src/audit/audit.service.js';
 import { Browser } from '../helpers/browser.js';
 import { authorizeAsUser, authorizeUrl, newPkce, redirectParams, tokenRequest } from '../helpers/oauth-flow.js';
 import { TestApp, type RegisteredClient, type TestUser } from '../helpers/test-app.js';
@@ -71,6 +72,13 @@ describe('withdrawing access at /account/access', () => {
     expect((await tokenRequest(app, photoApp, { grant_type: 'refresh_token', refresh_token: photo.refresh })).body.error).toBe('invalid_grant');
     expect((await tokenRequest(app, photoApp, { grant_type: 'authorization_code', code: pending, code_verifier: pkce.verifier, redirect_uri: photoApp.redirectUri })).body.error).toBe('invalid_grant');
     expect(await apiStatus(note.access)).toBe(200);
+
+    // Both the consent and its withdrawal are in the audit trail, by the person.
+    const trail = (await app.app.get(AuditService).list(100))
+      .filter((e) => e.subject === `client:${photoApp.clientId}` && e.action.startsWith('consent.'))
+      .map((e) => [e.actor, e.action]);
+    expect(trail[0]).toEqual([expect.stringMatching(/^user:/), 'consent.withdrawn']);
+    expect(trail).toContainEqual([trail[0][0], 'consent.given']);
 
     // The consent is gone too: the next authorization asks again.
     const again = await browser.get(authorizeUrl(photoApp, { scope: 'notes:read', code_challenge: newPkce().challenge, code_challenge_method: 'S256' }));

@@ -237,6 +237,19 @@ describe('admin CLI', () => {
       expect(page.status).toBe(400);
       expect(page.location).toBeUndefined();
     });
+
+    it('audit:list prints the audit trail newest first: who registered, rotated and deleted which client', async () => {
+      const view = await cliJson(['clients:create', '--name', 'Audited', '--grant-type', 'client_credentials', '--scope', 'tokens:introspect']);
+      await cliJson(['clients:rotate-secret', '--client-id', view.client_id as string]);
+      await cliJson(['clients:delete', '--client-id', view.client_id as string]);
+      const events = await cliJson<{ at: string; actor: string; action: string; subject: string }[]>(['audit:list', '--limit', '3']);
+      expect(events.map((e) => [e.actor, e.action, e.subject])).toEqual([
+        ['cli', 'client.deleted', `client:${view.client_id as string}`],
+        ['cli', 'client.secret_rotated', `client:${view.client_id as string}`],
+        ['cli', 'client.registered', `client:${view.client_id as string}`],
+      ]);
+      expect(JSON.stringify(events)).not.toContain(view.client_secret as string);
+    });
   });
 
   describe('bad input: non-zero exit, a clear message on stderr, nothing on stdout, nothing written', () => {
