@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { IsNull, type EntityManager, type Repository } from 'typeorm';
+import { AuditService } from '../audit/audit.service.js';
 import { Clock } from '../common/clock.js';
 import { generateSecret, hashSecret, SECRET_PREFIX } from '../common/secrets.js';
 import { oauthConfig, type OAuthConfig } from '../config/oauth.config.js';
@@ -30,6 +31,7 @@ export class TokensService {
     @InjectRepository(Token) private readonly tokens: Repository<Token>,
     @Inject(oauthConfig.KEY) private readonly config: OAuthConfig,
     private readonly clock: Clock,
+    private readonly audit: AuditService,
   ) {}
 
   /** Issues an access token (and a refresh token when asked); only their hashes are stored. */
@@ -74,9 +76,12 @@ export class TokensService {
   }
 
   /** Revokes every token of a family: what one authorization code started, across all rotations. */
-  async revokeFamily(familyId: string): Promise<number> {
+  async revokeFamily(familyId: string, audit?: { actor: string; reason: string }): Promise<number> {
     const result = await this.tokens.update({ familyId, revokedAt: IsNull() }, { revokedAt: this.clock.now() });
-    return result.affected ?? 0;
+    const revoked = result.affected ?? 0;
+    // Automatic revocations (a replayed code, a reused refresh token) belong in the audit trail too.
+    if (audit && revoked > 0) await this.audit.record({ actor: audit.actor, action: 'token.family_revoked', subject: `family:${familyId}`, details: { reason: audit.reason, tokens_revoked: revoked } });
+    return revoked;
   }
 
   private row(kind: TokenKind, value: string, grant: TokenGrant, scope: string, ttlSeconds: number): Partial<Token> {

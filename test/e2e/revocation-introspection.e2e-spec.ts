@@ -1,4 +1,5 @@
 import { jest } from '@jest/globals';
+import { AuditService } from '../../src/audit/audit.service.js';
 import { ClientsService } from '../../src/clients/clients.service.js';
 import { basicAuth, obtainCode, tokenRequest } from '../helpers/oauth-flow.js';
 import { TestApp, type RegisteredClient, type TestUser } from '../helpers/test-app.js';
@@ -94,6 +95,17 @@ describe('service clients: client credentials, revocation, introspection', () =>
       expect((await post('/revoke', otherApp, { token: others.access })).status).toBe(200);
       expect((await post('/revoke', otherApp, { token: others.access })).status).toBe(200);
       expect(await apiStatus(others.access)).toBe(401);
+    });
+
+    it('records revocations in the audit trail: by the client, and automatic ones with their reason', async () => {
+      const tokens = await userTokens();
+      await post('/revoke', webApp, { token: tokens.access });
+      const reused = await userTokens();
+      await tokenRequest(app, webApp, { grant_type: 'refresh_token', refresh_token: reused.refresh });
+      await tokenRequest(app, webApp, { grant_type: 'refresh_token', refresh_token: reused.refresh });
+      const [newest, previous] = await app.app.get(AuditService).list(2);
+      expect(newest).toMatchObject({ actor: `client:${webApp.clientId}`, action: 'token.family_revoked', details: { reason: 'refresh_token_reused', tokens_revoked: expect.any(Number) } });
+      expect(previous).toMatchObject({ actor: `client:${webApp.clientId}`, action: 'token.revoked', details: { kind: 'access' } });
     });
 
     it('needs client authentication and a token parameter', async () => {

@@ -55,7 +55,7 @@ export class AuthorizationCodeGrant implements GrantHandler {
     switch (redemption.kind) {
       case 'replayed':
         // RFC 6749 §4.1.2: a code used twice SHOULD revoke every token issued from it.
-        await this.tokens.revokeFamily(code.id);
+        await this.tokens.revokeFamily(code.id, { actor: `client:${client.id}`, reason: 'authorization_code_replayed' });
         throw new InvalidGrantError('The authorization code is invalid, expired or already used');
       case 'refused':
         throw redemption.error;

@@ -34,7 +34,7 @@ export class RefreshTokenGrant implements GrantHandler {
     // Reuse is detected before anything else about the request is judged: a replayed token must
     // revoke its family whatever scope it asks for (RFC 9700 §4.14.2).
     if (token.consumedAt !== null && token.revokedAt === null) {
-      await this.tokens.revokeFamily(token.familyId);
+      await this.tokens.revokeFamily(token.familyId, { actor: `client:${client.id}`, reason: 'refresh_token_reused' });
       throw new InvalidGrantError(INVALID);
     }
     if (!this.tokens.isActive(token)) throw new InvalidGrantError(INVALID);
@@ -54,7 +54,7 @@ export class RefreshTokenGrant implements GrantHandler {
     });
     if (!issued) {
       // Lost a race with another use of the same token: that is reuse too.
-      await this.tokens.revokeFamily(token.familyId);
+      await this.tokens.revokeFamily(token.familyId, { actor: `client:${client.id}`, reason: 'refresh_token_reused' });
       throw new InvalidGrantError(INVALID);
     }
     return toTokenResponse(issued);
