@@ -2,7 +2,7 @@ import { jest } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import { Token } from '../../src/tokens/token.entity.js';
 import { Browser } from '../helpers/browser.js';
-import { authorizeAsUser, authorizeUrl, basicAuth, newPkce, redirectParams } from '../helpers/oauth-flow.js';
+import { authorizeAsUser, authorizeUrl, basicAuth, newPkce, postToken, redirectParams } from '../helpers/oauth-flow.js';
 import { TestApp, type RegisteredClient, type TestUser } from '../helpers/test-app.js';
 import { expectTokenError, expectTokenSuccess } from '../helpers/token-assertions.js';
 
@@ -19,16 +19,6 @@ interface Tokens {
   accessToken: string;
   refreshToken: string;
   scope: string;
-}
-
-async function postToken(app: TestApp, form: Record<string, string>, headers: Record<string, string> = {}): Promise<TokenReply> {
-  const response = await fetch(app.url('/token'), {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
-    body: new URLSearchParams(form).toString(),
-  });
-  const text = await response.text();
-  return { status: response.status, headers: response.headers, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
 }
 
 function sha256Hex(value: string): string {

@@ -4,7 +4,7 @@ import { Client } from '../../src/clients/client.entity.js';
 import { hashSecret } from '../../src/common/secrets.js';
 import { Token } from '../../src/tokens/token.entity.js';
 import { Browser } from '../helpers/browser.js';
-import { authorizeAsUser, authorizeUrl, basicAuth, newPkce, redirectParams, type Pkce } from '../helpers/oauth-flow.js';
+import { authorizeAsUser, authorizeUrl, basicAuth, newPkce, type Pkce, postToken, redirectParams } from '../helpers/oauth-flow.js';
 import { TestApp, type RegisteredClient, type TestUser } from '../helpers/test-app.js';
 import { expectTokenError, expectTokenSuccess } from '../helpers/token-assertions.js';
 
@@ -18,17 +18,6 @@ interface TokenReply {
   status: number;
   headers: Headers;
   body: Record<string, unknown>;
-}
-
-/** POST /token with exactly the given form fields and headers (no client authentication added). */
-async function postToken(app: TestApp, form: Record<string, string>, headers: Record<string, string> = {}): Promise<TokenReply> {
-  const response = await fetch(app.url('/token'), {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
-    body: new URLSearchParams(form).toString(),
-  });
-  const text = await response.text();
-  return { status: response.status, headers: response.headers, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
 }
 
 function basicOf(client: RegisteredClient): Record<string, string> {

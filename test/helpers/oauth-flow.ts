@@ -54,12 +54,17 @@ export interface TokenResult {
 }
 
 /** POST /token with Basic client authentication (when the client has a secret). */
-export async function tokenRequest(app: TestApp, client: RegisteredClient, params: Record<string, string>, headers: Record<string, string> = {}): Promise<TokenResult> {
+export function tokenRequest(app: TestApp, client: RegisteredClient, params: Record<string, string>, headers: Record<string, string> = {}): Promise<TokenResult> {
   const auth: Record<string, string> = client.clientSecret ? { authorization: basicAuth(client.clientId, client.clientSecret) } : {};
+  return postToken(app, params, { ...auth, ...headers });
+}
+
+/** POST /token with exactly the given form fields and headers (no client authentication added). */
+export async function postToken(app: TestApp, form: Record<string, string>, headers: Record<string, string> = {}): Promise<TokenResult> {
   const response = await fetch(app.url('/token'), {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...auth, ...headers },
-    body: new URLSearchParams(params).toString(),
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams(form).toString(),
   });
   const text = await response.text();
   return { status: response.status, headers: response.headers, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
