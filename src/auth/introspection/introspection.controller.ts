@@ -1,12 +1,12 @@
-import { Body, Controller, Header, HttpCode, Post, Req, UseGuards } from '@nestjs/common';
+import { Body, Controller, Req } from '@nestjs/common';
 import { splitScope } from '../../common/scope.js';
 import { TokenType } from '../../common/oauth.constants.js';
 import { TokenKind } from '../../tokens/token.entity.js';
 import { TokensService } from '../../tokens/tokens.service.js';
-import { ClientAuthenticationGuard, type AuthenticatedClientRequest } from '../client-auth/client-authentication.guard.js';
+import type { AuthenticatedClientRequest } from '../client-auth/client-authentication.guard.js';
 import { InvalidRequestError, UnauthorizedClientError } from '../errors/oauth-error.js';
 import { OAuthParamsPipe } from '../oauth-params.pipe.js';
-import { FormContentTypeGuard } from '../token/form-content-type.guard.js';
+import { OAuthFormEndpoint } from '../token/oauth-form-endpoint.decorator.js';
 import { TokenParamsDto } from '../revocation/token-params.dto.js';
 
 /** The client scope that lets a resource server introspect tokens. */
@@ -32,12 +32,7 @@ export interface IntrospectionResponse {
 export class IntrospectionController {
   constructor(private readonly tokens: TokensService) {}
 
-  @Post()
-  @HttpCode(200)
-  @UseGuards(FormContentTypeGuard, ClientAuthenticationGuard)
-  @Header('Content-Type', 'application/json;charset=UTF-8')
-  @Header('Cache-Control', 'no-store')
-  @Header('Pragma', 'no-cache')
+  @OAuthFormEndpoint({ json: true })
   async introspect(@Req() request: AuthenticatedClientRequest, @Body(new OAuthParamsPipe(TokenParamsDto)) params: TokenParamsDto): Promise<IntrospectionResponse> {
     if (request.client.isPublic || !splitScope(request.client.scope).includes(INTROSPECTION_SCOPE)) {
       throw new UnauthorizedClientError(`Introspection needs a confidential client registered with the ${INTROSPECTION_SCOPE} scope`);

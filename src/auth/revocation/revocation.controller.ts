@@ -1,11 +1,11 @@
-import { Body, Controller, Header, HttpCode, Post, Req, UseGuards } from '@nestjs/common';
+import { Body, Controller, Req } from '@nestjs/common';
 import { AuditService } from '../../audit/audit.service.js';
 import { TokenKind } from '../../tokens/token.entity.js';
 import { TokensService } from '../../tokens/tokens.service.js';
-import { ClientAuthenticationGuard, type AuthenticatedClientRequest } from '../client-auth/client-authentication.guard.js';
+import type { AuthenticatedClientRequest } from '../client-auth/client-authentication.guard.js';
 import { InvalidRequestError } from '../errors/oauth-error.js';
 import { OAuthParamsPipe } from '../oauth-params.pipe.js';
-import { FormContentTypeGuard } from '../token/form-content-type.guard.js';
+import { OAuthFormEndpoint } from '../token/oauth-form-endpoint.decorator.js';
 import { TokenParamsDto } from './token-params.dto.js';
 
 /**
@@ -21,11 +21,7 @@ export class RevocationController {
     private readonly audit: AuditService,
   ) {}
 
-  @Post()
-  @HttpCode(200)
-  @UseGuards(FormContentTypeGuard, ClientAuthenticationGuard)
-  @Header('Cache-Control', 'no-store')
-  @Header('Pragma', 'no-cache')
+  @OAuthFormEndpoint({ json: false })
   async revoke(@Req() request: AuthenticatedClientRequest, @Body(new OAuthParamsPipe(TokenParamsDto)) params: TokenParamsDto): Promise<void> {
     if (params.token === undefined) throw new InvalidRequestError('The token parameter is required');
     const token = await this.tokens.findByValue(params.token);

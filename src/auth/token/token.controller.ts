@@ -1,7 +1,7 @@
-import { Body, Controller, Header, HttpCode, Post, Req, UseGuards } from '@nestjs/common';
-import { ClientAuthenticationGuard, type AuthenticatedClientRequest } from '../client-auth/client-authentication.guard.js';
+import { Body, Controller, Req } from '@nestjs/common';
+import type { AuthenticatedClientRequest } from '../client-auth/client-authentication.guard.js';
 import { OAuthParamsPipe } from '../oauth-params.pipe.js';
-import { FormContentTypeGuard } from './form-content-type.guard.js';
+import { OAuthFormEndpoint } from './oauth-form-endpoint.decorator.js';
 import { TokenEndpointService } from './token-endpoint.service.js';
 import { TokenRequestDto } from './token-request.dto.js';
 import type { TokenResponse } from './token-response.js';
@@ -12,12 +12,7 @@ export class TokenController {
   constructor(private readonly tokenEndpoint: TokenEndpointService) {}
 
   /** RFC 6749 §5.1: the response carries Cache-Control: no-store and Pragma: no-cache. */
-  @Post()
-  @HttpCode(200)
-  @UseGuards(FormContentTypeGuard, ClientAuthenticationGuard)
-  @Header('Content-Type', 'application/json;charset=UTF-8')
-  @Header('Cache-Control', 'no-store')
-  @Header('Pragma', 'no-cache')
+  @OAuthFormEndpoint({ json: true })
   token(@Req() request: AuthenticatedClientRequest, @Body(new OAuthParamsPipe(TokenRequestDto)) params: TokenRequestDto): Promise<TokenResponse> {
     return this.tokenEndpoint.exchange(request.client, params);
   }

@@ -1,0 +1,19 @@
+import { applyDecorators, Header, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { ClientAuthenticationGuard } from '../client-auth/client-authentication.guard.js';
+import { FormContentTypeGuard } from './form-content-type.guard.js';
+
+/**
+ * A client-authenticated POST endpoint of the authorization server (/token, /introspect, /revoke):
+ * a form body, 200 on success, never cached (RFC 6749 §5.1, RFC 7662 §2.2, RFC 7009 §2.2).
+ * `json` adds the JSON content type for endpoints that answer with a body.
+ */
+export function OAuthFormEndpoint(options: { json: boolean }): MethodDecorator {
+  return applyDecorators(
+    Post(),
+    HttpCode(200),
+    UseGuards(FormContentTypeGuard, ClientAuthenticationGuard),
+    ...(options.json ? [Header('Content-Type', 'application/json;charset=UTF-8')] : []),
+    Header('Cache-Control', 'no-store'),
+    Header('Pragma', 'no-cache'),
+  );
+}
