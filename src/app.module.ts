@@ -10,6 +10,7 @@ import { databaseConfig } from './config/database.config.js';
 import { oauthConfig } from './config/oauth.config.js';
 import { sessionConfig } from './config/session.config.js';
 import { DatabaseModule } from './database/database.module.js';
+import { HealthModule } from './health/health.module.js';
 import { KeysModule } from './keys/keys.module.js';
 import { ResourcesModule } from './resources/resources.module.js';
 
@@ -23,6 +24,7 @@ import { ResourcesModule } from './resources/resources.module.js';
     KeysModule,
     AuthModule,
     ResourcesModule,
+    HealthModule,
   ],
 })
 export class AppModule {}
