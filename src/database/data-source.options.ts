@@ -31,8 +31,12 @@ export function buildDataSourceOptions(config: DatabaseConfig): DataSourceOption
     type: 'postgres',
     url: config.url,
     poolSize: config.poolSize,
-    // A non-default schema is put first on every connection's search_path, so that entities,
-    // migrations and the migrations table all live in it. It must exist beforehand.
-    extra: config.schema ? { options: `-c search_path=${config.schema}` } : undefined,
+    extra: {
+      // A database that does not answer fails the request (503) instead of holding it forever.
+      connectionTimeoutMillis: 5000,
+      // A non-default schema is put first on every connection's search_path, so that entities,
+      // migrations and the migrations table all live in it. It must exist beforehand.
+      ...(config.schema ? { options: `-c search_path=${config.schema}` } : {}),
+    },
   };
 }

@@ -25,6 +25,20 @@ describe('health probes', () => {
     const down = await get('/health/ready');
     expect(down).toMatchObject({ status: 503, body: { error: 'temporarily_unavailable', error_description: expect.any(String), status: 'error' } });
     expect(down.body).toMatchObject({ details: { database: { status: 'down' } } });
+    // Meanwhile, a request that needs the database is told to come back (503 + Retry-After), not a 500.
+    const token = await fetch(app.url('/token'), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Authorization: `Basic ${Buffer.from('someone:secret').toString('base64')}` },
+      body: 'grant_type=client_credentials',
+    });
+    expect({ status: token.status, retryAfter: token.headers.get('retry-after'), body: await token.json() }).toEqual({
+      status: 503,
+      retryAfter: '5',
+      body: { error: 'temporarily_unavailable', error_description: expect.any(String) },
+    });
+    const login = await fetch(app.url('/authorize?response_type=code&client_id=someone'));
+    expect({ status: login.status, retryAfter: login.headers.get('retry-after') }).toEqual({ status: 503, retryAfter: '5' });
+    expect(await login.text()).toContain('temporarily unavailable');
 
     await app.dataSource.initialize();
     expect(await get('/health/ready')).toMatchObject({ status: 200, body: { status: 'ok' } });

@@ -1,6 +1,7 @@
 import { Catch, HttpException, Inject, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { appConfig, type AppConfig } from '../../config/app.config.js';
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../../database/database-unavailable.js';
 import { errorRedirect } from '../authorize/authorization-response.js';
 import { sendOutcome } from '../interaction/interaction-responder.js';
 import { Pages } from '../interaction/pages.js';
@@ -37,6 +38,12 @@ export class InteractionExceptionFilter implements ExceptionFilter {
     }
     if (exception instanceof HttpException && exception.getStatus() < 500) {
       sendOutcome(reply, this.pages.error(exception.getStatus(), httpErrorCode(exception.getStatus()), exception.message));
+      return;
+    }
+    if (isDatabaseUnavailable(exception)) {
+      this.logger.warn(`Database unavailable on ${request.method} ${request.routeOptions.url ?? 'unknown route'}: ${exception instanceof Error ? exception.message : String(exception)}`);
+      void reply.header('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
+      sendOutcome(reply, this.pages.error(503, 'temporarily_unavailable', 'The service is temporarily unavailable. Please try again in a few seconds.'));
       return;
     }
     this.logger.error(`Unexpected error on ${request.method} ${request.routeOptions.url ?? 'unknown route'}`, exception instanceof Error ? exception.stack : String(exception));

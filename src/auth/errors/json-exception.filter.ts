@@ -1,5 +1,6 @@
 import { Catch, HttpException, Logger, NotFoundException, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../../database/database-unavailable.js';
 import { ApiError } from '../../resources/api-error.js';
 import { httpErrorCode } from './http-error-code.js';
 import { InvalidClientError, OAuthError } from './oauth-error.js';
@@ -31,7 +32,9 @@ export class JsonExceptionFilter implements ExceptionFilter {
     const reply = http.getResponse<FastifyReply>();
     const request = http.getRequest<FastifyRequest>();
     const { status, body, headers } = this.describe(exception, request);
-    if (status >= 500) {
+    if (status === 503) {
+      this.logger.warn(`Database unavailable on ${request.method} ${request.routeOptions?.url ?? 'unknown route'}: ${exception instanceof Error ? exception.message : String(exception)}`);
+    } else if (status >= 500) {
       this.logger.error(`Unexpected error on ${request.method} ${request.routeOptions?.url ?? 'unknown route'}`, exception instanceof Error ? exception.stack : String(exception));
     }
     // Error responses of the token endpoint must not be cached either (RFC 6749 §5.1 spirit, RFC 9700 §4.2.4).
@@ -48,6 +51,12 @@ export class JsonExceptionFilter implements ExceptionFilter {
     }
     if (exception instanceof ApiError) {
       return { status: exception.status, body: { error: exception.error, error_description: exception.description }, headers: exception.headers };
+    }
+    if (isDatabaseUnavailable(exception)) {
+      // Not this request's fault, nor a bug: the load balancer or client may try again shortly,
+      // and this instance recovers by itself when the database returns (readiness reports it).
+      const headers = { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) };
+      return { status: 503, body: { error: 'temporarily_unavailable', error_description: 'The service is temporarily unavailable; try again shortly' }, headers };
     }
     const path = request.url.split('?')[0];
     if (exception instanceof NotFoundException) {
