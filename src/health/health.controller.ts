@@ -1,19 +1,26 @@
-import { Controller, Get, Res, ServiceUnavailableException } from '@nestjs/common';
-import { HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
+import { Controller, Get, Inject, Res, ServiceUnavailableException } from '@nestjs/common';
+import { HealthCheckService, HealthIndicatorService, TypeOrmHealthIndicator, type HealthIndicatorFunction } from '@nestjs/terminus';
 import type { FastifyReply } from 'fastify';
+import { REDIS_CLIENT, type RedisClient } from '../redis/redis.constants.js';
 
 /** How long the readiness probe waits for the database before calling it down. */
 const DATABASE_PING_TIMEOUT_MS = 1500;
+/** How long it waits for Redis, when REDIS_URL is configured. */
+const REDIS_PING_TIMEOUT_MS = 1000;
 
 /**
  * Probes for the load balancer and the orchestrator (@nestjs/terminus). Liveness says the process
- * answers; readiness says it can serve, i.e. its database answers. Never cached.
+ * answers; readiness says it can serve, i.e. its database answers and, when configured, Redis
+ * does. (Requests are still served while Redis is down, with per-instance rate limits, but the
+ * instances no longer enforce one limit together: an operator should know.) Never cached.
  */
 @Controller('health')
 export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
     private readonly database: TypeOrmHealthIndicator,
+    private readonly indicators: HealthIndicatorService,
+    @Inject(REDIS_CLIENT) private readonly redis: RedisClient,
   ) {}
 
   @Get('live')
@@ -25,7 +32,7 @@ export class HealthController {
   async ready(@Res() reply: FastifyReply): Promise<void> {
     reply.header('Cache-Control', 'no-store');
     try {
-      const result = await this.health.check([() => this.database.pingCheck('database', { timeout: DATABASE_PING_TIMEOUT_MS })]);
+      const result = await this.health.check(this.readinessChecks());
       void reply.send(result);
     } catch (error) {
       if (!(error instanceof ServiceUnavailableException)) throw error;
@@ -35,5 +42,14 @@ export class HealthController {
       const details = Object.fromEntries(Object.entries(result.details ?? {}).map(([name, check]) => [name, { status: check.status }]));
       void reply.code(503).send({ status: 'error', error: 'temporarily_unavailable', error_description: 'A dependency of this instance is down', details });
     }
+  }
+
+  private readinessChecks(): HealthIndicatorFunction[] {
+    const checks: HealthIndicatorFunction[] = [() => this.database.pingCheck('database', { timeout: DATABASE_PING_TIMEOUT_MS })];
+    const redis = this.redis;
+    if (redis) {
+      checks.push(async () => this.indicators.check('redis').attempt(async () => void (await redis.ping())).withTimeout(REDIS_PING_TIMEOUT_MS));
+    }
+    return checks;
   }
 }

@@ -1,7 +1,8 @@
 import { Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
+import { RedisModule } from '../redis/redis.module.js';
 import { HealthController } from './health.controller.js';
 
 /** GET /health/live and /health/ready. */
-@Module({ imports: [TerminusModule.forRoot({ logger: false })], controllers: [HealthController] })
+@Module({ imports: [TerminusModule.forRoot({ logger: false }), RedisModule], controllers: [HealthController] })
 export class HealthModule {}

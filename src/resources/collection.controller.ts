@@ -1,5 +1,6 @@
 import { Controller, Get, Options, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
+import { ApiRateLimitGuard } from '../rate-limit/api-rate-limit.guard.js';
 import { BearerAuthGuard } from './auth/bearer-auth.guard.js';
 import { CollectionAccessGuard, type ResourceRequest } from './auth/collection-access.guard.js';
 import { assertAcceptsJson, jsonObjectBody } from './http/content-negotiation.js';
@@ -15,7 +16,8 @@ export const COLLECTION_METHODS = 'GET, HEAD, POST, OPTIONS';
 
 /** /api/v1/<collection>: list (GET, and HEAD through Fastify), create (POST), describe (OPTIONS). */
 @Controller({ path: ':collection', version: API_VERSION })
-@UseGuards(BearerAuthGuard, CollectionAccessGuard)
+// The rate limit counts per token, so it runs once the bearer guard has found the token.
+@UseGuards(BearerAuthGuard, ApiRateLimitGuard, CollectionAccessGuard)
 export class CollectionController {
   constructor(
     private readonly items: ItemsService,

@@ -1,5 +1,6 @@
 import { Controller, Delete, Get, Options, Param, Patch, Put, Req, Res, UseGuards } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
+import { ApiRateLimitGuard } from '../rate-limit/api-rate-limit.guard.js';
 import { BearerAuthGuard } from './auth/bearer-auth.guard.js';
 import { CollectionAccessGuard, type ResourceRequest } from './auth/collection-access.guard.js';
 import { assertAcceptsJson, jsonObjectBody } from './http/content-negotiation.js';
@@ -17,7 +18,8 @@ const PATCH_TYPES = ['application/merge-patch+json', 'application/json'];
 
 /** /api/v1/<collection>/<id>: read, replace, merge-patch, delete, describe. */
 @Controller({ path: ':collection/:id', version: API_VERSION })
-@UseGuards(BearerAuthGuard, CollectionAccessGuard)
+// The rate limit counts per token, so it runs once the bearer guard has found the token.
+@UseGuards(BearerAuthGuard, ApiRateLimitGuard, CollectionAccessGuard)
 export class ItemController {
   constructor(private readonly items: ItemsService) {}
 

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { parse as parseQuery } from 'node:querystring';
+import { LoginThrottle } from '../../rate-limit/login-throttle.service.js';
 import { UsersService } from '../../users/users.service.js';
 import { AuthorizationRequestValidator } from '../authorize/authorization-request.validator.js';
 import type { InteractionOutcome } from './interaction-responder.js';
@@ -27,6 +28,7 @@ export class LoginService {
     private readonly session: LoginSession,
     private readonly validator: AuthorizationRequestValidator,
     private readonly pages: Pages,
+    private readonly throttle: LoginThrottle,
   ) {}
 
   async page(request: FastifyRequest): Promise<InteractionOutcome> {
@@ -35,7 +37,10 @@ export class LoginService {
     return this.pages.login(request, { returnTo: '/' });
   }
 
-  /** POST /login. A wrong password re-renders the form with 401; success starts a new session and continues. */
+  /**
+   * POST /login. A wrong password re-renders the form with 401; success starts a new session and
+   * continues. After repeated failures the password is not even checked until the wait is over (429).
+   */
   async submit(request: FastifyRequest, form: LoginForm): Promise<InteractionOutcome> {
     const returnTo = safeReturnTo(form.return_to);
     if (!this.session.csrfMatches(request, form.csrf_token)) {
@@ -43,11 +48,16 @@ export class LoginService {
     }
     const username = typeof form.username === 'string' ? form.username.trim() : '';
     const password = typeof form.password === 'string' ? form.password : '';
-    const user = username && password ? await this.users.authenticate(username, password) : null;
+    // Only attempts that check a password count: an empty field guesses nothing.
+    const guessing = username !== '' && password !== '';
+    const wait = guessing ? await this.throttle.begin(request, username) : 0;
+    if (wait > 0) return this.pages.loginThrottled(wait, returnTo);
+    const user = guessing ? await this.users.authenticate(username, password) : null;
     if (!user) {
       const authorization = returnTo.startsWith('/authorize?') ? await this.authorizationFor(returnTo) : undefined;
       return this.pages.login(request, { returnTo, authorization, username, failed: true });
     }
+    await this.throttle.succeeded(request, username);
     this.session.logIn(request, user);
     // 303: the browser follows with GET (RFC 9700 §4.12 warns against 307 after a credential POST).
     return { kind: 'redirect', status: 303, location: returnTo };

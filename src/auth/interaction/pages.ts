@@ -39,6 +39,19 @@ export class Pages {
     return { kind: 'page', page };
   }
 
+  /**
+   * POST /login while failed attempts make this address and username wait (rate-limit/
+   * login-throttle.service.ts): 429 with Retry-After (RFC 6585 §4), and a way back to the form.
+   */
+  loginThrottled(retryAfterSeconds: number, returnTo: string): InteractionOutcome {
+    const page = this.renderer.render(
+      'error',
+      { title: 'Too many attempts', status: 429, error: 'too_many_requests', message: `Too many failed attempts. Try again in ${describeWait(retryAfterSeconds)}.`, retryUrl: returnTo },
+      { status: 429, headers: { 'Retry-After': String(retryAfterSeconds) } },
+    );
+    return { kind: 'page', page };
+  }
+
   consent(request: FastifyRequest, user: User, authorization: AuthorizationRequest): InteractionOutcome {
     const page = this.renderer.render(
       'consent',
@@ -95,6 +108,12 @@ function titleFor(status: number): string {
   if (status === 404) return 'Page not found';
   if (status >= 500) return 'Something went wrong';
   return 'This request cannot be completed';
+}
+
+/** "1 second", "40 seconds", "15 minutes": a wait as a person reads it, rounded up. */
+function describeWait(seconds: number): string {
+  if (seconds < 120) return `${seconds} second${seconds === 1 ? '' : 's'}`;
+  return `${Math.ceil(seconds / 60)} minutes`;
 }
 
 function describeDestination(redirectUri: string): string {

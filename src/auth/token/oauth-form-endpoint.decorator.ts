@@ -1,4 +1,5 @@
 import { applyDecorators, Header, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { ClientRateLimitGuard } from '../../rate-limit/client-rate-limit.guard.js';
 import { ClientAuthenticationGuard } from '../client-auth/client-authentication.guard.js';
 import { FormContentTypeGuard } from './form-content-type.guard.js';
 
@@ -11,7 +12,8 @@ export function OAuthFormEndpoint(options: { json: boolean }): MethodDecorator {
   return applyDecorators(
     Post(),
     HttpCode(200),
-    UseGuards(FormContentTypeGuard, ClientAuthenticationGuard),
+    // The rate limit counts per authenticated client, so it runs after client authentication.
+    UseGuards(FormContentTypeGuard, ClientAuthenticationGuard, ClientRateLimitGuard),
     ...(options.json ? [Header('Content-Type', 'application/json;charset=UTF-8')] : []),
     Header('Cache-Control', 'no-store'),
     Header('Pragma', 'no-cache'),

@@ -1,0 +1,55 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { Clock } from '../common/clock.js';
+import { rateLimitConfig, type RateLimitConfig } from '../config/rate-limit.config.js';
+import { clientAddress } from './client-address.js';
+import { LOGIN_ATTEMPT_STORE, type AttemptCounter, type LoginAttemptStore } from './login-attempts.store.js';
+import { rateLimitKey } from './rate-limit-key.js';
+
+/**
+ * Brute-force protection of POST /login (RFC 6819 §5.1.4.2.3, OWASP): failures are counted per
+ * (address, lower-cased username), so guessing one person's password slows down while that person,
+ * elsewhere, still signs in; and per address whatever the username, with a generous allowance,
+ * against one password tried on many usernames. Past the free failures, each attempt waits 1 s,
+ * 2 s, 4 s … up to LOGIN_MAX_DELAY_SECONDS, and is refused unchecked until then.
+ */
+@Injectable()
+export class LoginThrottle {
+  constructor(
+    @Inject(LOGIN_ATTEMPT_STORE) private readonly store: LoginAttemptStore,
+    @Inject(rateLimitConfig.KEY) private readonly config: RateLimitConfig,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * Before the password is checked: 0 to go ahead, or the seconds to wait. A permitted attempt
+   * counts as a failure until `succeeded` says otherwise, so a burst of concurrent attempts cannot
+   * slip through before the first failure is recorded.
+   */
+  async begin(request: FastifyRequest, username: string): Promise<number> {
+    const waitMs = await this.store.begin(this.counters(request, username), this.config.login, this.now());
+    return Math.ceil(waitMs / 1000);
+  }
+
+  /**
+   * The password was right: that username's failures from this address are forgotten. The
+   * address's counter only takes back this attempt, so signing in to one's own account in between
+   * does not reset a stuffing run's count.
+   */
+  async succeeded(request: FastifyRequest, username: string): Promise<void> {
+    const [pair, address] = this.counters(request, username);
+    await Promise.all([this.store.clear(pair.key), this.store.forgive(address, this.now())]);
+  }
+
+  private counters(request: FastifyRequest, username: string): [AttemptCounter, AttemptCounter] {
+    const address = clientAddress(request);
+    return [
+      { key: `login:${rateLimitKey(address, username.toLowerCase())}`, freeFailures: this.config.login.freeFailures },
+      { key: `login-ip:${rateLimitKey(address)}`, freeFailures: this.config.login.ipFreeFailures },
+    ];
+  }
+
+  private now(): number {
+    return this.clock.now().getTime();
+  }
+}
