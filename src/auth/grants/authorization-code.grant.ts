@@ -6,6 +6,7 @@ import type { AuthorizationCode } from '../../codes/authorization-code.entity.js
 import { CodesService } from '../../codes/codes.service.js';
 import { Clock } from '../../common/clock.js';
 import { GrantType } from '../../common/oauth.constants.js';
+import { MetricsService } from '../../metrics/metrics.service.js';
 import { TokensService, type IssuedTokens } from '../../tokens/tokens.service.js';
 import { InvalidGrantError, InvalidRequestError, type OAuthError } from '../errors/oauth-error.js';
 import type { TokenRequestDto } from '../token/token-request.dto.js';
@@ -25,6 +26,7 @@ export class AuthorizationCodeGrant implements GrantHandler {
     private readonly codes: CodesService,
     private readonly tokens: TokensService,
     private readonly clock: Clock,
+    private readonly metrics: MetricsService,
   ) {}
 
   async handle(request: TokenRequestDto, client: Client): Promise<TokenResponse> {
@@ -54,12 +56,14 @@ export class AuthorizationCodeGrant implements GrantHandler {
 
     switch (redemption.kind) {
       case 'replayed':
+        this.metrics.codeReplayed();
         // RFC 6749 §4.1.2: a code used twice SHOULD revoke every token issued from it.
         await this.tokens.revokeFamily(code.id, { actor: `client:${client.id}`, reason: 'authorization_code_replayed' });
         throw new InvalidGrantError('The authorization code is invalid, expired or already used');
       case 'refused':
         throw redemption.error;
       case 'issued':
+        this.metrics.codeRedeemed();
         return toTokenResponse(redemption.tokens);
     }
   }

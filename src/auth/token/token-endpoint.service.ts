@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Client } from '../../clients/client.entity.js';
-import { InvalidRequestError, UnauthorizedClientError, UnsupportedGrantTypeError } from '../errors/oauth-error.js';
+import { MetricsService } from '../../metrics/metrics.service.js';
+import { InvalidRequestError, OAuthError, UnauthorizedClientError, UnsupportedGrantTypeError } from '../errors/oauth-error.js';
 import { GRANT_HANDLERS, type GrantHandler } from '../grants/grant-handler.js';
 import type { TokenRequestDto } from './token-request.dto.js';
 import type { TokenResponse } from './token-response.js';
@@ -13,7 +14,10 @@ import type { TokenResponse } from './token-response.js';
 export class TokenEndpointService {
   private readonly handlers: ReadonlyMap<string, GrantHandler>;
 
-  constructor(@Inject(GRANT_HANDLERS) handlers: GrantHandler[]) {
+  constructor(
+    @Inject(GRANT_HANDLERS) handlers: GrantHandler[],
+    private readonly metrics: MetricsService,
+  ) {
     this.handlers = new Map(handlers.map((h) => [h.grantType, h]));
   }
 
@@ -21,7 +25,20 @@ export class TokenEndpointService {
     return [...this.handlers.keys()];
   }
 
-  exchange(client: Client, request: TokenRequestDto): Promise<TokenResponse> {
+  /** Counts the outcome per grant type; an unknown or missing grant_type is labelled "unsupported", never echoed. */
+  async exchange(client: Client, request: TokenRequestDto): Promise<TokenResponse> {
+    const grantType = request.grant_type !== undefined && this.handlers.has(request.grant_type) ? request.grant_type : 'unsupported';
+    try {
+      const response = await this.dispatch(client, request);
+      this.metrics.tokenIssued(grantType);
+      return response;
+    } catch (error) {
+      if (error instanceof OAuthError) this.metrics.tokenRequestRefused(grantType, error.error);
+      throw error;
+    }
+  }
+
+  private dispatch(client: Client, request: TokenRequestDto): Promise<TokenResponse> {
     if (request.grant_type === undefined) throw new InvalidRequestError('The grant_type parameter is required');
     const handler = this.handlers.get(request.grant_type);
     if (!handler) throw new UnsupportedGrantTypeError(`The grant type "${request.grant_type}" is not supported`);
