@@ -5,6 +5,7 @@ import { AuditService } from '../audit/audit.service.js';
 import { ClientsService } from '../clients/clients.service.js';
 import { DomainError } from '../common/domain-error.js';
 import { GrantType } from '../common/oauth.constants.js';
+import { PurgeService } from '../housekeeping/purge.service.js';
 import { UsersService } from '../users/users.service.js';
 
 export type Flags = Record<string, string | boolean | (string | boolean)[] | undefined>;
@@ -129,6 +130,14 @@ export const COMMANDS: Record<string, Command> = {
       if (!/^[0-9]{1,5}$/.test(raw) || Number(raw) < 1) throw new UsageError('--limit must be a positive integer');
       const events = await app.get(AuditService).list(Number(raw));
       return events.map((e) => ({ at: e.at.toISOString(), actor: e.actor, action: e.action, subject: e.subject, details: e.details }));
+    },
+  },
+  purge: {
+    usage: 'purge',
+    options: {},
+    // The scheduled purge's work, once, now (cron, or instances run with PURGE_INTERVAL_SECONDS=0).
+    async run(app) {
+      return app.get(PurgeService).purge();
     },
   },
   'migrations:run': {

@@ -1,0 +1,102 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { DataSource } from 'typeorm';
+import { Clock } from '../common/clock.js';
+import { housekeepingConfig, type HousekeepingConfig } from '../config/housekeeping.config.js';
+import { TokenKind } from '../tokens/token.entity.js';
+
+export interface PurgeResult {
+  codes: number;
+  tokens: number;
+}
+
+export interface PurgeOptions {
+  /** Stops between two batches when aborted (application shutdown). */
+  signal?: AbortSignal;
+}
+
+/**
+ * Deletes expired authorization codes and tokens, at most PURGE_BATCH_SIZE rows per statement.
+ * Safe to run on every instance at once: each statement deletes whatever rows are still there and
+ * match, so two instances never delete a row twice nor fail on one the other took; on PostgreSQL
+ * SKIP LOCKED lets them take disjoint batches instead of queueing behind each other's locks.
+ *
+ * What may go, with cutoff = now − PURGE_GRACE_SECONDS (the grace covers clocks that differ
+ * between instances):
+ * - an authorization code whose expires_at < cutoff, consumed or not. Its id is the family id of
+ *   the tokens issued from it (RFC 6749 §4.1.2, revoke on replay); a replay after the row is gone
+ *   finds no code and gets invalid_grant, which is right: the code had expired anyway.
+ * - an access token whose expires_at < cutoff: nothing reads an expired access token except to
+ *   refuse it, and a missing one is refused the same way (RFC 6750 §3.1, RFC 7662 §2.2, RFC 7009 §2.2).
+ * - a refresh token whose expires_at < cutoff, but only once no refresh token of its family
+ *   expires at or after the cutoff. A rotated (consumed) refresh token is what reuse detection
+ *   looks up (RFC 9700 §4.14.2): presented again, it revokes the whole family, the attacker's live
+ *   branch included. It must therefore outlive every refresh token of its family that could still
+ *   be used; once all have expired, nothing of the family can be used and reuse no longer matters.
+ *   A family that is still being refreshed keeps its rotated tokens until it stops.
+ * Access tokens are never needed for reuse detection, so they go whatever their family's state.
+ */
+@Injectable()
+export class PurgeService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(housekeepingConfig.KEY) private readonly config: HousekeepingConfig,
+    private readonly clock: Clock,
+  ) {}
+
+  async purge(options: PurgeOptions = {}): Promise<PurgeResult> {
+    const cutoff = new Date(this.clock.now().getTime() - this.config.graceSeconds * 1000);
+    const codes = await this.deleteInBatches(this.codesStatement(), cutoff, options);
+    const tokens = await this.deleteInBatches(this.tokensStatement(), cutoff, options);
+    return { codes, tokens };
+  }
+
+  /** Runs one bounded DELETE until a batch comes back short, the per-run cap is reached or the run is aborted. */
+  private async deleteInBatches(statement: string, cutoff: Date, options: PurgeOptions): Promise<number> {
+    const { batchSize, maxBatches, batchPauseMs } = this.config;
+    // Named parameters in the driver's own placeholders; dates in the format the column stores.
+    const [sql, parameters] = this.dataSource.driver.escapeQueryWithParameters(statement, {
+      cutoff,
+      limit: batchSize,
+      access: TokenKind.Access,
+      refresh: TokenKind.Refresh,
+    });
+    let deleted = 0;
+    for (let batch = 0; batch < maxBatches && !options.signal?.aborted; batch++) {
+      if (batch > 0) await sleep(batchPauseMs);
+      const affected = await this.execute(sql, parameters);
+      deleted += affected;
+      if (affected < batchSize) break;
+    }
+    return deleted;
+  }
+
+  private async execute(sql: string, parameters: unknown[]): Promise<number> {
+    const runner = this.dataSource.createQueryRunner();
+    try {
+      return (await runner.query(sql, parameters, true)).affected ?? 0;
+    } finally {
+      await runner.release();
+    }
+  }
+
+  /** PostgreSQL: concurrent purges skip the rows another one has locked rather than wait for them. */
+  private get skipLocked(): string {
+    return this.dataSource.options.type === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : '';
+  }
+
+  /** Walks the expires_at index. */
+  private codesStatement(): string {
+    return `DELETE FROM "authorization_codes" WHERE "id" IN (SELECT "id" FROM "authorization_codes" WHERE "expires_at" < :cutoff LIMIT :limit${this.skipLocked})`;
+  }
+
+  /** Walks the expires_at index; the family check is a family_id index probe. */
+  private tokensStatement(): string {
+    const lock = this.skipLocked ? ' FOR UPDATE OF "t" SKIP LOCKED' : '';
+    return (
+      `DELETE FROM "tokens" WHERE "id" IN (SELECT "t"."id" FROM "tokens" "t" WHERE "t"."expires_at" < :cutoff AND ("t"."kind" = :access OR NOT EXISTS ` +
+      `(SELECT 1 FROM "tokens" "live" WHERE "live"."family_id" = "t"."family_id" AND "live"."kind" = :refresh AND "live"."expires_at" >= :cutoff)) LIMIT :limit${lock})`
+    );
+  }
+}
