@@ -7,24 +7,34 @@ import { CommonModule } from './common/common.module.js';
 import { appConfig } from './config/app.config.js';
 import { apiConfig } from './config/api.config.js';
 import { databaseConfig } from './config/database.config.js';
+import { housekeepingConfig } from './config/housekeeping.config.js';
+import { metricsConfig } from './config/metrics.config.js';
 import { oauthConfig } from './config/oauth.config.js';
+import { rateLimitConfig } from './config/rate-limit.config.js';
+import { redisConfig } from './config/redis.config.js';
 import { sessionConfig } from './config/session.config.js';
 import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
+import { HousekeepingModule } from './housekeeping/housekeeping.module.js';
 import { KeysModule } from './keys/keys.module.js';
+import { MetricsModule } from './metrics/metrics.module.js';
+import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { ResourcesModule } from './resources/resources.module.js';
 
 @Module({
   imports: [
-    ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, appConfig, databaseConfig, oauthConfig, sessionConfig] }),
+    ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, appConfig, databaseConfig, housekeepingConfig, metricsConfig, oauthConfig, rateLimitConfig, redisConfig, sessionConfig] }),
     CommonModule,
+    MetricsModule,
     CollectionsModule,
     DatabaseModule,
+    RateLimitModule,
     AuditModule,
     KeysModule,
     AuthModule,
     ResourcesModule,
     HealthModule,
+    HousekeepingModule,
   ],
 })
 export class AppModule {}

@@ -1,7 +1,8 @@
 import secureSession from '@fastify/secure-session';
 import { NestFactory } from '@nestjs/core';
+import { Logger } from 'nestjs-pino';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { VersioningType, type LoggerService, type LogLevel } from '@nestjs/common';
+import { VersioningType, type DynamicModule } from '@nestjs/common';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hkdfSync } from 'node:crypto';
 import { AppModule } from './app.module.js';
@@ -10,8 +11,16 @@ import { JsonExceptionFilter } from './auth/errors/json-exception.filter.js';
 import { loadCollections } from './collections/collections-loader.js';
 import { apiConfig } from './config/api.config.js';
 import { appConfig, type AppConfig } from './config/app.config.js';
-import { databaseConfig } from './config/database.config.js';
+import { databaseConfig, readDatabaseConfig } from './config/database.config.js';
+import { housekeepingConfig } from './config/housekeeping.config.js';
+import { metricsConfig } from './config/metrics.config.js';
+import { assertSafeForProduction } from './config/production-guards.js';
+import { enforceTransportSecurity } from './http/transport-security.js';
+import { LoggingModule, type LoggingOptions } from './logging/logging.module.js';
+import { echoRequestId, requestId } from './logging/request-id.js';
 import { oauthConfig } from './config/oauth.config.js';
+import { rateLimitConfig } from './config/rate-limit.config.js';
+import { redisConfig } from './config/redis.config.js';
 import { sessionConfig, type SessionConfig } from './config/session.config.js';
 import { setUpApiDocs } from './resources/openapi/api-docs.js';
 import { ResourceRoutes } from './resources/resource-routes.js';
@@ -20,30 +29,23 @@ import { ServerKeysService } from './keys/server-keys.service.js';
 /** Routes that a browser submits with the session cookie: the only ones that need CSRF protection. */
 const COOKIE_FORM_ROUTES = new Set(['/login', '/logout', '/consent', '/account/access/withdraw']);
 
-/** LOG_LEVEL → the Nest log levels printed. */
-const LOG_LEVELS: Record<string, LogLevel[] | false> = {
-  debug: ['fatal', 'error', 'warn', 'log', 'debug'],
-  info: ['fatal', 'error', 'warn', 'log'],
-  warn: ['fatal', 'error', 'warn'],
-  error: ['fatal', 'error'],
-  fatal: ['fatal'],
-  silent: false,
-};
-
-export interface CreateAppOptions {
-  logger?: LoggerService | LogLevel[] | false;
-}
+export type CreateAppOptions = LoggingOptions;
 
 /** Creates the configured application; main.ts and the e2e tests both start Latchkey through here. */
 export async function createApp(options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
   // Every config namespace, and the collections file, is checked before anything connects: a wrong
   // value stops start-up here with its message, leaving no database connection open behind it.
-  for (const validate of [databaseConfig, oauthConfig, sessionConfig]) validate();
+  for (const validate of [databaseConfig, housekeepingConfig, metricsConfig, oauthConfig, rateLimitConfig, redisConfig, sessionConfig]) validate();
   loadCollections(apiConfig().collectionsFile);
   const app = appConfig();
+  assertSafeForProduction({ app, database: readDatabaseConfig(), session: sessionConfig() });
   const adapter = new FastifyAdapter({
     bodyLimit: app.bodyLimitBytes,
-    trustProxy: false,
+    // Only the named load balancers may tell us the client's address and scheme (X-Forwarded-For,
+    // X-Forwarded-Proto); anyone else's X-Forwarded-* headers are ignored.
+    trustProxy: app.trustProxy.length > 0 ? app.trustProxy : false,
+    ...(app.tls ? { https: app.tls } : {}),
+    genReqId: requestId,
     // Errors Fastify raises before routing (a path that is not valid UTF-8, say) get our JSON shape too.
     frameworkErrors: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
       void reply
@@ -53,12 +55,15 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
         .send(JSON.stringify({ error: httpErrorCode(error.statusCode ?? 400), error_description: error.message }));
     },
   });
-  const nest = await NestFactory.create<NestFastifyApplication>(AppModule, adapter, {
-    logger: options.logger ?? LOG_LEVELS[app.logLevel],
+  const root: DynamicModule = { module: AppModule, imports: [LoggingModule.forRoot(options)] };
+  const nest = await NestFactory.create<NestFastifyApplication>(root, adapter, {
+    // Start-up messages wait for the pino logger, so every line is JSON (nestjs-pino).
+    bufferLogs: true,
     // A start-up failure (bad collections file, database down) rejects here, so main.ts can print
     // one clear message and exit 1, and tests can assert it, instead of Nest exiting the process.
     abortOnError: false,
   });
+  nest.useLogger(nest.get(Logger));
   await configureApp(nest);
   return nest;
 }
@@ -68,6 +73,9 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
   const session = app.get<SessionConfig>(sessionConfig.KEY);
   const https = config.issuer.startsWith('https:');
 
+  // First of all hooks: the request id, then a plain-http request in production goes no further.
+  echoRequestId(app.getHttpAdapter().getInstance());
+  enforceTransportSecurity(app.getHttpAdapter().getInstance(), config);
   const routes = app.get(ResourceRoutes);
   app.useGlobalFilters(new JsonExceptionFilter((path) => routes.allowedMethods(path)));
   // The REST API lives at /api/v1/…: URI versioning with the prefix "api/v", so a v2 can live beside it.
@@ -78,7 +86,8 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
     xFrameOptions: { action: 'deny' },
     // RFC 9700 §4.2.4: no Referer header may carry a code or token to a third party.
     referrerPolicy: { policy: 'no-referrer' },
-    strictTransportSecurity: https,
+    // HSTS is sent only on responses that travelled over https (RFC 6797 §7.2): transport-security.ts.
+    strictTransportSecurity: false,
   });
   // Fetch-metadata cross-origin checks on the cookie-authenticated forms, on top of their CSRF tokens.
   app.enableCsrfProtection({ exclude: (request: FastifyRequest['raw']) => !COOKIE_FORM_ROUTES.has((request.url ?? '').split('?')[0]) });
@@ -96,7 +105,6 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
   app.useBodyParser('application/json', { bodyLimit: config.bodyLimitBytes }, (_request, body, done) => done(null, body));
   app.getHttpAdapter().getInstance().addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: config.bodyLimitBytes }, (_request, body, done) => done(null, body));
   setUpApiDocs(app);
-  app.enableShutdownHooks();
 }
 
 /**

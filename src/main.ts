@@ -1,12 +1,44 @@
 import 'reflect-metadata';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Logger } from 'nestjs-pino';
 import { createApp } from './app.setup.js';
-import { appConfig } from './config/app.config.js';
+import { appConfig, type AppConfig } from './config/app.config.js';
+import { installConnectionDrain, type ConnectionDrain } from './http/connection-drain.js';
 
 async function main(): Promise<void> {
   const app = await createApp();
-  const { port, host, issuer } = app.get(appConfig.KEY);
-  await app.listen(port, host);
-  console.log(`Latchkey is listening on ${host}:${port} (issuer ${issuer})`);
+  const config = app.get<AppConfig>(appConfig.KEY);
+  const logger = app.get(Logger);
+  const drain = installConnectionDrain(app.getHttpAdapter().getInstance());
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => void shutDown(app, drain, logger, signal, config.shutdownTimeoutMs));
+  }
+  await app.listen(config.port, config.host);
+  logger.log(`Latchkey is listening on ${config.tls ? 'https' : 'http'}://${config.host}:${config.port} (issuer ${config.issuer})`, 'Main');
+}
+
+/**
+ * Graceful shutdown, as an orchestrator or load balancer expects on SIGTERM: stop accepting
+ * connections, let in-flight requests finish (Fastify's close; idle keep-alive connections are
+ * closed, a request arriving on a busy one gets 503), then close the database pool and the other
+ * connections (Nest's shutdown hooks). If that takes longer than SHUTDOWN_TIMEOUT_SECONDS, exit anyway.
+ */
+async function shutDown(app: NestFastifyApplication, drain: ConnectionDrain, logger: Logger, signal: string, timeoutMs: number): Promise<void> {
+  logger.log(`${signal} received: finishing in-flight requests (at most ${timeoutMs / 1000} s)`, 'Main');
+  const deadline = setTimeout(() => {
+    logger.error(`Shutdown took longer than ${timeoutMs / 1000} s; exiting with requests still open`, undefined, 'Main');
+    process.exit(1);
+  }, timeoutMs);
+  deadline.unref();
+  drain.begin();
+  try {
+    await app.close();
+    logger.log('Stopped', 'Main');
+    process.exit(0);
+  } catch (error) {
+    logger.error(`Shutdown failed: ${error instanceof Error ? error.message : String(error)}`, undefined, 'Main');
+    process.exit(1);
+  }
 }
 
 main().catch((error: unknown) => {

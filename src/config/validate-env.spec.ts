@@ -14,6 +14,11 @@ const CONFIG_VARIABLES = [
   'NODE_ENV',
   'BODY_LIMIT_BYTES',
   'LOG_LEVEL',
+  'TRUST_PROXY',
+  'TLS_CERT_FILE',
+  'TLS_KEY_FILE',
+  'ALLOW_UNSAFE',
+  'SHUTDOWN_TIMEOUT_SECONDS',
   'CODE_TTL_SECONDS',
   'ACCESS_TOKEN_TTL_SECONDS',
   'REFRESH_TOKEN_TTL_SECONDS',
@@ -195,8 +200,13 @@ describe('configuration validation', () => {
         host: '0.0.0.0',
         issuer: 'http://localhost:3000',
         nodeEnv: 'development',
+        production: false,
         bodyLimitBytes: 64 * 1024,
         logLevel: 'info',
+        trustProxy: [],
+        tls: undefined,
+        allowUnsafe: new Set(),
+        shutdownTimeoutMs: 10_000,
       });
     });
 

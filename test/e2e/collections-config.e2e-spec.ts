@@ -101,6 +101,6 @@ describe('a bad collections file', () => {
     rmSync(file, { force: true });
     if (content) writeFileSync(file, JSON.stringify(content));
     process.env.COLLECTIONS_FILE = file;
-    await expect(createApp({ logger: false })).rejects.toThrow(message);
+    await expect(createApp({ level: 'silent' })).rejects.toThrow(message);
   });
 });

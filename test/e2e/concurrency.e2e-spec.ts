@@ -37,7 +37,7 @@ function sha256(value: string): string {
  * neither creates nor drops it).
  */
 async function startSecondInstance(): Promise<{ nest: NestFastifyApplication; baseUrl: string }> {
-  const nest = await createApp({ logger: ['error'] });
+  const nest = await createApp({ level: 'error' });
   await nest.listen(0, '127.0.0.1');
   await nest.getHttpAdapter().getInstance().ready();
   const { port } = nest.getHttpServer().address() as { port: number };

@@ -35,7 +35,7 @@ async function startAtIssuer(): Promise<{ nest: NestFastifyApplication; issuer: 
   const port = await freePort();
   process.env.ISSUER = `http://127.0.0.1:${port}`;
   await createTestDatabase();
-  const nest = await createApp({ logger: ['error'] });
+  const nest = await createApp({ level: 'error' });
   await nest.listen(port, '127.0.0.1');
   await nest.getHttpAdapter().getInstance().ready();
   return { nest, issuer: new URL(process.env.ISSUER) };

@@ -39,7 +39,7 @@ function leaked(text: string, secrets: Record<string, string>): string[] {
     .map(([name]) => name);
 }
 
-/** Everything the process prints, from before start-up: Nest writes to process.stdout/stderr, TypeORM through console. */
+/** Everything the process prints, from before start-up: TypeORM writes through console, the rest to process.stdout/stderr or pino's destination. */
 class OutputCapture {
   readonly chunks: string[] = [];
   private readonly spies: { mockRestore(): void }[] = [];
@@ -94,7 +94,8 @@ describe('secrets at rest and in logs', () => {
     process.env.DATABASE_LOGGING = 'true';
     output.start();
     await createTestDatabase();
-    nest = await createApp();
+    // pino writes to its own destination, not through process.stdout.write: collect its lines too.
+    nest = await createApp({ destination: { write: (line: string) => void output.chunks.push(line) } });
     await nest.listen(0, '127.0.0.1');
     await nest.getHttpAdapter().getInstance().ready();
     baseUrl = `http://127.0.0.1:${(nest.getHttpServer().address() as { port: number }).port}`;
@@ -190,10 +191,11 @@ describe('secrets at rest and in logs', () => {
   });
 
   describe('the logs at LOG_LEVEL=debug with DATABASE_LOGGING=true', () => {
-    it('are captured (start-up messages, debug messages and SQL statements all arrived)', () => {
+    it('are captured (start-up messages, debug messages, SQL statements and request lines all arrived)', () => {
       expect(logTextBeforeFlow).toMatch(/Nest application successfully started/);
       expect(logTextBeforeFlow).toMatch(/attribute index\(es\) ensured/);
       expect(output.text).toMatch(/SELECT .*"tokens"/);
+      expect(output.text).toMatch(/"url":"\/token".*"msg":"request completed"/);
     });
 
     it('print none of the secrets', () => {

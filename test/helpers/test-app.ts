@@ -1,7 +1,7 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { createApp } from '../../src/app.setup.js';
+import { createApp, type CreateAppOptions } from '../../src/app.setup.js';
 import { ClientsService, type NewClient } from '../../src/clients/clients.service.js';
 import { Clock } from '../../src/common/clock.js';
 import { UsersService } from '../../src/users/users.service.js';
@@ -28,10 +28,10 @@ export class TestApp {
     readonly baseUrl: string,
   ) {}
 
-  static async start(env: Record<string, string> = {}): Promise<TestApp> {
+  static async start(env: Record<string, string> = {}, options: CreateAppOptions = {}): Promise<TestApp> {
     Object.assign(process.env, env);
     await createTestDatabase();
-    const app = await createApp({ logger: ['error'] });
+    const app = await createApp({ level: 'error', ...options });
     await app.listen(0, '127.0.0.1');
     await app.getHttpAdapter().getInstance().ready();
     const address = app.getHttpServer().address() as { port: number };

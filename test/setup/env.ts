@@ -18,3 +18,5 @@ if (process.env.TEST_DATABASE_URL) {
   process.env.DATABASE_URL = `sqlite:${join(tmpdir(), `latchkey-test-${id}.sqlite`)}`;
   delete process.env.DATABASE_SCHEMA;
 }
+// Each test app opens its Prometheus listener on a free port, so apps in one worker never collide.
+process.env.METRICS_PORT = '0';

@@ -1,0 +1,39 @@
+import type { AppConfig } from './app.config.js';
+import type { DatabaseConfig } from './database.config.js';
+import type { SessionConfig } from './session.config.js';
+import { ConfigValidationError } from './validate-env.js';
+
+interface DeploymentSettings {
+  app: AppConfig;
+  database: DatabaseConfig;
+  session: SessionConfig;
+}
+
+/**
+ * With NODE_ENV=production, the defaults that make `npm start` work with no set-up become refusals:
+ * each is safe on a laptop and wrong in a deployment. ALLOW_UNSAFE names the ones an operator
+ * accepts anyway (a benchmark, a single-instance demo), so the choice is explicit and visible.
+ */
+export function productionProblems({ app, database, session }: DeploymentSettings): string[] {
+  if (!app.production) return [];
+  const problems: string[] = [];
+  const allowed = (what: Parameters<typeof app.allowUnsafe.has>[0]): boolean => app.allowUnsafe.has(what);
+
+  if (database.dialect === 'sqlite' && !allowed('sqlite')) {
+    problems.push('DATABASE_URL: SQLite is a single file that instances cannot share; use postgres://… in production (or ALLOW_UNSAFE=sqlite)');
+  }
+  // RFC 8414 §2 and RFC 6749 §3.1/§3.2: the issuer and the endpoints it names are https.
+  if (!app.issuer.startsWith('https://') && !allowed('http')) {
+    problems.push(`ISSUER: must be an https URL in production, got "${app.issuer}" (or ALLOW_UNSAFE=http)`);
+  }
+  // A generated cookie key lives in the database beside everything else; a configured secret does not.
+  if (session.secrets.length === 0 && !allowed('generated-keys')) {
+    problems.push('SESSION_SECRET: set at least 32 random characters in production, the same on every instance (or ALLOW_UNSAFE=generated-keys)');
+  }
+  return problems;
+}
+
+export function assertSafeForProduction(settings: DeploymentSettings): void {
+  const problems = productionProblems(settings);
+  if (problems.length > 0) throw new ConfigValidationError(problems);
+}
