@@ -1,0 +1,114 @@
+/**
+ * Rate limits shared through Redis (REDIS_URL): two instances on one database and one Redis, as
+ * behind a load balancer, enforce one limit together. And when Redis goes away, requests are
+ * still served (each instance counting on its own) while readiness reports Redis down.
+ * Needs the machine's Redis on 127.0.0.1:6379 (TEST_REDIS_URL to use another).
+ */
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { createApp } from '../../src/app.setup.js';
+import { Browser, hiddenFields } from '../helpers/browser.js';
+import { basicAuth } from '../helpers/oauth-flow.js';
+import { TestApp, type RegisteredClient } from '../helpers/test-app.js';
+
+const REDIS_URL = process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379';
+const PREFIX = `latchkey_test_${randomBytes(4).toString('hex')}:`;
+
+async function startSecondInstance(): Promise<{ nest: NestFastifyApplication; baseUrl: string }> {
+  const nest = await createApp({ level: 'error' });
+  await nest.listen(0, '127.0.0.1');
+  const { port } = nest.getHttpServer().address() as { port: number };
+  return { nest, baseUrl: `http://127.0.0.1:${port}` };
+}
+
+async function clientCredentials(baseUrl: string, client: RegisteredClient): Promise<number> {
+  const response = await fetch(`${baseUrl}/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basicAuth(client.clientId, client.clientSecret!) },
+    body: 'grant_type=client_credentials',
+  });
+  await response.arrayBuffer();
+  return response.status;
+}
+
+async function signIn(baseUrl: string, username: string, password: string): Promise<{ status: number; retryAfter: string | null }> {
+  const browser = new Browser(baseUrl);
+  const form = await browser.get('/login');
+  const page = await browser.post('/login', { ...hiddenFields(form.body, '/login'), username, password });
+  return { status: page.status, retryAfter: page.headers.get('retry-after') };
+}
+
+describe('rate limits shared through Redis by two instances', () => {
+  let first: TestApp;
+  let second: { nest: NestFastifyApplication; baseUrl: string };
+  const redis = new Redis(REDIS_URL, { lazyConnect: true });
+
+  beforeAll(async () => {
+    await redis.connect();
+    first = await TestApp.start({
+      REDIS_URL,
+      RATE_LIMIT_KEY_PREFIX: PREFIX,
+      RATE_LIMIT_CLIENT_PER_MINUTE: '4',
+      LOGIN_FREE_FAILURES: '2',
+    });
+    second = await startSecondInstance();
+  });
+  afterAll(async () => {
+    await second?.nest.close();
+    await first?.stop();
+    const keys = await redis.keys(`${PREFIX}*`);
+    if (keys.length > 0) await redis.del(...keys);
+    redis.disconnect();
+  });
+
+  it('reports Redis in readiness', async () => {
+    const ready = await fetch(first.url('/health/ready'));
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toMatchObject({ info: { database: { status: 'up' }, redis: { status: 'up' } } });
+  });
+
+  it('counts a client\'s requests to either instance against one limit, and keeps the counters in Redis under hashed keys', async () => {
+    const client = await first.createClient({ grantTypes: ['client_credentials'], scope: 'notes:read' });
+    const statuses = [];
+    for (let i = 0; i < 3; i++) {
+      statuses.push(await clientCredentials(first.baseUrl, client));
+      statuses.push(await clientCredentials(second.baseUrl, client));
+    }
+    // Four allowed in all, not four per instance.
+    expect(statuses).toEqual([200, 200, 200, 200, 429, 429]);
+
+    const keys = await redis.keys(`${PREFIX}*`);
+    expect(keys.length).toBeGreaterThan(0);
+    for (const key of keys) expect(key).not.toContain(client.clientId);
+  });
+
+  it('makes a sign-in wait on one instance after failures on the other', async () => {
+    const user = await first.createUser();
+    expect((await signIn(first.baseUrl, user.username, 'wrong 1')).status).toBe(401);
+    expect((await signIn(second.baseUrl, user.username, 'wrong 2')).status).toBe(401);
+    expect(await signIn(first.baseUrl, user.username, user.password)).toEqual({ status: 429, retryAfter: '1' });
+    expect(await signIn(second.baseUrl, user.username, user.password)).toEqual({ status: 429, retryAfter: '1' });
+  });
+});
+
+describe('an unreachable Redis', () => {
+  let app: TestApp;
+
+  beforeAll(async () => {
+    // Nothing listens on port 1: every connection attempt is refused.
+    app = await TestApp.start({ REDIS_URL: 'redis://127.0.0.1:1', RATE_LIMIT_KEY_PREFIX: PREFIX, RATE_LIMIT_CLIENT_PER_MINUTE: '2' });
+  });
+  afterAll(async () => app?.stop());
+
+  it('makes the instance unready, but requests are still served and limited by this instance alone', async () => {
+    const ready = await fetch(app.url('/health/ready'));
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toMatchObject({ error: 'temporarily_unavailable', details: { database: { status: 'up' }, redis: { status: 'down' } } });
+
+    const client = await app.createClient({ grantTypes: ['client_credentials'], scope: 'notes:read' });
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push(await clientCredentials(app.baseUrl, client));
+    expect(statuses).toEqual([200, 200, 429]);
+  });
+});
