@@ -1,4 +1,5 @@
-import { Global, Module } from '@nestjs/common';
+import { Global, Logger, Module } from '@nestjs/common';
+import { appConfig, type AppConfig } from '../config/app.config.js';
 import { rateLimitConfig, type RateLimitConfig } from '../config/rate-limit.config.js';
 import { REDIS_CLIENT, type RedisClient } from '../redis/redis.constants.js';
 import { RedisModule } from '../redis/redis.module.js';
@@ -25,8 +26,13 @@ import { RedisThrottlerStorage } from './redis-throttler.storage.js';
   providers: [
     {
       provide: RATE_LIMIT_STORAGE,
-      inject: [REDIS_CLIENT, rateLimitConfig.KEY],
-      useFactory: (redis: RedisClient, config: RateLimitConfig) => (redis ? new RedisThrottlerStorage(redis, config.keyPrefix) : new MemoryThrottlerStorage()),
+      inject: [REDIS_CLIENT, rateLimitConfig.KEY, appConfig.KEY],
+      useFactory: (redis: RedisClient, config: RateLimitConfig, app: AppConfig) => {
+        if (redis) return new RedisThrottlerStorage(redis, config.keyPrefix);
+        // Legitimate for a single instance; behind a load balancer each instance would allow the full limit.
+        if (app.production) new Logger('RateLimit').warn('REDIS_URL is not set: rate limits and sign-in waits are counted by each instance on its own');
+        return new MemoryThrottlerStorage();
+      },
     },
     {
       provide: LOGIN_ATTEMPT_STORE,
