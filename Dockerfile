@@ -23,7 +23,8 @@ COPY --chown=node:node config ./config
 RUN mkdir -p /app/data && chown node:node /app/data
 USER node
 VOLUME ["/app/data"]
-EXPOSE 3000
+# 3000: the public port (behind the load balancer); 9464: Prometheus metrics, for the private network only.
+EXPOSE 3000 9464
 HEALTHCHECK --interval=30s --timeout=3s --start-period=20s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health/live').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 CMD ["node", "dist/src/main.js"]
