@@ -1,0 +1,169 @@
+/**
+ * Many instances behind a load balancer (docker-compose.yml, without containers): three instances
+ * on one PostgreSQL schema and one Redis, nginx round robin in front with TLS. Nothing lives in an
+ * instance's memory, so any request may land anywhere, an instance may die, and the database may
+ * go away and come back. Run by scripts/test-cluster.mjs (npm run test:cluster), after the main suite.
+ */
+import { Browser } from '../helpers/browser.js';
+import { authorizeUrl, newPkce, redirectParams } from '../helpers/oauth-flow.js';
+import type { TestUser } from '../helpers/test-app.js';
+import { Cluster, type ClusterClient } from './support/cluster.js';
+import { obtainAccessToken, obtainCode, SCOPE } from './support/flow.js';
+import { inParallel, postAsClient, send, withBearer, type Reply } from './support/http.js';
+import { runLoad } from './support/load.js';
+import { isPostgresUp, startPostgres, stopPostgres } from './support/postgres.js';
+
+const REDIRECT_URI = 'https://app.example/callback';
+const WORKERS = 20;
+
+describe('three instances behind nginx on one PostgreSQL and one Redis', () => {
+  let cluster: Cluster;
+  let web: ClusterClient;
+  let service: ClusterClient;
+  const user: TestUser = { username: 'alice', password: 'correct horse battery staple' };
+
+  /** Runs a test body; when it fails, the error carries the tail of every log. */
+  const withLogs = (body: () => Promise<void>) => async () => {
+    try {
+      await body();
+    } catch (error) {
+      if (error instanceof Error) error.message += `\n\nLogs (${process.env.CLUSTER_DIR}):\n${cluster.logs()}`;
+      throw error;
+    }
+  };
+  const instancesServing = (replies: { upstream: string | null }[]) => new Set(replies.map((r) => cluster.instanceOf(r.upstream)?.name ?? `unknown(${r.upstream})`));
+  const serviceToken = () => postAsClient(cluster.baseUrl, service, '/token', { grant_type: 'client_credentials', scope: 'notes:read' });
+  const introspect = (token: string) => postAsClient(cluster.baseUrl, service, '/introspect', { token });
+
+  beforeAll(async () => {
+    cluster = await Cluster.start(3);
+    cluster.createUser(user.username, user.password);
+    web = cluster.createClient('Web app', ['authorization_code', 'refresh_token'], SCOPE, REDIRECT_URI);
+    service = cluster.createClient('Resource server', ['client_credentials'], 'tokens:introspect notes:read');
+  }, 120_000);
+
+  afterAll(async () => {
+    // The rest of CI needs PostgreSQL, whatever happened here.
+    await startPostgres();
+    await cluster?.stop();
+  });
+
+  it('runs a whole flow whose authorize, login, consent, token, refresh and API calls land on different instances', withLogs(async () => {
+    const browser = new Browser(cluster.baseUrl);
+    const pkce = newPkce();
+    const hops: { step: string; upstream: string | null }[] = [];
+    const hop = <T extends { headers: Headers }>(step: string, page: T): T => (hops.push({ step, upstream: page.headers.get('x-upstream') }), page);
+
+    const loginPage = hop('authorize', await browser.get(authorizeUrl(web, { scope: SCOPE, state: 'xyz', code_challenge: pkce.challenge, code_challenge_method: 'S256' })));
+    expect(loginPage.body).toContain('action="/login"');
+    const loggedIn = hop('login', await browser.submit(loginPage, '/login', { username: user.username, password: user.password }));
+    expect(loggedIn.status).toBe(303);
+    // The form came from one instance and was accepted by another: session cookie and CSRF token are
+    // sealed with the shared SESSION_SECRET, not with anything an instance keeps to itself.
+    expect(cluster.instanceOf(hops[1].upstream)).not.toBe(cluster.instanceOf(hops[0].upstream));
+    const consentPage = hop('consent page', await browser.get(loggedIn.location!));
+    expect(consentPage.body).toContain('action="/consent"');
+    const allowed = hop('consent', await browser.submit(consentPage, '/consent', { decision: 'allow' }));
+    const params = redirectParams(allowed);
+    expect(params.get('state')).toBe('xyz');
+    expect(params.get('iss')).toBe(cluster.issuer); // RFC 9207
+
+    const token = await postAsClient(cluster.baseUrl, web, '/token', { grant_type: 'authorization_code', code: params.get('code')!, redirect_uri: REDIRECT_URI, code_verifier: pkce.verifier });
+    hops.push({ step: 'token', upstream: token.upstream });
+    expect(token).toMatchObject({ status: 200, body: { token_type: 'bearer', scope: SCOPE } });
+    const refreshed = await postAsClient(cluster.baseUrl, web, '/token', { grant_type: 'refresh_token', refresh_token: String(token.body.refresh_token) });
+    hops.push({ step: 'refresh', upstream: refreshed.upstream });
+    expect(refreshed.status).toBe(200);
+    expect(refreshed.body.refresh_token).not.toBe(token.body.refresh_token);
+
+    const accessToken = String(refreshed.body.access_token);
+    const created = await send(cluster.baseUrl, 'POST', '/api/v1/notes', withBearer(accessToken, { json: { title: 'Written through nginx' } }));
+    hops.push({ step: 'create', upstream: created.upstream });
+    expect(created.status).toBe(201);
+    const read = await send(cluster.baseUrl, 'GET', `/api/v1/notes/${String(created.body.id)}`, withBearer(accessToken));
+    hops.push({ step: 'read', upstream: read.upstream });
+    expect(read).toMatchObject({ status: 200, body: { id: created.body.id, title: 'Written through nginx' } });
+
+    expect(instancesServing(hops)).toEqual(new Set(cluster.instances.map((i) => i.name)));
+    // Behind the proxy only: an instance's own port answers plain http on /health/* alone.
+    const direct = await send(`http://${cluster.instances[0].address}`, 'POST', '/token', { form: { grant_type: 'client_credentials' } });
+    expect(direct).toMatchObject({ status: 400, body: { error: 'https_required' } });
+  }));
+
+  it('lets exactly one of 100 concurrent redemptions of one code, spread over the instances, succeed', withLogs(async () => {
+    const { code, verifier } = await obtainCode(cluster.baseUrl, web, user);
+    const form = { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: verifier };
+    const replies = await Promise.all(Array.from({ length: 100 }, () => postAsClient(cluster.baseUrl, web, '/token', form)));
+
+    const tally: Record<string, number> = {};
+    for (const key of replies.map((r) => (r.status === 200 ? '200' : `${r.status} ${String(r.body.error)}`))) tally[key] = (tally[key] ?? 0) + 1;
+    expect(tally).toEqual({ '200': 1, '400 invalid_grant': 99 });
+    expect(instancesServing(replies).size).toBe(3);
+    // RFC 6749 §4.1.2: the replays revoked what the code issued, whichever instance issued it.
+    const winner = replies.find((r) => r.status === 200)!;
+    expect((await introspect(String(winner.body.access_token))).body).toEqual({ active: false });
+  }));
+
+  it('keeps serving when an instance is killed during a load run, and loses nothing it acknowledged', withLogs(async () => {
+    const userToken = await obtainAccessToken(cluster.baseUrl, web, user);
+    const victim = cluster.instances[1];
+    const report = await runLoad({ baseUrl: cluster.baseUrl, service, userToken, workers: WORKERS, durationMs: 8000, at: { ms: 3000, action: () => victim.stop('SIGKILL') } });
+    const { tokens, items, ...figures } = report;
+    console.log(`Load run, ${WORKERS} workers for 8 s, ${victim.name} killed with SIGKILL at 3 s:\n${JSON.stringify({ ...figures, tokens: tokens.length, items: items.length }, null, 2)}`);
+
+    expect(victim.running).toBe(false);
+    expect(report.upstreams[victim.address]).toBeGreaterThan(0);
+    // nginx itself never went away, and moved GETs and refused connections to the others. Only a POST
+    // in flight on the victim may fail (502), at most one per worker; nginx does not resend it.
+    expect(report.connectionErrors).toBe(0);
+    expect(Object.keys(report.outcomes).sort().filter((k) => !['create 201', 'create 502', 'read 200', 'token 200', 'token 502'].includes(k))).toEqual([]);
+    expect(report.serverErrors).toBeLessThanOrEqual(WORKERS);
+    expect(report.succeeded).toBeGreaterThanOrEqual(report.requests - WORKERS);
+
+    // Every token answered 200 is still active, every item answered 201 still there.
+    const lostTokens = (await inParallel(tokens, 16, async (t) => ((await introspect(t)).body.active === true ? null : t))).filter(Boolean);
+    const lostItems = (await inParallel(items, 16, async (id) => ((await send(cluster.baseUrl, 'GET', `/api/v1/notes/${id}`, withBearer(userToken))).status === 200 ? null : id))).filter(Boolean);
+    expect({ lostTokens, lostItems }).toEqual({ lostTokens: [], lostItems: [] });
+
+    // With one instance gone, a burst is served by the other two, every request a success.
+    const burst: Reply[] = (await Promise.all(Array.from({ length: 30 }, async (_, i) => [
+      await serviceToken(),
+      await send(cluster.baseUrl, 'POST', '/api/v1/notes', withBearer(userToken, { json: { title: `after the kill ${i}` } })),
+    ]))).flat();
+    expect(burst.filter((r) => r.status !== 200 && r.status !== 201)).toEqual([]);
+    expect(instancesServing(burst)).toEqual(new Set(cluster.instances.filter((i) => i !== victim).map((i) => i.name)));
+
+    // Restarted, it rejoins: nginx tries it again after fail_timeout and it serves.
+    await victim.start();
+    await eventually(async () => cluster.instanceOf((await serviceToken()).upstream) === victim, 20_000);
+  }));
+
+  it('goes unready while PostgreSQL is down, and serves again once it is back, without restarting an instance', withLogs(async () => {
+    const pids = cluster.instances.map((i) => i.pid);
+    expect(await Promise.all(cluster.instances.map((i) => i.readiness()))).toEqual([200, 200, 200]);
+    try {
+      stopPostgres();
+      expect(isPostgresUp()).toBe(false);
+      await Promise.all(cluster.instances.map((i) => i.waitForReadiness(503, 20_000)));
+      const during = await serviceToken();
+      expect(during.status).toBeGreaterThanOrEqual(500);
+      expect(during.body.error).toEqual(expect.any(String));
+    } finally {
+      await startPostgres();
+    }
+    await Promise.all(cluster.instances.map((i) => i.waitForReadiness(200, 30_000)));
+    const after = [];
+    for (let i = 0; i < 6; i++) after.push(await serviceToken());
+    expect(after.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    expect(instancesServing(after).size).toBe(3);
+    expect(cluster.instances.map((i) => i.pid)).toEqual(pids);
+  }));
+});
+
+async function eventually(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`Not true after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}

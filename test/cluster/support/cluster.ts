@@ -1,0 +1,119 @@
+/**
+ * The deployment of docker-compose.yml on loopback: a fresh PostgreSQL schema migrated once by the
+ * CLI, three instances sharing it, Redis and one session secret, nginx in front. Everything it
+ * creates, it removes in stop().
+ */
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { Instance } from './instance.js';
+import { Nginx } from './nginx.js';
+import { DATABASE_URL, freePorts, RATE_LIMIT_KEY_PREFIX, REDIS_URL, SCHEMA, sharedEnv } from './settings.js';
+
+export interface ClusterClient {
+  clientId: string;
+  clientSecret: string;
+  redirectUri: string;
+}
+
+export class Cluster {
+  private constructor(
+    readonly instances: Instance[],
+    readonly nginx: Nginx,
+    private readonly env: Record<string, string>,
+  ) {}
+
+  static async start(size = 3): Promise<Cluster> {
+    const [nginxPort, ...ports] = await freePorts(1 + 2 * size);
+    const env = sharedEnv(`https://127.0.0.1:${nginxPort}`, randomBytes(36).toString('base64url'));
+    const instances = Array.from({ length: size }, (_, i) => {
+      const [port, metricsPort] = [ports[2 * i], ports[2 * i + 1]];
+      return new Instance(`instance-${i + 1}`, port, { ...env, PORT: String(port), METRICS_PORT: String(metricsPort) });
+    });
+    const cluster = new Cluster(instances, new Nginx(nginxPort, instances.map((i) => i.address)), env);
+    try {
+      await withPg((client) => client.query(`CREATE SCHEMA "${SCHEMA}"`));
+      cluster.cli('migrations:run');
+      await Promise.all(instances.map((i) => i.start()));
+      await cluster.nginx.start();
+      return cluster;
+    } catch (error) {
+      // Nothing of a half-started cluster may outlive the test run.
+      const logs = cluster.logs();
+      await cluster.stop();
+      throw new Error(`The cluster did not start: ${(error as Error).message}\n${logs}`, { cause: error });
+    }
+  }
+
+  get baseUrl(): string {
+    return this.nginx.baseUrl;
+  }
+
+  get issuer(): string {
+    return this.env.ISSUER;
+  }
+
+  /** The instance nginx names in X-Upstream (the last address, when it moved on to another). */
+  instanceOf(upstream: string | null): Instance | undefined {
+    const last = upstream?.split(',').pop()?.trim();
+    return this.instances.find((i) => i.address === last);
+  }
+
+  /** Runs the admin CLI against the cluster's database, as an operator would; returns its JSON. */
+  cli(...args: string[]): unknown {
+    const result = spawnSync(process.execPath, ['dist/src/cli/main.js', ...args], { env: this.env, encoding: 'utf8' });
+    if (result.status !== 0) throw new Error(`latchkey ${args[0]} failed (${result.status}): ${result.stderr}`);
+    return JSON.parse(result.stdout) as unknown;
+  }
+
+  createUser(username: string, password: string): void {
+    this.cli('users:create', '--username', username, '--password', password);
+  }
+
+  /** A confidential client (client_secret_basic) with the given grants and scope. */
+  createClient(name: string, grantTypes: string[], scope: string, redirectUri?: string): ClusterClient {
+    const args = ['clients:create', '--name', name, '--scope', scope, ...grantTypes.flatMap((g) => ['--grant-type', g])];
+    if (redirectUri) args.push('--redirect-uri', redirectUri);
+    const view = this.cli(...args) as { client_id: string; client_secret: string };
+    return { clientId: view.client_id, clientSecret: view.client_secret, redirectUri: redirectUri ?? '' };
+  }
+
+  /** The last lines of every log, for a failing test's output. */
+  logs(): string {
+    const sections = this.instances.map((i) => `--- ${i.name} (${i.address}) ---\n${i.logTail()}`);
+    return [...sections, `--- nginx ---\n${this.nginx.logTail()}`].join('\n');
+  }
+
+  async stop(): Promise<void> {
+    await this.nginx.stop();
+    await Promise.all(this.instances.map((i) => i.stop()));
+    await Promise.allSettled([withPg((client) => client.query(`DROP SCHEMA IF EXISTS "${SCHEMA}" CASCADE`)), flushRedisPrefix()]);
+  }
+}
+
+async function withPg<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: DATABASE_URL });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Deletes this run's rate-limit counters (every key under RATE_LIMIT_KEY_PREFIX). */
+async function flushRedisPrefix(): Promise<void> {
+  const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${RATE_LIMIT_KEY_PREFIX}*`, 'COUNT', 500);
+      if (keys.length > 0) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}

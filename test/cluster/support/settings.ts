@@ -1,0 +1,63 @@
+/**
+ * What scripts/test-cluster.mjs prepared for this run, and the shared services it runs against.
+ * The instances get their configuration from here, not from this process's environment.
+ */
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: run the cluster test through scripts/test-cluster.mjs (npm run test:cluster)`);
+  return value;
+}
+
+export const CLUSTER_DIR = required('CLUSTER_DIR');
+export const CERT_FILE = required('CLUSTER_CERT');
+export const KEY_FILE = required('CLUSTER_KEY');
+export const DATABASE_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+export const REDIS_URL = process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379';
+
+/** Names unique to this run, so runs never share a schema or rate-limit counters. */
+const runId = `${process.pid}_${randomBytes(3).toString('hex')}`;
+export const SCHEMA = `latchkey_cluster_${runId}`;
+export const RATE_LIMIT_KEY_PREFIX = `latchkey_cluster_${runId}:`;
+
+/** `count` distinct free ports on loopback (held open together, so no two are the same). */
+export async function freePorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from({ length: count }, () => new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
+      const server = createServer();
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve(server));
+    })),
+  );
+  const ports = servers.map((s) => (s.address() as { port: number }).port);
+  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  return ports;
+}
+
+/**
+ * The environment every instance and every CLI run gets: the contract of a production deployment
+ * (see docker-compose.yml), plus this run's database schema and Redis prefix.
+ */
+export function sharedEnv(issuer: string, sessionSecret: string): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    // Marks the processes of this run, so scripts/test-cluster.mjs can stop leftovers safely.
+    CLUSTER_DIR,
+    NODE_ENV: 'production',
+    HOST: '127.0.0.1',
+    ISSUER: issuer,
+    TRUST_PROXY: '127.0.0.1',
+    DATABASE_URL,
+    DATABASE_SCHEMA: SCHEMA,
+    MIGRATIONS_RUN: 'false',
+    SESSION_SECRET: sessionSecret,
+    REDIS_URL,
+    RATE_LIMIT_KEY_PREFIX,
+    // Counted in Redis as in production, but too high to be reached: the limits are not under test here.
+    RATE_LIMIT_CLIENT_PER_MINUTE: '1000000',
+    RATE_LIMIT_API_PER_MINUTE: '1000000',
+    LOG_LEVEL: 'warn',
+  };
+}
