@@ -1,0 +1,93 @@
+/**
+ * The two load generators: autocannon for a request that is the same every time (a bearer read, a
+ * client_credentials token request), and a worker loop for units of work that change from one
+ * iteration to the next (a refresh that rotates its token, a complete authorization-code flow, a
+ * login). Both report { rps, p50, p99, errors, requests } and sample the server's RSS meanwhile.
+ */
+import autocannon from 'autocannon';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** Samples `sample()` every 250 ms until stopped; returns a function that stops and gives the maximum. */
+function sampler(sample) {
+  let max = sample();
+  const timer = setInterval(() => (max = Math.max(max, sample())), 250);
+  return () => {
+    clearInterval(timer);
+    return Math.max(max, sample());
+  };
+}
+
+/** autocannon against one fixed request; a response with another status than `expect` is an error. */
+export async function fixedRequestLoad({ baseUrl, request, connections, seconds, expect = 200, rssMb }) {
+  const stopSampling = sampler(rssMb);
+  const result = await autocannon({
+    // The whole URL: autocannon sends `path` only with some methods.
+    url: new URL(request.path, baseUrl).href,
+    method: request.method,
+    headers: request.headers,
+    body: request.body,
+    connections,
+    duration: seconds,
+    // Requests are counted as errors by status below, not by autocannon's own 2xx rule.
+    expectBody: undefined,
+  });
+  const rss = stopSampling();
+  const good = result.statusCodeStats?.[String(expect)]?.count ?? (expect >= 200 && expect < 300 ? result['2xx'] : 0);
+  const total = result.requests.total;
+  return {
+    rps: good / seconds,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: total - good + result.errors + result.timeouts,
+    requests: total,
+    rssMb: rss,
+  };
+}
+
+/**
+ * `workers` concurrent loops, each calling its own `makeStep(worker)()` until `seconds` are over.
+ * A step that throws counts as an error (and the worker goes on).
+ */
+export async function stepLoad({ makeStep, workers, seconds, rssMb }) {
+  const steps = Array.from({ length: workers }, (_, worker) => makeStep(worker));
+  const latencies = [];
+  let errors = 0;
+  let firstError;
+  const stopSampling = sampler(rssMb);
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  await Promise.all(
+    steps.map(async (step) => {
+      while (performance.now() < deadline) {
+        const begin = performance.now();
+        try {
+          await step();
+          latencies.push(performance.now() - begin);
+        } catch (error) {
+          errors++;
+          firstError ??= error;
+          // A failing server must not turn the loop into a busy spin.
+          await sleep(5);
+        }
+      }
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  const rss = stopSampling();
+  if (firstError && latencies.length === 0) throw new Error(`every unit failed: ${firstError.message}`);
+  latencies.sort((a, b) => a - b);
+  return {
+    rps: latencies.length / elapsed,
+    p50: percentile(latencies, 0.5),
+    p99: percentile(latencies, 0.99),
+    errors,
+    requests: latencies.length,
+    rssMb: rss,
+    firstError: firstError?.message,
+  };
+}
+
+function percentile(sorted, q) {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+}

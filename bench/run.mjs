@@ -1,0 +1,134 @@
+#!/usr/bin/env node
+/**
+ * `npm run bench`: Latchkey against a bare Fastify baseline and node-oidc-provider, in one run, on
+ * this machine. Servers on one core, this load generator on another (taskset); each scenario is
+ * warmed up, then measured for BENCH_SECONDS, BENCH_REPEATS times, the servers taking turns. Prints
+ * one table and writes bench/results/<time>.json, latest.json and latest.svg.
+ *
+ * BENCH_DATABASE_URL=postgres://…  also runs Latchkey on PostgreSQL.
+ * BENCH_SECONDS (8), BENCH_WARMUP_SECONDS (2), BENCH_REPEATS (3), BENCH_CONNECTIONS (32),
+ * BENCH_WORKERS (16), BENCH_SCENARIOS (a,b10k,b100k,c,d,e,f,g), BENCH_SKIP_BUILD=1.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import baseline from './targets/baseline.mjs';
+import { latchkey } from './targets/latchkey.mjs';
+import oidcProvider from './targets/oidc-provider.mjs';
+import { closeAgents } from './lib/http.mjs';
+import { fixedRequestLoad, stepLoad } from './lib/load.mjs';
+import { checkTargets, ratios, renderSvg, renderTable, summarize, SCENARIOS } from './lib/report.mjs';
+
+const settings = {
+  seconds: Number(process.env.BENCH_SECONDS ?? 8),
+  warmupSeconds: Number(process.env.BENCH_WARMUP_SECONDS ?? 2),
+  repeats: Number(process.env.BENCH_REPEATS ?? 3),
+  connections: Number(process.env.BENCH_CONNECTIONS ?? 32),
+  workers: Number(process.env.BENCH_WORKERS ?? 16),
+  scenarios: (process.env.BENCH_SCENARIOS ?? 'a,b10k,b100k,c,d,e,f,g').split(','),
+};
+const RESULTS = 'bench/results';
+const started = Date.now();
+
+// Two cores or more: servers on core 0, the load generator (this process) on core 1.
+const pinning = cpus().length >= 2 && spawnSync('taskset', ['-V']).status === 0;
+const serverCpu = pinning ? 0 : null;
+if (pinning) execFileSync('taskset', ['-a', '-p', '-c', '1', String(process.pid)], { stdio: 'ignore' });
+settings.serverCpu = serverCpu;
+settings.loadCpu = pinning ? 1 : null;
+
+/** oidc-provider's scenarios under our letters: what it can do of ours. */
+const OIDC_SCENARIOS = { a: 'read', c: 'clientCredentials', d: 'refresh', e: 'flow', f: 'introspect' };
+function adaptOidcProvider(target) {
+  const scenarios = {};
+  for (const [letter, name] of Object.entries(OIDC_SCENARIOS)) {
+    const definition = target.scenarios[name];
+    scenarios[letter] = ['refresh', 'flow'].includes(name) ? { kind: 'steps', make: definition } : { kind: 'fixed', request: definition };
+  }
+  return { ...target, scenarios };
+}
+
+const targets = [baseline, adaptOidcProvider(oidcProvider), latchkey({ name: 'latchkey-sqlite' })];
+if (process.env.BENCH_DATABASE_URL) targets.push(latchkey({ name: 'latchkey-postgres', databaseUrl: process.env.BENCH_DATABASE_URL }));
+
+function log(message) {
+  console.log(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${message}`);
+}
+
+async function main() {
+  mkdirSync(RESULTS, { recursive: true });
+  if (!process.env.BENCH_SKIP_BUILD) {
+    log('building Latchkey');
+    execFileSync('npm', ['run', '-s', 'build'], { stdio: 'inherit' });
+  }
+  const running = [];
+  try {
+    let port = 41000 + Math.floor(Math.random() * 2000);
+    for (const target of targets) {
+      log(`starting ${target.name}`);
+      const server = await target.start({ port: port++, cpu: serverCpu, logFile: join(RESULTS, `${target.name}.log`) });
+      running.push(server);
+      log(`preparing ${target.name}`);
+      const ctx = await target.prepare(server.baseUrl, { workers: settings.workers, refresh: settings.workers });
+      target.server = server;
+      target.ctx = ctx;
+    }
+
+    const runs = [];
+    for (let repeat = 1; repeat <= settings.repeats; repeat++) {
+      for (const scenario of settings.scenarios) {
+        // The servers take turns within each repeat, so a slow drift of the machine hits them all alike.
+        const order = targets.filter((t) => t.scenarios[scenario]);
+        for (const target of repeat % 2 === 0 ? [...order].reverse() : order) {
+          const result = await measure(target, scenario);
+          runs.push({ target: target.name, scenario, repeat, ...result });
+          log(`${scenario.padEnd(5)} ${target.name.padEnd(17)} #${repeat}: ${Math.round(result.rps).toLocaleString('en')}/s, p99 ${result.p99.toFixed(1)} ms, ${result.errors} errors, ${result.rssMb.toFixed(0)} MB${result.firstError ? ` (first error: ${result.firstError})` : ''}`);
+        }
+      }
+    }
+    report(runs);
+  } finally {
+    closeAgents();
+    await Promise.allSettled(running.map((server) => server.stop()));
+  }
+}
+
+async function measure(target, scenario) {
+  const definition = target.scenarios[scenario];
+  const { server, ctx } = target;
+  const run = (seconds) =>
+    definition.kind === 'fixed'
+      ? fixedRequestLoad({ baseUrl: server.baseUrl, request: definition.request(ctx), connections: settings.connections, seconds, expect: definition.expect ?? 200, rssMb: server.rssMb })
+      : stepLoad({ makeStep: (worker) => definition.make(ctx, worker), workers: settings.workers, seconds, rssMb: server.rssMb });
+  if (settings.warmupSeconds > 0) await run(settings.warmupSeconds);
+  await sleep(200);
+  return run(settings.seconds);
+}
+
+function report(runs) {
+  const summary = summarize(runs);
+  const ratioRows = ratios(summary);
+  const targetChecks = checkTargets(summary);
+  const machine = {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model,
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    commit: spawnSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).stdout.trim(),
+    date: new Date().toISOString(),
+  };
+  const results = { machine, settings, scenarios: SCENARIOS, runs, summary, ratios: ratioRows, targets: targetChecks, durationSeconds: Math.round((Date.now() - started) / 1000) };
+  const stamp = machine.date.replace(/[:.]/g, '-');
+  writeFileSync(join(RESULTS, `${stamp}.json`), JSON.stringify(results, null, 2));
+  writeFileSync(join(RESULTS, 'latest.json'), JSON.stringify(results, null, 2));
+  writeFileSync(join(RESULTS, 'latest.svg'), renderSvg(summary, { latchkeyTarget: 'latchkey-sqlite', title: `Latchkey benchmark, ${machine.cpus} cores, Node ${machine.node}, ${machine.date.slice(0, 10)}` }));
+  console.log(`\n${renderTable(summary, ratioRows, targetChecks, { latchkeyTarget: 'latchkey-sqlite' })}`);
+  console.log(`\nWritten: ${RESULTS}/latest.json, ${RESULTS}/latest.svg (${results.durationSeconds} s in all)`);
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,181 @@
+/**
+ * node-oidc-provider as the comparison point: bench/servers/oidc-provider-server.mjs, one process,
+ * its in-memory adapter. The scenarios are the ones it shares with Latchkey, under its own names
+ * (bench/run.mjs maps them to our letters): a userinfo read, a client_credentials token, a refresh
+ * with rotation, a complete authorization-code flow in a logged-in session with consent remembered,
+ * and an introspection. Everything is set up over HTTP, as a browser and a client would.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { basicAuth, CookieJar, expectStatus, FORM, request } from '../lib/http.mjs';
+import { startServer } from '../lib/processes.mjs';
+
+// The same values as in the server.
+const CLIENT_ID = 'bench-client';
+const CLIENT_SECRET = 'bench-secret-0123456789abcdef0123456789';
+const REDIRECT_URI = 'http://127.0.0.1/cb';
+const USERNAME = 'bench';
+const PASSWORD = 'bench-password';
+// What the flow asks for. openid is needed for userinfo; offline_access is left out because
+// oidc-provider only honours it with prompt=consent, which would make every authorization an
+// interaction. The server issues a refresh token on every code exchange regardless, as Latchkey does.
+const FLOW_SCOPE = 'openid';
+// What a first, consenting authorization asks for: refresh tokens that outlive the session.
+const OFFLINE_SCOPE = 'openid offline_access';
+const API_SCOPE = 'api:read';
+
+const AUTHORIZATION = basicAuth(CLIENT_ID, CLIENT_SECRET);
+
+function tokenRequest(form) {
+  return {
+    method: 'POST',
+    path: '/token',
+    headers: { authorization: AUTHORIZATION, 'content-type': FORM },
+    body: new URLSearchParams(form).toString(),
+  };
+}
+
+function pkcePair() {
+  const verifier = randomBytes(32).toString('base64url');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+}
+
+function authorizePath({ scope, challenge, state, prompt }) {
+  const query = new URLSearchParams({
+    response_type: 'code',
+    client_id: CLIENT_ID,
+    redirect_uri: REDIRECT_URI,
+    scope,
+    state,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  });
+  if (prompt) query.set('prompt', prompt);
+  return `/auth?${query}`;
+}
+
+/** The code from a redirect to the client, after checking it is one and carries our state. */
+function codeFrom(response, state, what) {
+  expectStatus(response, [302, 303], what);
+  const location = new URL(response.headers.location, REDIRECT_URI);
+  if (`${location.origin}${location.pathname}` !== REDIRECT_URI) throw new Error(`${what}: redirected to ${response.headers.location}`);
+  const code = location.searchParams.get('code');
+  if (!code || location.searchParams.get('state') !== state) throw new Error(`${what}: no code in ${response.headers.location}`);
+  return code;
+}
+
+async function exchangeCode(baseUrl, code, verifier) {
+  const response = await request(baseUrl, tokenRequest({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: verifier }));
+  return JSON.parse(expectStatus(response, 200, 'code exchange').body);
+}
+
+/**
+ * A new browser: authorize with offline_access and prompt=consent → the interaction (the sign-in
+ * form, posted with the bench user's password; it grants the requested scopes too) → back to the
+ * authorization endpoint → the client's redirect with a code → the code exchange. Returns the
+ * browser's cookies and the token response.
+ */
+async function signInAndConsent(baseUrl) {
+  const jar = new CookieJar();
+  const { verifier, challenge } = pkcePair();
+  const state = randomBytes(8).toString('hex');
+  let response = jar.store(await request(baseUrl, { path: authorizePath({ scope: OFFLINE_SCOPE, challenge, state, prompt: 'consent' }) }));
+  expectStatus(response, [302, 303], 'authorize (first)');
+  const interaction = new URL(response.headers.location, baseUrl).pathname;
+  if (!interaction.startsWith('/interaction/')) throw new Error(`authorize (first): expected an interaction, got ${response.headers.location}`);
+
+  const form = new URLSearchParams({ login: USERNAME, password: PASSWORD }).toString();
+  response = jar.store(await request(baseUrl, { method: 'POST', path: interaction, headers: { cookie: jar.header(), 'content-type': FORM }, body: form }));
+  expectStatus(response, 303, 'sign-in and consent');
+
+  // Resuming the authorization sets the session cookie and redirects to the client.
+  response = jar.store(await request(baseUrl, { path: new URL(response.headers.location, baseUrl).pathname, headers: { cookie: jar.header() } }));
+  const tokens = await exchangeCode(baseUrl, codeFrom(response, state, 'authorize (resumed)'), verifier);
+  return { jar, tokens };
+}
+
+/** Only the session's cookies (and their signatures): what a later authorization needs. */
+function sessionCookie(jar) {
+  const cookies = [...jar.cookies].filter(([name]) => name === '_session' || name === '_session.sig');
+  if (cookies.length === 0) throw new Error('no session cookie after sign-in');
+  return cookies.map(([name, value]) => `${name}=${value}`).join('; ');
+}
+
+export default {
+  name: 'oidc-provider',
+
+  /** The server pinned to `cpu` (when not null); ready once it answers its discovery document. */
+  async start({ port, cpu, logFile = join(tmpdir(), `oidc-provider-bench-${port}.log`) }) {
+    const baseUrl = `http://127.0.0.1:${port}`;
+    const server = await startServer({
+      name: 'oidc-provider',
+      command: process.execPath,
+      args: ['bench/servers/oidc-provider-server.mjs'],
+      env: { PORT: String(port), NODE_ENV: 'production' },
+      cpu,
+      // The server prints `ready` once listening; answering a request through the provider is the
+      // stronger check, and the one the other targets use.
+      readyUrl: `${baseUrl}/.well-known/openid-configuration`,
+      logFile,
+    });
+    return { ...server, baseUrl };
+  },
+
+  /**
+   * One signed-in session with consent given (its cookie and a user access token), and
+   * `refresh` (or `workers`) refresh tokens, each from a browser session of its own: oidc-provider
+   * revokes a whole grant when a rotated refresh token is reused, so tokens sharing one grant
+   * would not be independent.
+   */
+  async prepare(baseUrl, { refresh, workers } = {}) {
+    const count = refresh ?? workers ?? 64;
+    const main = await signInAndConsent(baseUrl);
+    const refreshTokens = [];
+    for (let i = 0; i < count; i++) {
+      const { tokens } = await signInAndConsent(baseUrl);
+      if (!tokens.refresh_token) throw new Error('the code exchange returned no refresh token');
+      refreshTokens.push(tokens.refresh_token);
+    }
+    return { baseUrl, cookie: sessionCookie(main.jar), accessToken: main.tokens.access_token, refreshTokens };
+  },
+
+  scenarios: {
+    read: (ctx) => ({ method: 'GET', path: '/me', headers: { authorization: `Bearer ${ctx.accessToken}` } }),
+
+    clientCredentials: () => ({
+      method: 'POST',
+      path: '/token',
+      headers: { authorization: AUTHORIZATION, 'content-type': FORM },
+      body: `grant_type=client_credentials&scope=${encodeURIComponent(API_SCOPE)}`,
+    }),
+
+    introspect: (ctx) => ({
+      method: 'POST',
+      path: '/token/introspection',
+      headers: { authorization: AUTHORIZATION, 'content-type': FORM },
+      body: `token=${ctx.accessToken}`,
+    }),
+
+    /** One refresh with this worker's token; the rotated token replaces it. */
+    refresh: (ctx, worker) => {
+      if (worker >= ctx.refreshTokens.length) throw new Error(`only ${ctx.refreshTokens.length} refresh tokens for worker ${worker}`);
+      return async () => {
+        const response = await request(ctx.baseUrl, tokenRequest({ grant_type: 'refresh_token', refresh_token: ctx.refreshTokens[worker] }));
+        const { refresh_token: rotated } = JSON.parse(expectStatus(response, 200, 'refresh').body);
+        if (!rotated || rotated === ctx.refreshTokens[worker]) throw new Error('refresh: the token was not rotated');
+        ctx.refreshTokens[worker] = rotated;
+      };
+    },
+
+    /** Authorize in the signed-in session (no interaction: consent is remembered) → code → tokens → userinfo. */
+    flow: (ctx) => async () => {
+      const { verifier, challenge } = pkcePair();
+      const state = randomBytes(8).toString('hex');
+      const authorized = await request(ctx.baseUrl, { path: authorizePath({ scope: FLOW_SCOPE, challenge, state }), headers: { cookie: ctx.cookie } });
+      const tokens = await exchangeCode(ctx.baseUrl, codeFrom(authorized, state, 'authorize'), verifier);
+      const userinfo = await request(ctx.baseUrl, { path: '/me', headers: { authorization: `Bearer ${tokens.access_token}` } });
+      expectStatus(userinfo, 200, 'userinfo');
+    },
+  },
+};
