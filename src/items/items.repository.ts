@@ -1,11 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import type { Repository } from 'typeorm';
+import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
+import type { DataSource, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import { v7 as uuidv7 } from 'uuid';
 import type { Attribute } from '../collections/collection.js';
 import { Clock } from '../common/clock.js';
 import { databaseConfig, type DatabaseConfig } from '../config/database.config.js';
+import { PreparedStatement, sqliteDate } from '../database/prepared-statement.js';
 import { AttributeSql } from './attribute-sql.js';
 import { Item } from './item.entity.js';
 
@@ -20,6 +21,22 @@ export interface ListQuery {
   after?: { value: unknown; id: string };
 }
 
+/** One item by id, scoped to its owner and collection (the primary key decides; the rest is the scope). */
+const ITEM_BY_ID =
+  'SELECT "id", "collection", "owner_id" AS "ownerId", "data", "version", "created_at" AS "createdAt", "updated_at" AS "updatedAt" ' +
+  'FROM "items" WHERE "id" = ? AND "owner_id" = ? AND "collection" = ?';
+
+/** A row as the drivers return it: PostgreSQL parses jsonb and timestamptz, SQLite gives text. */
+interface ItemRow {
+  id: string;
+  collection: string;
+  ownerId: string;
+  data: Record<string, unknown> | string;
+  version: number;
+  createdAt: Date | string;
+  updatedAt: Date | string;
+}
+
 export type WriteOutcome = { outcome: 'ok'; item: Item } | { outcome: 'not_found' } | { outcome: 'stale' };
 
 /**
@@ -30,13 +47,16 @@ export type WriteOutcome = { outcome: 'ok'; item: Item } | { outcome: 'not_found
 @Injectable()
 export class ItemsRepository {
   readonly sql: AttributeSql;
+  private readonly byId: PreparedStatement<ItemRow>;
 
   constructor(
     @InjectRepository(Item) private readonly items: Repository<Item>,
     @Inject(databaseConfig.KEY) database: DatabaseConfig,
     private readonly clock: Clock,
+    @InjectDataSource() dataSource: DataSource,
   ) {
     this.sql = new AttributeSql(database.dialect);
+    this.byId = new PreparedStatement(dataSource, 'latchkey_item_by_id', ITEM_BY_ID);
   }
 
   /**
@@ -79,8 +99,15 @@ export class ItemsRepository {
     return page;
   }
 
-  find(collection: string, ownerId: string, id: string): Promise<Item | null> {
-    return this.items.findOneBy({ id, ownerId, collection });
+  /** The read of GET /api/v1/<collection>/<id>, on every such request: a prepared statement. */
+  async find(collection: string, ownerId: string, id: string): Promise<Item | null> {
+    const row = await this.byId.one(id, ownerId, collection);
+    if (!row) return null;
+    return Object.assign(new Item(), row, {
+      data: typeof row.data === 'string' ? (JSON.parse(row.data) as Record<string, unknown>) : row.data,
+      createdAt: typeof row.createdAt === 'string' ? sqliteDate(row.createdAt)! : row.createdAt,
+      updatedAt: typeof row.updatedAt === 'string' ? sqliteDate(row.updatedAt)! : row.updatedAt,
+    });
   }
 
   async create(collection: string, ownerId: string, data: Record<string, unknown>): Promise<Item> {

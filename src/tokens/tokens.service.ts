@@ -1,11 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
+import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
-import { IsNull, type EntityManager, type Repository } from 'typeorm';
+import { IsNull, type DataSource, type EntityManager, type Repository } from 'typeorm';
 import { AuditService } from '../audit/audit.service.js';
 import { Clock } from '../common/clock.js';
 import { generateSecret, hashSecret, SECRET_PREFIX } from '../common/secrets.js';
 import { oauthConfig, type OAuthConfig } from '../config/oauth.config.js';
+import { PreparedStatement, sqliteDate } from '../database/prepared-statement.js';
 import { Token, TokenKind } from './token.entity.js';
 
 export interface TokenGrant {
@@ -25,14 +26,26 @@ export interface IssuedTokens {
   scope: string;
 }
 
+/** Every column of a token row, under the entity's property names. */
+const TOKEN_BY_HASH =
+  'SELECT "id", "kind", "token_hash" AS "tokenHash", "family_id" AS "familyId", "client_id" AS "clientId", "user_id" AS "userId", "scope", ' +
+  '"expires_at" AS "expiresAt", "consumed_at" AS "consumedAt", "revoked_at" AS "revokedAt", "created_at" AS "createdAt" FROM "tokens" WHERE "token_hash" = ?';
+
+type TokenRow = Omit<Token, 'expiresAt' | 'consumedAt' | 'revokedAt' | 'createdAt'> & { expiresAt: Date | string; consumedAt: Date | string | null; revokedAt: Date | string | null; createdAt: Date | string };
+
 @Injectable()
 export class TokensService {
+  private readonly byHash: PreparedStatement<TokenRow>;
+
   constructor(
     @InjectRepository(Token) private readonly tokens: Repository<Token>,
     @Inject(oauthConfig.KEY) private readonly config: OAuthConfig,
     private readonly clock: Clock,
     private readonly audit: AuditService,
-  ) {}
+    @InjectDataSource() dataSource: DataSource,
+  ) {
+    this.byHash = new PreparedStatement(dataSource, 'latchkey_token_by_hash', TOKEN_BY_HASH);
+  }
 
   /** Issues an access token (and a refresh token when asked); only their hashes are stored. */
   async issue(grant: TokenGrant, manager: EntityManager = this.tokens.manager): Promise<IssuedTokens> {
@@ -47,9 +60,18 @@ export class TokensService {
     return { accessToken, refreshToken, expiresIn: this.config.accessTokenTtlSeconds, scope: grant.scope };
   }
 
-  /** One indexed lookup by the token's hash. */
-  findByValue(value: string): Promise<Token | null> {
-    return this.tokens.findOneBy({ tokenHash: hashSecret(value) });
+  /** One indexed lookup by the token's hash: on every API request, so a prepared statement. */
+  async findByValue(value: string): Promise<Token | null> {
+    const row = await this.byHash.one(hashSecret(value));
+    if (!row) return null;
+    // PostgreSQL's driver returns Dates; SQLite's, TypeORM's UTC text.
+    const date = (value: Date | string | null) => (typeof value === 'string' ? sqliteDate(value) : value);
+    return Object.assign(new Token(), row, {
+      expiresAt: date(row.expiresAt)!,
+      consumedAt: date(row.consumedAt),
+      revokedAt: date(row.revokedAt),
+      createdAt: date(row.createdAt)!,
+    });
   }
 
   /** Usable now: not revoked, not expired, and (for refresh tokens) not yet rotated. */

@@ -1,0 +1,55 @@
+import type { DataSource } from 'typeorm';
+
+/** SQLite's DATETIME as TypeORM writes it: UTC, "YYYY-MM-DD HH:MM:SS.SSS". */
+export function sqliteDate(value: string | null): Date | null {
+  return value === null ? null : new Date(`${value.replace(' ', 'T')}Z`);
+}
+
+interface SqliteStatement {
+  get(...parameters: unknown[]): unknown;
+}
+interface SqliteConnection {
+  prepare(sql: string): SqliteStatement;
+}
+interface PgPool {
+  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
+}
+
+/**
+ * A single-row SELECT prepared once and run without the query builder, for the lookups on every
+ * request's path (a token check): TypeORM builds, escapes and hydrates each query anew, which cost
+ * more than the indexed lookup itself (bench/RESULTS.md). SQLite: a better-sqlite3 statement,
+ * re-prepared if the connection was replaced. PostgreSQL: a named statement, which node-postgres
+ * prepares once per pooled connection. The SQL uses `?` placeholders, rewritten to `$n` for PostgreSQL.
+ * Errors are the driver's own, so a lost database is still recognised (database-unavailable.ts).
+ */
+export class PreparedStatement<Row> {
+  private connection?: SqliteConnection;
+  private statement?: SqliteStatement;
+  private readonly postgresSql: string;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly name: string,
+    private readonly sql: string,
+  ) {
+    let n = 0;
+    this.postgresSql = sql.replace(/\?/g, () => `$${++n}`);
+  }
+
+  async one(...parameters: unknown[]): Promise<Row | undefined> {
+    const driver = this.dataSource.driver as unknown as { databaseConnection?: SqliteConnection; master?: PgPool };
+    if (this.dataSource.options.type === 'postgres') {
+      if (!driver.master) throw new Error('Driver not Connected');
+      const result = await driver.master.query({ name: this.name, text: this.postgresSql, values: parameters });
+      return result.rows[0] as Row | undefined;
+    }
+    const connection = driver.databaseConnection;
+    if (!connection) throw new Error('Driver not Connected');
+    if (connection !== this.connection) {
+      this.statement = connection.prepare(this.sql);
+      this.connection = connection;
+    }
+    return this.statement!.get(...parameters) as Row | undefined;
+  }
+}
