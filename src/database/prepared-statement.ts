@@ -5,6 +5,17 @@ export function sqliteDate(value: string | null): Date | null {
   return value === null ? null : new Date(`${value.replace(' ', 'T')}Z`);
 }
 
+/** A Date as TypeORM writes it into a SQLite DATETIME column. */
+export function toSqliteDate(date: Date): string {
+  return date.toISOString().replace('T', ' ').replace('Z', '');
+}
+
+/** `?` placeholders as the dialect wants them: PostgreSQL numbers them ($1, $2 …). */
+export function placeholders(sql: string, dialect: string): string {
+  let n = 0;
+  return dialect === 'postgres' ? sql.replace(/\?/g, () => `$${++n}`) : sql;
+}
+
 interface SqliteStatement {
   get(...parameters: unknown[]): unknown;
 }
@@ -33,8 +44,7 @@ export class PreparedStatement<Row> {
     private readonly name: string,
     private readonly sql: string,
   ) {
-    let n = 0;
-    this.postgresSql = sql.replace(/\?/g, () => `$${++n}`);
+    this.postgresSql = placeholders(sql, 'postgres');
   }
 
   async one(...parameters: unknown[]): Promise<Row | undefined> {
