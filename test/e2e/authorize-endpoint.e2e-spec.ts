@@ -6,6 +6,7 @@ import { User } from '../../src/users/user.entity.js';
 import { Browser, type Page } from '../helpers/browser.js';
 import { authorizeAsUser, authorizeUrl, newPkce, redirectParams } from '../helpers/oauth-flow.js';
 import { TestApp, type RegisteredClient, type TestUser } from '../helpers/test-app.js';
+import { withEnv } from '../helpers/with-env.js';
 
 const CALLBACK = 'https://app.example/callback';
 const CODE_FORMAT = /^lk_ac_[A-Za-z0-9_-]{43}$/;
@@ -379,20 +380,6 @@ describe('authorization endpoint (RFC 6749 §4.1.1, §4.1.2)', () => {
   });
 
   describe('CODE_TTL_SECONDS (never above 600, RFC 6749 §4.1.2)', () => {
-    /** Sets environment variables for the duration of `work`, then puts the old values back. */
-    async function withEnv<T>(env: Record<string, string>, work: () => Promise<T>): Promise<T> {
-      const saved = Object.fromEntries(Object.keys(env).map((name) => [name, process.env[name]]));
-      Object.assign(process.env, env);
-      try {
-        return await work();
-      } finally {
-        for (const [name, value] of Object.entries(saved)) {
-          if (value === undefined) delete process.env[name];
-          else process.env[name] = value;
-        }
-      }
-    }
-
     /** Starts a second instance with extra settings; returns why it refused to start, or undefined if it started. */
     async function startupFailure(env: Record<string, string>): Promise<unknown> {
       return withEnv(env, async () => {

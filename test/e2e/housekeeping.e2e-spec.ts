@@ -17,26 +17,13 @@ import { User } from '../../src/users/user.entity.js';
 import { obtainTokens } from '../helpers/api-client.js';
 import { tokenRequest } from '../helpers/oauth-flow.js';
 import { TestApp, type RegisteredClient, type TestUser } from '../helpers/test-app.js';
+import { withEnv } from '../helpers/with-env.js';
 
 const GRACE_SECONDS = 60;
 const BATCH_SIZE = 4;
 const ACCESS_TTL = 600;
 const REFRESH_TTL = 3600;
 const PROJECT = new URL('../../', import.meta.url).pathname;
-
-/** Sets environment variables for the duration of `work`, then puts the old values back. */
-async function withEnv<T>(env: Record<string, string>, work: () => Promise<T>): Promise<T> {
-  const saved = Object.fromEntries(Object.keys(env).map((name) => [name, process.env[name]]));
-  Object.assign(process.env, env);
-  try {
-    return await work();
-  } finally {
-    for (const [name, value] of Object.entries(saved)) {
-      if (value === undefined) delete process.env[name];
-      else process.env[name] = value;
-    }
-  }
-}
 
 /** A second instance on the same database, with its own connections; closed, never dropping the database. */
 async function startInstance(env: Record<string, string> = {}): Promise<NestFastifyApplication> {

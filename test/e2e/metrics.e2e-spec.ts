@@ -7,6 +7,7 @@ import { MetricsService } from '../../src/metrics/metrics.service.js';
 import { ApiClient, obtainTokens } from '../helpers/api-client.js';
 import { obtainCode, tokenRequest } from '../helpers/oauth-flow.js';
 import { TestApp, type RegisteredClient, type TestUser } from '../helpers/test-app.js';
+import { withEnv } from '../helpers/with-env.js';
 
 /** Prometheus text format: `name{a="x",b="y"} value` → the value of the series with exactly these labels, 0 when absent. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number {
@@ -26,20 +27,6 @@ async function freePort(): Promise<number> {
   const { port } = server.address() as { port: number };
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
-}
-
-/** Sets environment variables for the duration of `work`, then puts the old values back. */
-async function withEnv<T>(env: Record<string, string>, work: () => Promise<T>): Promise<T> {
-  const saved = Object.fromEntries(Object.keys(env).map((name) => [name, process.env[name]]));
-  Object.assign(process.env, env);
-  try {
-    return await work();
-  } finally {
-    for (const [name, value] of Object.entries(saved)) {
-      if (value === undefined) delete process.env[name];
-      else process.env[name] = value;
-    }
-  }
 }
 
 describe('Prometheus metrics (/metrics on the metrics listener)', () => {
