@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import type { DataSource, Repository } from 'typeorm';
-import { PreparedStatement, sqliteDate } from '../database/prepared-statement.js';
+import { PreparedStatement, rowDate } from '../database/prepared-statement.js';
 import { DomainError } from '../common/domain-error.js';
 import { ClientAuthMethod, GrantType } from '../common/oauth.constants.js';
 import { formatScope, parseScope } from '../common/scope.js';
@@ -63,8 +63,8 @@ function toClient(row: ClientRow): Client {
   return Object.assign(new Client(), row, {
     redirectUris: JSON.parse(row.redirectUris) as string[],
     grantTypes: JSON.parse(row.grantTypes) as GrantType[],
-    createdAt: typeof row.createdAt === 'string' ? sqliteDate(row.createdAt)! : row.createdAt,
-    updatedAt: typeof row.updatedAt === 'string' ? sqliteDate(row.updatedAt)! : row.updatedAt,
+    createdAt: rowDate(row.createdAt),
+    updatedAt: rowDate(row.updatedAt),
   });
 }
 

@@ -75,10 +75,20 @@ function readPem(variable: string, path: string, problems: string[]): Buffer | u
   }
 }
 
+/** PORT and HOST with their defaults. */
+function listenAddressOf(env: AppEnv): { port: number; host: string } {
+  return { port: env.PORT ?? 3000, host: env.HOST ?? '0.0.0.0' };
+}
+
+/** The public listener's address alone, for a namespace that must differ from it (metrics.config.ts), without appConfig's file reads. */
+export function listenAddress(): { port: number; host: string } {
+  return listenAddressOf(validateEnv(AppEnv, process.env));
+}
+
 export const appConfig = registerAs('app', () => {
   const env = validateEnv(AppEnv, process.env);
   const problems: string[] = [];
-  const port = env.PORT ?? 3000;
+  const { port, host } = listenAddressOf(env);
   const issuer = (env.ISSUER ?? `http://localhost:${port}`).replace(/\/+$/, '');
   if (new URL(issuer).search || new URL(issuer).hash) problems.push('ISSUER: must not contain a query or fragment (RFC 8414 §2)');
 
@@ -104,7 +114,7 @@ export const appConfig = registerAs('app', () => {
 
   return {
     port,
-    host: env.HOST ?? '0.0.0.0',
+    host,
     issuer,
     nodeEnv: env.NODE_ENV ?? 'development',
     production: env.NODE_ENV === 'production',

@@ -1,6 +1,6 @@
 import { registerAs, type ConfigType } from '@nestjs/config';
 import { IsIn, IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
-import { appConfig } from './app.config.js';
+import { listenAddress } from './app.config.js';
 import { validateEnv } from './validate-env.js';
 
 class MetricsEnv {
@@ -19,7 +19,7 @@ class MetricsEnv {
 
 export const metricsConfig = registerAs('metrics', () => {
   const env = validateEnv(MetricsEnv, process.env);
-  const app = appConfig();
+  const app = listenAddress();
   const port = env.METRICS_PORT ?? 9464;
   const host = env.METRICS_HOST ?? app.host;
   const enabled = env.METRICS_ENABLED !== 'false';

@@ -17,17 +17,16 @@ interface DeploymentSettings {
 export function productionProblems({ app, database, session }: DeploymentSettings): string[] {
   if (!app.production) return [];
   const problems: string[] = [];
-  const allowed = (what: Parameters<typeof app.allowUnsafe.has>[0]): boolean => app.allowUnsafe.has(what);
 
-  if (database.dialect === 'sqlite' && !allowed('sqlite')) {
+  if (database.dialect === 'sqlite' && !app.allowUnsafe.has('sqlite')) {
     problems.push('DATABASE_URL: SQLite is a single file that instances cannot share; use postgres://… in production (or ALLOW_UNSAFE=sqlite)');
   }
   // RFC 8414 §2 and RFC 6749 §3.1/§3.2: the issuer and the endpoints it names are https.
-  if (!app.issuer.startsWith('https://') && !allowed('http')) {
+  if (!app.issuer.startsWith('https://') && !app.allowUnsafe.has('http')) {
     problems.push(`ISSUER: must be an https URL in production, got "${app.issuer}" (or ALLOW_UNSAFE=http)`);
   }
   // A generated cookie key lives in the database beside everything else; a configured secret does not.
-  if (session.secrets.length === 0 && !allowed('generated-keys')) {
+  if (session.secrets.length === 0 && !app.allowUnsafe.has('generated-keys')) {
     problems.push('SESSION_SECRET: set at least 32 random characters in production, the same on every instance (or ALLOW_UNSAFE=generated-keys)');
   }
   return problems;

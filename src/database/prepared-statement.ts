@@ -1,8 +1,13 @@
 import type { DataSource } from 'typeorm';
 
-/** SQLite's DATETIME as TypeORM writes it: UTC, "YYYY-MM-DD HH:MM:SS.SSS". */
-export function sqliteDate(value: string | null): Date | null {
-  return value === null ? null : new Date(`${value.replace(' ', 'T')}Z`);
+/**
+ * A timestamp column as a Date: PostgreSQL's driver returns Dates already; SQLite returns the
+ * DATETIME text TypeORM wrote (UTC, "YYYY-MM-DD HH:MM:SS.SSS").
+ */
+export function rowDate(value: Date | string): Date;
+export function rowDate(value: Date | string | null): Date | null;
+export function rowDate(value: Date | string | null): Date | null {
+  return typeof value === 'string' ? new Date(`${value.replace(' ', 'T')}Z`) : value;
 }
 
 /** A Date as TypeORM writes it into a SQLite DATETIME column. */

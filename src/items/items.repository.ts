@@ -6,7 +6,7 @@ import { v7 as uuidv7 } from 'uuid';
 import type { Attribute } from '../collections/collection.js';
 import { Clock } from '../common/clock.js';
 import { databaseConfig, type DatabaseConfig } from '../config/database.config.js';
-import { PreparedStatement, sqliteDate } from '../database/prepared-statement.js';
+import { PreparedStatement, rowDate } from '../database/prepared-statement.js';
 import { AttributeSql } from './attribute-sql.js';
 import { Item } from './item.entity.js';
 
@@ -105,8 +105,8 @@ export class ItemsRepository {
     if (!row) return null;
     return Object.assign(new Item(), row, {
       data: typeof row.data === 'string' ? (JSON.parse(row.data) as Record<string, unknown>) : row.data,
-      createdAt: typeof row.createdAt === 'string' ? sqliteDate(row.createdAt)! : row.createdAt,
-      updatedAt: typeof row.updatedAt === 'string' ? sqliteDate(row.updatedAt)! : row.updatedAt,
+      createdAt: rowDate(row.createdAt),
+      updatedAt: rowDate(row.updatedAt),
     });
   }
 

@@ -6,7 +6,7 @@ import { AuditService } from '../audit/audit.service.js';
 import { Clock } from '../common/clock.js';
 import { generateSecret, hashSecret, SECRET_PREFIX } from '../common/secrets.js';
 import { oauthConfig, type OAuthConfig } from '../config/oauth.config.js';
-import { placeholders, PreparedStatement, sqliteDate, toSqliteDate } from '../database/prepared-statement.js';
+import { placeholders, PreparedStatement, rowDate, toSqliteDate } from '../database/prepared-statement.js';
 import { Token, TokenKind } from './token.entity.js';
 
 export interface TokenGrant {
@@ -66,13 +66,11 @@ export class TokensService {
   async findByValue(value: string): Promise<Token | null> {
     const row = await this.byHash.one(hashSecret(value));
     if (!row) return null;
-    // PostgreSQL's driver returns Dates; SQLite's, TypeORM's UTC text.
-    const date = (value: Date | string | null) => (typeof value === 'string' ? sqliteDate(value) : value);
     return Object.assign(new Token(), row, {
-      expiresAt: date(row.expiresAt)!,
-      consumedAt: date(row.consumedAt),
-      revokedAt: date(row.revokedAt),
-      createdAt: date(row.createdAt)!,
+      expiresAt: rowDate(row.expiresAt),
+      consumedAt: rowDate(row.consumedAt),
+      revokedAt: rowDate(row.revokedAt),
+      createdAt: rowDate(row.createdAt),
     });
   }
 

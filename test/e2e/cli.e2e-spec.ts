@@ -1,4 +1,4 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { Client } from '../../src/clients/client.entity.js';
@@ -6,6 +6,7 @@ import { MIGRATIONS } from '../../src/database/migrations/index.js';
 import { User } from '../../src/users/user.entity.js';
 import { UsersService } from '../../src/users/users.service.js';
 import { Browser } from '../helpers/browser.js';
+import { PROJECT, runCli as cli, type CliResult } from '../helpers/cli.js';
 import { obtainCode, tokenRequest } from '../helpers/oauth-flow.js';
 import { TestApp, type RegisteredClient } from '../helpers/test-app.js';
 import { createTestDatabase } from '../helpers/test-database.js';
@@ -15,29 +16,7 @@ import { createTestDatabase } from '../helpers/test-database.js';
  * process on this file's database while the server runs on the same database.
  */
 
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-const PROJECT = new URL('../../', import.meta.url).pathname;
-const CLI = 'dist/src/cli/main.js';
 const RFC7591_FIELDS = ['client_id', 'client_name', 'redirect_uris', 'scope', 'grant_types', 'token_endpoint_auth_method', 'client_id_issued_at'];
-
-/** Runs the built CLI with this test file's database configuration; `input` goes to its stdin. */
-function cli(args: string[], options: { input?: string; env?: Record<string, string> } = {}): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: PROJECT, env: { ...process.env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(options.input ?? '');
-  });
-}
 
 /** A successful run: exit 0, nothing on stderr, exactly one JSON document on stdout. */
 async function cliJson<T = Record<string, unknown>>(args: string[], options: { input?: string; env?: Record<string, string> } = {}): Promise<T> {

@@ -4,7 +4,7 @@
  */
 import { jest } from '@jest/globals';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { createApp } from '../../src/app.setup.js';
@@ -15,6 +15,7 @@ import { PurgeService, type PurgeResult } from '../../src/housekeeping/purge.ser
 import { Token, TokenKind } from '../../src/tokens/token.entity.js';
 import { User } from '../../src/users/user.entity.js';
 import { obtainTokens } from '../helpers/api-client.js';
+import { PROJECT, runCli } from '../helpers/cli.js';
 import { tokenRequest } from '../helpers/oauth-flow.js';
 import { TestApp, type RegisteredClient, type TestUser } from '../helpers/test-app.js';
 import { withEnv } from '../helpers/with-env.js';
@@ -23,7 +24,6 @@ const GRACE_SECONDS = 60;
 const BATCH_SIZE = 4;
 const ACCESS_TTL = 600;
 const REFRESH_TTL = 3600;
-const PROJECT = new URL('../../', import.meta.url).pathname;
 
 /** A second instance on the same database, with its own connections; closed, never dropping the database. */
 async function startInstance(env: Record<string, string> = {}): Promise<NestFastifyApplication> {
@@ -259,15 +259,7 @@ describe(PurgeService.name, () => {
       await insertCodes([-86400, -86400 - 1]);
       await insertToken(TokenKind.Access, randomUUID(), -86400);
       const kept = await insertCodes([600]);
-      const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-        const child = spawn(process.execPath, ['dist/src/cli/main.js', 'purge'], { cwd: PROJECT, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-        child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-        child.on('error', reject);
-        child.on('close', (code) => resolve({ code, stdout, stderr }));
-      });
+      const result = await runCli(['purge']);
       expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
       expect(JSON.parse(result.stdout)).toEqual({ codes: 2, tokens: 1 });
       expect(await remainingCodes()).toEqual(kept);
