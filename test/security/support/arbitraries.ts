@@ -153,8 +153,8 @@ export function repeatedParamsWire(base: Record<string, string>, spec: ParamSpec
 export function mutatedParamsWire(base: Record<string, string>, spec: ParamSpec): fc.Arbitrary<string> {
   const mutation = (name: string, value: string): fc.Arbitrary<string[]> =>
     fc.oneof(
-      { weight: 16, arbitrary: fc.constant([`${name}=${value}`]) },
-      { weight: 1, arbitrary: fc.constant([]) },
+      { weight: 16, arbitrary: fc.constant<string[]>([`${name}=${value}`]) },
+      { weight: 1, arbitrary: fc.constant<string[]>([]) },
       { weight: 2, arbitrary: wireValue(spec.slots, spec.constants).map((v) => [`${name}=${v}`]) },
       { weight: 1, arbitrary: wireValue(spec.slots, spec.constants, { huge: false }).map((v) => [`${name}=${value}`, `${name}=${v}`]) },
     );

@@ -101,7 +101,7 @@ export async function sendChecked(app: TestApp, stats: FuzzStats, request: RawRe
   try {
     response = await rawRequest(app.baseUrl, request);
   } catch (error) {
-    throw new Error(`No answer (${String(error)}) to:\n${describeCase(request)}`);
+    throw new Error(`No answer (${String(error)}) to:\n${describeCase(request)}`, { cause: error });
   }
   stats.count(response);
   const where = describeCase(request, response);
