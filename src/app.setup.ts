@@ -90,7 +90,8 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
     strictTransportSecurity: false,
   });
   // Fetch-metadata cross-origin checks on the cookie-authenticated forms, on top of their CSRF tokens.
-  app.enableCsrfProtection({ exclude: (request: FastifyRequest['raw']) => !COOKIE_FORM_ROUTES.has((request.url ?? '').split('?')[0]) });
+  // Decided by the route the router matched, not the raw path: the router serves /%6Cogin as /login.
+  app.enableCsrfProtection({ exclude: (request: FastifyRequest) => !COOKIE_FORM_ROUTES.has(request.routeOptions?.url ?? '') });
 
   await app.register(secureSession, {
     key: await sessionKeys(app, session),
