@@ -84,14 +84,14 @@ export const valueBytes: fc.Arbitrary<string> = fc.oneof(
  * A parameter value as it goes on the wire: a fixture slot, a constant the endpoint knows, random
  * bytes percent-encoded or raw, a broken escape, or a huge value.
  */
-export function wireValue(slots: string[], constants: string[] = [], options: { huge?: boolean } = {}): fc.Arbitrary<string> {
+export function wireValue(slots: string[], constants: string[] = [], options: { huge?: boolean; rawBytes?: boolean } = {}): fc.Arbitrary<string> {
   const known = [...slots.map(slot), ...constants];
   return fc.oneof(
     { weight: 6, arbitrary: known.length > 0 ? fc.constantFrom(...known) : fc.constant('') },
     { weight: 4, arbitrary: valueBytes.map(percentEncode) },
-    { weight: 2, arbitrary: valueBytes },
+    { weight: options.rawBytes === false ? 0 : 2, arbitrary: valueBytes },
     { weight: 2, arbitrary: oddEscapes },
-    { weight: 2, arbitrary: fc.tuple(known.length > 0 ? fc.constantFrom(...known) : fc.constant(''), fc.oneof(oddEscapes, valueBytes)).map(([a, b]) => a + b) },
+    { weight: 2, arbitrary: fc.tuple(known.length > 0 ? fc.constantFrom(...known) : fc.constant(''), options.rawBytes === false ? oddEscapes : fc.oneof(oddEscapes, valueBytes)).map(([a, b]) => a + b) },
     { weight: options.huge === false ? 0 : 1, arbitrary: hugeWire },
   );
 }
@@ -132,7 +132,8 @@ export function repeatedParamsWire(base: Record<string, string>, spec: ParamSpec
   return fc
     .record({
       repeated: fc.constantFrom(...names),
-      second: fc.oneof(fc.constant<string | undefined>(undefined), wireValue(spec.slots, spec.constants, { huge: false })),
+      // Values the HTTP parser lets through (no raw bytes in a query, no body over the limit): the check under test is the endpoint's own.
+      second: fc.oneof(fc.constant<string | undefined>(undefined), wireValue(spec.slots, spec.constants, { huge: false, rawBytes: false })),
       keep: fc.subarray(names),
       order: fc.integer({ min: 0, max: 1_000_000 }),
     })

@@ -152,3 +152,35 @@ export function writeSummary(app: TestApp, stats: FuzzStats[]): void {
   const line = stats.map((s) => `${s.endpoint}: ${s.numRuns} cases, ${s.requests} requests, statuses ${JSON.stringify(s.statuses)}, errors ${JSON.stringify(s.errors)}`).join('; ');
   console.log(`fuzz [${database}, seed ${FUZZ_SEED}] ${line} | ${database} so far: ${totals.numRuns} cases, ${totals.requests} requests`);
 }
+
+/**
+ * The database invariant: a snapshot after every case, compared with the one before it. A
+ * rejected case must leave every table as it was (row counts and contents, audit_events
+ * included: the audit trail records changes that happened, never refusals); `allowed` names the
+ * rare write an RFC asks for on a refusal. An accepted case moves the baseline on.
+ */
+export class DatabaseGuard {
+  private constructor(
+    private readonly app: TestApp,
+    private baseline: Snapshot,
+  ) {}
+
+  static async start(app: TestApp): Promise<DatabaseGuard> {
+    return new DatabaseGuard(app, await snapshot(app.dataSource));
+  }
+
+  async afterCase(rejected: boolean, where: string, allowed: (changed: string[], before: Snapshot, after: Snapshot) => boolean = () => false): Promise<string[]> {
+    const after = await snapshot(this.app.dataSource);
+    const changed = changedTables(this.baseline, after);
+    if (rejected && changed.length > 0 && !allowed(changed, this.baseline, after)) {
+      throw new Error(`A rejected request changed ${changed.join(', ')}:\n${where}`);
+    }
+    this.baseline = after;
+    return changed;
+  }
+
+  /** After the test changed fixtures itself. */
+  async rebase(): Promise<void> {
+    this.baseline = await snapshot(this.app.dataSource);
+  }
+}
