@@ -23,7 +23,7 @@ function expectErrorPageNoRedirect(page: Page): void {
   expect(page.body).toMatch(/^<!doctype html>/i);
   expect(page.body).toContain('role="alert"');
   // Nothing on the page leads away from the server: every link and form stays on it.
-  for (const [, target] of page.body.matchAll(/\b(?:href|action|src)="([^"]*)"/g)) expect(target).toMatch(/^\/(?!\/)/);
+  for (const [, target] of page.body.matchAll(/<(?:a\b[^>]*\bhref|form\b[^>]*\baction)="([^"]*)"/g)) expect(target).toMatch(/^\/(?!\/)/);
   expect(page.body).not.toMatch(/http-equiv="refresh"/i);
 }
 
