@@ -52,7 +52,7 @@ export function toRawRequest(fuzzCase: FuzzCase, slots: Slots): RawRequest {
 }
 
 const latin1 = (bytes: Uint8Array): string => Buffer.from(bytes).toString('latin1');
-const utf8AsLatin1 = (text: string): string => Buffer.from(text, 'utf8').toString('latin1');
+export const utf8AsLatin1 = (text: string): string => Buffer.from(text, 'utf8').toString('latin1');
 
 /** Percent-encodes every byte that is not unreserved (RFC 3986 §2.3). */
 export function percentEncode(wire: string): string {
