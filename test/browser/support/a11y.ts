@@ -234,8 +234,8 @@ export interface FocusStop {
   boxShadow: string;
   /** A focus indicator is drawn: an outline of some width and style, or a box-shadow. */
   focusVisible: boolean;
-  /** Contrast of the outline colour against the background around the element (SC 1.4.11), 0 without an outline. */
-  outlineContrast: number;
+  /** Contrast of the outline colour against the background around the element (SC 1.4.11); null without an outline. */
+  outlineContrast: number | null;
 }
 
 /**
@@ -283,7 +283,7 @@ export async function tabOrder(page: PlaywrightPage, maxStops = 20): Promise<Foc
         outline: `${style.outlineWidth} ${style.outlineStyle} ${style.outlineColor}`,
         boxShadow: style.boxShadow,
         focusVisible: outlineDrawn || boxShadowDrawn,
-        outlineContrast: outlineDrawn ? Math.round(((light + 0.05) / (dark + 0.05)) * 100) / 100 : 0,
+        outlineContrast: outlineDrawn ? Math.round(((light + 0.05) / (dark + 0.05)) * 100) / 100 : null,
       };
     });
     if (stop === null || (stops.length > 0 && stop.element === stops[0].element)) break;
