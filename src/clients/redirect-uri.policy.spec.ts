@@ -1,5 +1,5 @@
 import { DomainError } from '../common/domain-error.js';
-import { assertRedirectUrisAcceptable, redirectUriProblem } from './redirect-uri.policy.js';
+import { assertRedirectUrisAcceptable, redirectUriMatches, redirectUriProblem } from './redirect-uri.policy.js';
 
 describe('redirect URI registration policy', () => {
   describe(redirectUriProblem.name, () => {
@@ -62,6 +62,41 @@ describe('redirect URI registration policy', () => {
       expect((thrown as DomainError).code).toBe('invalid_redirect_uri');
       expect((thrown as DomainError).message).toContain('"http://client.example.com/cb"');
       expect((thrown as DomainError).message).not.toContain('"https://client.example.com/cb"');
+    });
+  });
+
+  describe(redirectUriMatches.name, () => {
+    const registered = ['https://client.example.com/cb', 'http://127.0.0.1:7003/cb', 'http://[::1]/native?x=1', 'http://localhost:8080/callback'];
+
+    it.each([
+      ['an identical https URI', 'https://client.example.com/cb'],
+      ['the identical loopback URI', 'http://127.0.0.1:7003/cb'],
+      ['127.0.0.1 on another port (RFC 8252 §7.3)', 'http://127.0.0.1:51004/cb'],
+      ['127.0.0.1 without a port', 'http://127.0.0.1/cb'],
+      ['[::1] on a port where none was registered', 'http://[::1]:60000/native?x=1'],
+      ['the highest port', 'http://127.0.0.1:65535/cb'],
+    ])('accepts %s', (_case, requested) => {
+      expect(redirectUriMatches(registered, requested)).toBe(true);
+    });
+
+    it.each([
+      ['an https URI on another port', 'https://client.example.com:8443/cb'],
+      ['localhost on another port (only loopback IP literals vary, RFC 8252 §8.3)', 'http://localhost:9090/callback'],
+      ['127.0.0.1 with another path', 'http://127.0.0.1:51004/other'],
+      ['127.0.0.1 with a longer path', 'http://127.0.0.1:51004/cb/more'],
+      ['127.0.0.1 with a query added', 'http://127.0.0.1:51004/cb?x=1'],
+      ['127.0.0.1 with a fragment', 'http://127.0.0.1:51004/cb#x'],
+      ['[::1] instead of 127.0.0.1', 'http://[::1]:7003/cb'],
+      ['another loopback address', 'http://127.0.0.2:7003/cb'],
+      ['https instead of http', 'https://127.0.0.1:7003/cb'],
+      ['port 0', 'http://127.0.0.1:0/cb'],
+      ['a port with a leading zero', 'http://127.0.0.1:07003/cb'],
+      ['a port above 65535', 'http://127.0.0.1:65536/cb'],
+      ['an empty port', 'http://127.0.0.1:/cb'],
+      ['userinfo before the address', 'http://evil@127.0.0.1:7003/cb'],
+      ['a host that starts with the address', 'http://127.0.0.1.evil.example:7003/cb'],
+    ])('refuses %s', (_case, requested) => {
+      expect(redirectUriMatches(registered, requested)).toBe(false);
     });
   });
 });

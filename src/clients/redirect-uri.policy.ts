@@ -28,6 +28,32 @@ export function redirectUriProblem(value: string): string | undefined {
   return `uses the scheme "${scheme}", which is neither https nor a reverse-domain private-use scheme`;
 }
 
+/** `http://127.0.0.1[:port]` or `http://[::1][:port]`, and what follows the authority. */
+const LOOPBACK_IP_REDIRECT = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::(\d{1,5}))?([/?].*)?$/s;
+
+/**
+ * Whether `requested` names one of the client's `registered` redirect URIs. Exact string
+ * comparison (RFC 9700 §2.1, RFC 3986 §6.2.1), with the one exception the RFCs require: for a
+ * loopback IP redirect URI of a native app, any port is accepted (RFC 8252 §7.3), because the app
+ * listens on whatever port the operating system gives it. The scheme, the address (127.0.0.1 and
+ * [::1] literally; not `localhost`, which RFC 8252 §8.3 advises against) and everything after the
+ * port must still be identical.
+ */
+export function redirectUriMatches(registered: readonly string[], requested: string): boolean {
+  if (registered.includes(requested)) return true;
+  const request = LOOPBACK_IP_REDIRECT.exec(requested);
+  if (!request || !validPort(request[2])) return false;
+  return registered.some((uri) => {
+    const candidate = LOOPBACK_IP_REDIRECT.exec(uri);
+    return candidate !== null && candidate[1] === request[1] && (candidate[3] ?? '') === (request[3] ?? '');
+  });
+}
+
+/** No port, or 1–65535 written without leading zeros. */
+function validPort(port: string | undefined): boolean {
+  return port === undefined || (/^[1-9]\d*$/.test(port) && Number(port) <= 65535);
+}
+
 export function assertRedirectUrisAcceptable(uris: readonly string[]): void {
   for (const uri of uris) {
     const problem = redirectUriProblem(uri);

@@ -130,17 +130,26 @@ describe('redirect URI manipulation', () => {
       expect(page.location!.startsWith(`${LOOPBACK}?code=lk_ac_`)).toBe(true);
     });
 
-    // Latchkey does not implement RFC 8252 §7.3's port variance: the port is compared like the
-    // rest of the string (stricter than the RFC, which says the server MUST allow any port).
+    // RFC 8252 §7.3: the port of a loopback IP redirect URI may vary, nothing else may.
     it.each<[string, string]>([
       ['another port', 'http://127.0.0.1:7004/cb'],
       ['no port', 'http://127.0.0.1/cb'],
+    ])('%s → a code, sent to the requested port', async (_, redirectUri) => {
+      const page = await browser.get(authorizeUrl(loopback, { redirect_uri: redirectUri, scope: 'notes:read', ...pkceParams() }));
+      expect(page.location!.startsWith(`${redirectUri}?code=lk_ac_`)).toBe(true);
+    });
+
+    it.each<[string, string]>([
       ['localhost instead of 127.0.0.1', 'http://localhost:7003/cb'],
       ['[::1] instead of 127.0.0.1', 'http://[::1]:7003/cb'],
       ['another loopback address', 'http://127.0.0.2:7003/cb'],
       ['a short form of 127.0.0.1', 'http://127.1:7003/cb'],
       ['https instead of http', 'https://127.0.0.1:7003/cb'],
       ['another path', 'http://127.0.0.1:7003/other'],
+      ['another port and another path', 'http://127.0.0.1:7004/other'],
+      ['another port and a query', 'http://127.0.0.1:7004/cb?x=1'],
+      ['port 0', 'http://127.0.0.1:0/cb'],
+      ['userinfo before the address', 'http://evil@127.0.0.1:7003/cb'],
     ])('%s → error page, no redirect', async (_, redirectUri) => {
       const page = await browser.get(authorizeUrl(loopback, { redirect_uri: redirectUri, scope: 'notes:read', state: 'x', ...pkceParams() }));
       expectErrorPageNoRedirect(page);

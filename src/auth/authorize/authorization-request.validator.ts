@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ClientsService } from '../../clients/clients.service.js';
+import { redirectUriMatches } from '../../clients/redirect-uri.policy.js';
 import { CodeChallengeMethod, GrantType, ResponseType } from '../../common/oauth.constants.js';
 import { isSubset, parseScope, splitScope } from '../../common/scope.js';
 import {
@@ -50,8 +51,9 @@ export class AuthorizationRequestValidator {
       }
       redirectUri = client.redirectUris[0];
     } else {
-      // Exact string comparison, no prefix or pattern matching (RFC 9700 §2.1, §4.1.3).
-      if (!client.redirectUris.includes(requested)) {
+      // Exact string comparison, no prefix or pattern matching (RFC 9700 §2.1, §4.1.3), except
+      // the port of a loopback IP redirect URI (RFC 8252 §7.3).
+      if (!redirectUriMatches(client.redirectUris, requested)) {
         throw new UnverifiedClientOrRedirectError('invalid_request', 'The redirect_uri is not registered for this application.');
       }
       redirectUri = requested;
