@@ -138,7 +138,7 @@ describe('RFC 6749 §3.2 token endpoint under fuzzing (POST /token)', () => {
   });
 
   it('answers random, malformed and half-valid requests below 500, with a JSON error, writing nothing when it refuses', async () => {
-    const numRuns = fuzzRuns(600);
+    const numRuns = fuzzRuns(400);
     await fc.assert(
       fc.asyncProperty(tokenCase, async (fuzzCase) => {
         stats.random.numRuns += 1;
@@ -167,7 +167,7 @@ describe('RFC 6749 §3.2 token endpoint under fuzzing (POST /token)', () => {
         const { response, changed } = await check(fuzzCase, stats.repeated);
         expect({ status: response.status, error: (response.json as { error?: string } | undefined)?.error, changed }).toEqual({ status: 400, error: 'invalid_request', changed: [] });
       }),
-      fcParameters(fuzzRuns(150)),
+      fcParameters(fuzzRuns(100)),
     );
     await expectAlive(app);
   }, 120_000);
