@@ -15,6 +15,7 @@ import { databaseConfig, readDatabaseConfig } from './config/database.config.js'
 import { housekeepingConfig } from './config/housekeeping.config.js';
 import { metricsConfig } from './config/metrics.config.js';
 import { assertSafeForProduction } from './config/production-guards.js';
+import { clientErrorHandler } from './http/client-error-handler.js';
 import { enforceTransportSecurity } from './http/transport-security.js';
 import { LoggingModule, type LoggingOptions } from './logging/logging.module.js';
 import { echoRequestId, requestId } from './logging/request-id.js';
@@ -46,6 +47,8 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
     trustProxy: app.trustProxy.length > 0 ? app.trustProxy : false,
     ...(app.tls ? { https: app.tls } : {}),
     genReqId: requestId,
+    // Requests Node's HTTP parser refuses (raw bytes in the request line, oversized headers) too.
+    clientErrorHandler,
     // Errors Fastify raises before routing (a path that is not valid UTF-8, say) get our JSON shape too.
     frameworkErrors: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
       void reply

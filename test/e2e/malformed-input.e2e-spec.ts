@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { AuthorizationCode } from '../../src/codes/authorization-code.entity.js';
 import { Token } from '../../src/tokens/token.entity.js';
 import { Browser } from '../helpers/browser.js';
@@ -153,6 +154,32 @@ describe('malformed input never gets a 5xx, and writes nothing', () => {
 
   it('answers a path of invalid UTF-8 with 400 and the same JSON error shape as every other error', async () => {
     expectJsonError(await send(app, 'GET', '/%FF%FE'), 400, 'invalid_request');
+  });
+
+  describe('requests the HTTP parser refuses, before any route', () => {
+    /** Writes raw bytes on a fresh connection and reads until the server closes it. */
+    function rawExchange(bytes: Buffer): Promise<string> {
+      const { port } = new URL(app.baseUrl);
+      return new Promise((resolve, reject) => {
+        const chunks: Buffer[] = [];
+        const socket = connect(Number(port), '127.0.0.1', () => socket.end(bytes));
+        socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+        socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
+        socket.on('error', reject);
+      });
+    }
+
+    it.each<[string, Buffer, number, string]>([
+      ['raw non-ASCII bytes in the request line', Buffer.concat([Buffer.from('GET /api/v1/notes/'), Buffer.from([0xff, 0xfe]), Buffer.from(' HTTP/1.1\r\nHost: x\r\n\r\n')]), 400, 'invalid_request'],
+      ['a malformed request line', Buffer.from('NOT HTTP AT ALL\r\n\r\n'), 400, 'invalid_request'],
+      ['headers over the size limit', Buffer.from(`GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`), 431, 'request_header_fields_too_large'],
+    ])('%s answers %d with a JSON {error} in the same shape as every other error', async (_case, bytes, status, code) => {
+      const response = await rawExchange(bytes);
+      const [head, body] = response.split('\r\n\r\n');
+      expect(head.split('\r\n')[0]).toBe(`HTTP/1.1 ${status} ${status === 400 ? 'Bad Request' : 'Request Header Fields Too Large'}`);
+      expect(head).toMatch(/\r\ncontent-type: application\/json;charset=UTF-8\r\n/i);
+      expect(JSON.parse(body)).toEqual({ error: code, error_description: expect.any(String) });
+    });
   });
 
   describe('GET /authorize', () => {

@@ -6,6 +6,7 @@ const CODES: Record<number, string> = {
   404: 'not_found',
   405: 'method_not_allowed',
   406: 'not_acceptable',
+  408: 'request_timeout',
   409: 'conflict',
   412: 'precondition_failed',
   413: 'payload_too_large',
