@@ -109,6 +109,8 @@ export async function sendChecked(app: TestApp, stats: FuzzStats, request: RawRe
   if (response.status >= 400 && request.method !== 'HEAD' && isJson(response)) {
     const body = response.json as Record<string, unknown> | undefined;
     if (typeof body?.error !== 'string' || body.error === '') throw new Error(`An error answer without a string "error" key:\n${where}`);
+    // One vocabulary for every error, parser-level refusals included (src/http/client-error-handler.ts).
+    if (!/^[a-z][a-z0-9_]*$/.test(body.error)) throw new Error(`An error code that is not snake_case:\n${where}`);
   }
   return response;
 }
