@@ -467,6 +467,23 @@ describe('MAC tokens (draft-ietf-oauth-v2-http-mac-02)', () => {
     });
   });
 
+  describe('documentation', () => {
+    it("the README's shell recipe (printf, openssl, curl) signs a request the server accepts", async () => {
+      const script = [
+        'TS=$(date +%s); NONCE=$(openssl rand -hex 8)',
+        `MAC=$(printf '%s\\n%s\\nGET\\n/api/v1/notes\\n${origin.hostname}\\n${origin.port}\\n\\n' "$TS" "$NONCE" | openssl dgst -sha256 -hmac "$MAC_KEY" -binary | base64)`,
+        `curl -s -o /dev/null -w '%{http_code}' ${app.url('/api/v1/notes')} -H "Authorization: MAC id=\\"$TOKEN\\", ts=\\"$TS\\", nonce=\\"$NONCE\\", mac=\\"$MAC\\""`,
+      ].join('\n');
+      const { stdout } = await promisify(execFile)('bash', ['-c', script], { env: { ...process.env, TOKEN: mac.token, MAC_KEY: mac.key } });
+      expect(stdout).toBe('200');
+    });
+
+    it('the OpenAPI document offers the MAC scheme beside bearer', async () => {
+      const document = (await (await fetch(app.url('/api/docs/json'))).json()) as { components: { securitySchemes: Record<string, { type: string; scheme?: string }> } };
+      expect(document.components.securitySchemes.mac).toMatchObject({ type: 'http', scheme: 'mac' });
+    });
+  });
+
   describe('logs (everything above, at level trace)', () => {
     it('no mac_key ever reached a log line', () => {
       expect(logs.lines.length).toBeGreaterThan(50);
