@@ -4,7 +4,7 @@ import type { DataSource } from 'typeorm';
 import { AuditService } from '../audit/audit.service.js';
 import { ClientsService } from '../clients/clients.service.js';
 import { DomainError } from '../common/domain-error.js';
-import { GrantType } from '../common/oauth.constants.js';
+import { GrantType, TokenType } from '../common/oauth.constants.js';
 import { PurgeService } from '../housekeeping/purge.service.js';
 import { UsersService } from '../users/users.service.js';
 
@@ -37,6 +37,7 @@ async function password(flags: Flags): Promise<string> {
 }
 
 const GRANT_TYPES = new Set<string>(Object.values(GrantType));
+const TOKEN_TYPES = new Set<string>(Object.values(TokenType));
 
 export const COMMANDS: Record<string, Command> = {
   'users:create': {
@@ -73,18 +74,21 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'clients:create': {
-    usage: 'clients:create --name NAME [--redirect-uri URI ...] [--scope "a b"] [--public] [--grant-type TYPE ...]',
+    usage: 'clients:create --name NAME [--redirect-uri URI ...] [--scope "a b"] [--public] [--grant-type TYPE ...] [--token-type bearer|mac]',
     options: {
       name: { type: 'string' },
       'redirect-uri': { type: 'string', multiple: true },
       scope: { type: 'string' },
       public: { type: 'boolean' },
       'grant-type': { type: 'string', multiple: true },
+      'token-type': { type: 'string' },
     },
     async run(app, flags) {
       const grantTypes = flags['grant-type'] as string[] | undefined;
       const unknown = grantTypes?.filter((g) => !GRANT_TYPES.has(g)) ?? [];
       if (unknown.length > 0) throw new UsageError(`unsupported --grant-type ${unknown.join(', ')} (supported: ${[...GRANT_TYPES].join(', ')})`);
+      const tokenType = flags['token-type'] as string | undefined;
+      if (tokenType !== undefined && !TOKEN_TYPES.has(tokenType)) throw new UsageError(`unsupported --token-type ${tokenType} (supported: ${[...TOKEN_TYPES].join(', ')})`);
       const clients = app.get(ClientsService);
       const { client, secret } = await clients.create({
         name: required(flags, 'name'),
@@ -92,6 +96,7 @@ export const COMMANDS: Record<string, Command> = {
         scope: flags.scope as string | undefined,
         isPublic: flags.public === true,
         grantTypes: grantTypes as GrantType[] | undefined,
+        accessTokenType: tokenType as TokenType | undefined,
       });
       return clients.toView(client, secret);
     },

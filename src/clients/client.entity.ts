@@ -1,5 +1,5 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
-import type { ClientAuthMethod, GrantType } from '../common/oauth.constants.js';
+import { TokenType, type ClientAuthMethod, type GrantType } from '../common/oauth.constants.js';
 import { TIMESTAMP } from '../database/column-types.js';
 
 /** A registered OAuth client (RFC 6749 §2). Field names follow RFC 7591 on the wire. */
@@ -35,6 +35,10 @@ export class Client {
 
   @Column({ name: 'token_endpoint_auth_method', type: 'varchar', length: 32 })
   tokenEndpointAuthMethod: ClientAuthMethod;
+
+  /** The type of access token this client receives: bearer (the default) or mac (RFC 7591 metadata `access_token_type`, a Latchkey extension). */
+  @Column({ name: 'access_token_type', type: 'varchar', length: 16, default: TokenType.Bearer })
+  accessTokenType: TokenType;
 
   @CreateDateColumn({ name: 'created_at', type: TIMESTAMP })
   createdAt: Date;

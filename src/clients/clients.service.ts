@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { DataSource, Repository } from 'typeorm';
 import { PreparedStatement, rowDate } from '../database/prepared-statement.js';
 import { DomainError } from '../common/domain-error.js';
-import { ClientAuthMethod, GrantType } from '../common/oauth.constants.js';
+import { ClientAuthMethod, GrantType, TokenType } from '../common/oauth.constants.js';
 import { formatScope, parseScope } from '../common/scope.js';
 import { generateSecret, hashSecret, SECRET_PREFIX, secretMatchesHash } from '../common/secrets.js';
 import { AuditService } from '../audit/audit.service.js';
@@ -21,6 +21,8 @@ export interface NewClient {
   grantTypes?: GrantType[];
   /** client_secret_basic (default) or client_secret_post for confidential clients. */
   tokenEndpointAuthMethod?: ClientAuthMethod;
+  /** The type of access token the client receives: bearer (default) or mac. */
+  accessTokenType?: TokenType;
 }
 
 /** RFC 7592 §3: what a client registered over HTTP receives to manage itself. */
@@ -39,16 +41,19 @@ export interface ClientView {
   grant_types: GrantType[];
   response_types: string[];
   token_endpoint_auth_method: ClientAuthMethod;
+  /** A Latchkey extension of RFC 7591 §2: "bearer" or "mac". */
+  access_token_type: TokenType;
   client_id_issued_at: number;
 }
 
 const DEFAULT_GRANT_TYPES: GrantType[] = [GrantType.AuthorizationCode, GrantType.RefreshToken];
 const SUPPORTED_GRANT_TYPES = new Set<string>(Object.values(GrantType));
+const TOKEN_TYPES = new Set<string>(Object.values(TokenType));
 
 /** Every column of a client, under the entity's property names: read by every authenticated /token, /introspect and /revoke. */
 const CLIENT_BY_ID =
   'SELECT "id", "name", "secret_hash" AS "secretHash", "redirect_uris" AS "redirectUris", "scope", "grant_types" AS "grantTypes", ' +
-  '"registration_token_hash" AS "registrationTokenHash", "token_endpoint_auth_method" AS "tokenEndpointAuthMethod", ' +
+  '"registration_token_hash" AS "registrationTokenHash", "token_endpoint_auth_method" AS "tokenEndpointAuthMethod", "access_token_type" AS "accessTokenType", ' +
   '"created_at" AS "createdAt", "updated_at" AS "updatedAt" FROM "clients" WHERE "id" = ?';
 
 /** A row as the drivers return it: simple-json columns are text on both databases, dates text on SQLite. */
@@ -95,6 +100,7 @@ export class ClientsService {
       grantTypes: [...new Set(grantTypes)],
       tokenEndpointAuthMethod: input.isPublic ? ClientAuthMethod.None : (input.tokenEndpointAuthMethod ?? ClientAuthMethod.ClientSecretBasic),
       registrationTokenHash: options.registrationToken ? hashSecret(options.registrationToken) : null,
+      accessTokenType: input.accessTokenType ?? TokenType.Bearer,
     });
     const saved = await this.clients.save(client);
     await this.audit.record({ actor, action: 'client.registered', subject: `client:${saved.id}`, details: { client_name: saved.name, grant_types: saved.grantTypes, scope: saved.scope } });
@@ -115,6 +121,7 @@ export class ClientsService {
     client.scope = formatScope(scope);
     client.grantTypes = [...new Set(grantTypes)];
     client.tokenEndpointAuthMethod = client.isPublic ? ClientAuthMethod.None : (input.tokenEndpointAuthMethod ?? ClientAuthMethod.ClientSecretBasic);
+    client.accessTokenType = input.accessTokenType ?? TokenType.Bearer;
     const saved = await this.clients.save(client);
     await this.audit.record({ actor, action: 'client.updated', subject: `client:${client.id}`, details: { client_name: saved.name, grant_types: saved.grantTypes, scope: saved.scope } });
     return saved;
@@ -168,6 +175,7 @@ export class ClientsService {
       grant_types: client.grantTypes,
       response_types: client.grantTypes.includes(GrantType.AuthorizationCode) ? ['code'] : [],
       token_endpoint_auth_method: client.tokenEndpointAuthMethod,
+      access_token_type: client.accessTokenType,
       client_id_issued_at: Math.floor(client.createdAt.getTime() / 1000),
     };
   }
@@ -179,6 +187,9 @@ export class ClientsService {
     const grantTypes = input.grantTypes ?? DEFAULT_GRANT_TYPES;
     const unknown = grantTypes.filter((g) => !SUPPORTED_GRANT_TYPES.has(g));
     if (unknown.length > 0) throw new DomainError('invalid_client_metadata', `Unsupported grant type(s): ${unknown.join(', ')}.`);
+    if (input.accessTokenType !== undefined && !TOKEN_TYPES.has(input.accessTokenType)) {
+      throw new DomainError('invalid_client_metadata', `Unsupported access_token_type "${String(input.accessTokenType)}"; use ${[...TOKEN_TYPES].join(' or ')}.`);
+    }
     // Redirect URIs belong to the authorization code grant; a client_credentials-only client has none.
     if (grantTypes.includes(GrantType.AuthorizationCode) && input.redirectUris.length === 0) {
       throw new DomainError('invalid_redirect_uri', 'At least one redirect URI is required for the authorization_code grant.');

@@ -10,8 +10,13 @@ export type GrantType = (typeof GrantType)[keyof typeof GrantType];
 export const ResponseType = { Code: 'code' } as const;
 export type ResponseType = (typeof ResponseType)[keyof typeof ResponseType];
 
-export const TokenType = { Bearer: 'bearer' } as const;
+/** The spec's two access token types: RFC 6750 bearer tokens and MAC tokens (draft-ietf-oauth-v2-http-mac). */
+export const TokenType = { Bearer: 'bearer', Mac: 'mac' } as const;
 export type TokenType = (typeof TokenType)[keyof typeof TokenType];
+
+/** draft-ietf-oauth-v2-http-mac-02 §5.1: the one MAC algorithm Latchkey issues keys for. */
+export const MacAlgorithm = { HmacSha256: 'hmac-sha-256' } as const;
+export type MacAlgorithm = (typeof MacAlgorithm)[keyof typeof MacAlgorithm];
 
 /** RFC 7636 §4.2. `plain` is deliberately absent: RFC 9700 §2.1.1 asks for S256. */
 export const CodeChallengeMethod = { S256: 'S256' } as const;

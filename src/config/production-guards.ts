@@ -1,5 +1,6 @@
 import type { AppConfig } from './app.config.js';
 import type { DatabaseConfig } from './database.config.js';
+import type { MacTokenConfig } from './mac-token.config.js';
 import type { SessionConfig } from './session.config.js';
 import { ConfigValidationError } from './validate-env.js';
 
@@ -7,6 +8,7 @@ interface DeploymentSettings {
   app: AppConfig;
   database: DatabaseConfig;
   session: SessionConfig;
+  macToken: MacTokenConfig;
 }
 
 /**
@@ -14,7 +16,7 @@ interface DeploymentSettings {
  * each is safe on a laptop and wrong in a deployment. ALLOW_UNSAFE names the ones an operator
  * accepts anyway (a benchmark, a single-instance demo), so the choice is explicit and visible.
  */
-export function productionProblems({ app, database, session }: DeploymentSettings): string[] {
+export function productionProblems({ app, database, session, macToken }: DeploymentSettings): string[] {
   if (!app.production) return [];
   const problems: string[] = [];
 
@@ -28,6 +30,10 @@ export function productionProblems({ app, database, session }: DeploymentSetting
   // A generated cookie key lives in the database beside everything else; a configured secret does not.
   if (session.secrets.length === 0 && !app.allowUnsafe.has('generated-keys')) {
     problems.push('SESSION_SECRET: set at least 32 random characters in production, the same on every instance (or ALLOW_UNSAFE=generated-keys)');
+  }
+  // The same for the key that encrypts MAC tokens' mac_keys: kept beside the ciphertexts, it protects nothing.
+  if (macToken.encryptionKeys.length === 0 && !app.allowUnsafe.has('generated-keys')) {
+    problems.push('TOKEN_ENCRYPTION_KEY: set the base64 of 32 random bytes in production (openssl rand -base64 32), the same on every instance (or ALLOW_UNSAFE=generated-keys)');
   }
   return problems;
 }

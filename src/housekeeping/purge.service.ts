@@ -9,6 +9,8 @@ import { TokenKind } from '../tokens/token.entity.js';
 export interface PurgeResult {
   codes: number;
   tokens: number;
+  /** Nonces of MAC-signed requests whose timestamp has left the accepted window. */
+  macNonces: number;
 }
 
 export interface PurgeOptions {
@@ -36,6 +38,9 @@ export interface PurgeOptions {
  *   be used; once all have expired, nothing of the family can be used and reuse no longer matters.
  *   A family that is still being refreshed keeps its rotated tokens until it stops.
  * Access tokens are never needed for reuse detection, so they go whatever their family's state.
+ * - a MAC request nonce whose expires_at (its ts + MAC_TIMESTAMP_WINDOW_SECONDS) < cutoff: a
+ *   request with that ts is refused for its timestamp anyway, so the nonce has nothing left to stop.
+ *   Nonces of a purged token go with it (ON DELETE CASCADE).
  */
 @Injectable()
 export class PurgeService {
@@ -49,7 +54,8 @@ export class PurgeService {
     const cutoff = new Date(this.clock.now().getTime() - this.config.graceSeconds * 1000);
     const codes = await this.deleteInBatches(this.codesStatement(), cutoff, options);
     const tokens = await this.deleteInBatches(this.tokensStatement(), cutoff, options);
-    return { codes, tokens };
+    const macNonces = await this.deleteInBatches(this.macNoncesStatement(), cutoff, options);
+    return { codes, tokens, macNonces };
   }
 
   /** Runs one bounded DELETE until a batch comes back short, the per-run cap is reached or the run is aborted. */
@@ -89,6 +95,14 @@ export class PurgeService {
   /** Walks the expires_at index. */
   private codesStatement(): string {
     return `DELETE FROM "authorization_codes" WHERE "id" IN (SELECT "id" FROM "authorization_codes" WHERE "expires_at" < :cutoff LIMIT :limit${this.skipLocked})`;
+  }
+
+  /** Walks the expires_at index; rows are named by their primary key (token_id, nonce, ts). */
+  private macNoncesStatement(): string {
+    return (
+      `DELETE FROM "mac_nonces" WHERE ("token_id", "nonce", "ts") IN ` +
+      `(SELECT "token_id", "nonce", "ts" FROM "mac_nonces" WHERE "expires_at" < :cutoff LIMIT :limit${this.skipLocked})`
+    );
   }
 
   /** Walks the expires_at index; the family check is a family_id index probe. */

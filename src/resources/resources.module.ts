@@ -5,6 +5,7 @@ import { TokensModule } from '../tokens/tokens.module.js';
 import { BearerAuthGuard } from './auth/bearer-auth.guard.js';
 import { BearerStrategy } from './auth/bearer.strategy.js';
 import { CollectionAccessGuard } from './auth/collection-access.guard.js';
+import { MacTokenVerifier } from './auth/mac-token.verifier.js';
 import { CollectionController } from './collection.controller.js';
 import { ItemController } from './item.controller.js';
 import { ItemsService } from './items/items.service.js';
@@ -12,11 +13,11 @@ import { ListQueryParser } from './items/list-query.parser.js';
 import { ResourceLinks } from './items/resource-links.js';
 import { ResourceRoutes } from './resource-routes.js';
 
-/** The resource server: the versioned REST API over the declared collections, behind bearer tokens. */
+/** The resource server: the versioned REST API over the declared collections, behind bearer and MAC tokens. */
 @Module({
   imports: [PassportModule, TokensModule, ItemsModule],
   controllers: [CollectionController, ItemController],
-  providers: [BearerStrategy, BearerAuthGuard, CollectionAccessGuard, ItemsService, ListQueryParser, ResourceLinks, ResourceRoutes],
+  providers: [BearerStrategy, BearerAuthGuard, MacTokenVerifier, CollectionAccessGuard, ItemsService, ListQueryParser, ResourceLinks, ResourceRoutes],
   exports: [ResourceRoutes],
 })
 export class ResourcesModule {}

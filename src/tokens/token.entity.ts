@@ -1,5 +1,6 @@
 import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, type Relation } from 'typeorm';
 import { Client } from '../clients/client.entity.js';
+import { TokenType } from '../common/oauth.constants.js';
 import { TIMESTAMP, UUID, UUID_LENGTH } from '../database/column-types.js';
 import { User } from '../users/user.entity.js';
 
@@ -59,6 +60,14 @@ export class Token {
 
   @Column({ name: 'revoked_at', type: TIMESTAMP, nullable: true })
   revokedAt: Date | null;
+
+  /** How an access token is presented: bearer (RFC 6750) or mac (draft-ietf-oauth-v2-http-mac). Refresh tokens keep the default. */
+  @Column({ name: 'token_type', type: 'varchar', length: 16, default: TokenType.Bearer })
+  tokenType: TokenType;
+
+  /** A MAC token's mac_key, encrypted (mac-key-cipher.ts): the server must recompute MACs, so no hash will do. Null otherwise. */
+  @Column({ name: 'mac_key', type: 'text', nullable: true })
+  macKey: string | null;
 
   @CreateDateColumn({ name: 'created_at', type: TIMESTAMP })
   createdAt: Date;

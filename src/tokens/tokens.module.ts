@@ -1,11 +1,14 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { KeysModule } from '../keys/keys.module.js';
+import { MacKeyCipher } from './mac-key-cipher.js';
+import { MacNoncesService } from './mac-nonces.service.js';
 import { Token } from './token.entity.js';
 import { TokensService } from './tokens.service.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Token])],
-  providers: [TokensService],
-  exports: [TokensService],
+  imports: [TypeOrmModule.forFeature([Token]), KeysModule],
+  providers: [TokensService, MacKeyCipher, MacNoncesService],
+  exports: [TokensService, MacNoncesService],
 })
 export class TokensModule {}

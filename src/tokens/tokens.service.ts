@@ -1,12 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { IsNull, type DataSource, type EntityManager, type Repository } from 'typeorm';
 import { AuditService } from '../audit/audit.service.js';
 import { Clock } from '../common/clock.js';
+import { TokenType } from '../common/oauth.constants.js';
 import { generateSecret, hashSecret, SECRET_PREFIX } from '../common/secrets.js';
 import { oauthConfig, type OAuthConfig } from '../config/oauth.config.js';
 import { placeholders, PreparedStatement, rowDate, toSqliteDate } from '../database/prepared-statement.js';
+import { MacKeyCipher } from './mac-key-cipher.js';
 import { Token, TokenKind } from './token.entity.js';
 
 export interface TokenGrant {
@@ -17,6 +19,8 @@ export interface TokenGrant {
   scope: string;
   /** Scope the refresh token carries (the whole original grant, RFC 6749 §6); omit for no refresh token. */
   refreshScope?: string;
+  /** The access token's type: the client's registered access_token_type; bearer when omitted. */
+  tokenType?: TokenType;
 }
 
 export interface IssuedTokens {
@@ -24,12 +28,16 @@ export interface IssuedTokens {
   refreshToken?: string;
   expiresIn: number;
   scope: string;
+  tokenType: TokenType;
+  /** A MAC token's key, returned to the client once (draft-ietf-oauth-v2-http-mac-02 §4.1); stored only encrypted. */
+  macKey?: string;
 }
 
 /** Every column of a token row, under the entity's property names. */
 const TOKEN_BY_HASH =
   'SELECT "id", "kind", "token_hash" AS "tokenHash", "family_id" AS "familyId", "client_id" AS "clientId", "user_id" AS "userId", "scope", ' +
-  '"expires_at" AS "expiresAt", "consumed_at" AS "consumedAt", "revoked_at" AS "revokedAt", "created_at" AS "createdAt" FROM "tokens" WHERE "token_hash" = ?';
+  '"expires_at" AS "expiresAt", "consumed_at" AS "consumedAt", "revoked_at" AS "revokedAt", "created_at" AS "createdAt", "token_type" AS "tokenType", "mac_key" AS "macKey" ' +
+  'FROM "tokens" WHERE "token_hash" = ?';
 
 type TokenInsert = Omit<Token, 'createdAt' | 'client' | 'user'>;
 
@@ -44,22 +52,40 @@ export class TokensService {
     @Inject(oauthConfig.KEY) private readonly config: OAuthConfig,
     private readonly clock: Clock,
     private readonly audit: AuditService,
+    private readonly macKeys: MacKeyCipher,
     @InjectDataSource() dataSource: DataSource,
   ) {
     this.byHash = new PreparedStatement(dataSource, 'latchkey_token_by_hash', TOKEN_BY_HASH);
   }
 
-  /** Issues an access token (and a refresh token when asked); only their hashes are stored. */
+  /**
+   * Issues an access token (and a refresh token when asked); only their hashes are stored. A MAC
+   * token also gets a fresh 256-bit mac_key, stored encrypted and bound to the token's hash.
+   */
   async issue(grant: TokenGrant, manager: EntityManager = this.tokens.manager): Promise<IssuedTokens> {
     const accessToken = generateSecret(SECRET_PREFIX.accessToken);
-    const rows: TokenInsert[] = [this.row(TokenKind.Access, accessToken, grant, grant.scope, this.config.accessTokenTtlSeconds)];
+    const access = this.row(TokenKind.Access, accessToken, grant, grant.scope, this.config.accessTokenTtlSeconds);
+    const tokenType = grant.tokenType ?? TokenType.Bearer;
+    let macKey: string | undefined;
+    if (tokenType === TokenType.Mac) {
+      macKey = randomBytes(32).toString('base64url');
+      access.tokenType = TokenType.Mac;
+      access.macKey = await this.macKeys.encrypt(macKey, access.tokenHash);
+    }
+    const rows: TokenInsert[] = [access];
     let refreshToken: string | undefined;
     if (grant.refreshScope !== undefined) {
       refreshToken = generateSecret(SECRET_PREFIX.refreshToken);
       rows.push(this.row(TokenKind.Refresh, refreshToken, grant, grant.refreshScope, this.config.refreshTokenTtlSeconds));
     }
     await this.insert(rows, manager);
-    return { accessToken, refreshToken, expiresIn: this.config.accessTokenTtlSeconds, scope: grant.scope };
+    return { accessToken, refreshToken, expiresIn: this.config.accessTokenTtlSeconds, scope: grant.scope, tokenType, ...(macKey ? { macKey } : {}) };
+  }
+
+  /** A MAC token's mac_key, decrypted; undefined for other tokens and for a key that does not decrypt (tampered, moved, or its encryption key is gone). */
+  async macKeyOf(token: Token): Promise<string | undefined> {
+    if (token.tokenType !== TokenType.Mac || token.macKey === null) return undefined;
+    return this.macKeys.decrypt(token.macKey, token.tokenHash);
   }
 
   /** One indexed lookup by the token's hash: on every API request, so a prepared statement. */
@@ -115,9 +141,9 @@ export class TokensService {
     const sqlite = manager.connection.options.type !== 'postgres';
     const date = (value: Date | null) => (value && sqlite ? toSqliteDate(value) : value);
     const now = this.clock.now();
-    const values = rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
-    const parameters = rows.flatMap((r) => [r.id, r.kind, r.tokenHash, r.familyId, r.clientId, r.userId, r.scope, date(r.expiresAt), date(r.consumedAt), date(r.revokedAt), date(now)]);
-    const sql = `INSERT INTO "tokens" ("id", "kind", "token_hash", "family_id", "client_id", "user_id", "scope", "expires_at", "consumed_at", "revoked_at", "created_at") VALUES ${values}`;
+    const values = rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
+    const parameters = rows.flatMap((r) => [r.id, r.kind, r.tokenHash, r.familyId, r.clientId, r.userId, r.scope, date(r.expiresAt), date(r.consumedAt), date(r.revokedAt), date(now), r.tokenType, r.macKey]);
+    const sql = `INSERT INTO "tokens" ("id", "kind", "token_hash", "family_id", "client_id", "user_id", "scope", "expires_at", "consumed_at", "revoked_at", "created_at", "token_type", "mac_key") VALUES ${values}`;
     await manager.query(placeholders(sql, manager.connection.options.type), parameters);
   }
 
@@ -133,6 +159,8 @@ export class TokensService {
       expiresAt: this.clock.inSeconds(ttlSeconds),
       consumedAt: null,
       revokedAt: null,
+      tokenType: TokenType.Bearer,
+      macKey: null,
     };
   }
 }

@@ -136,6 +136,7 @@ describe('admin CLI', () => {
         grant_types: ['authorization_code', 'refresh_token'],
         response_types: ['code'],
         token_endpoint_auth_method: 'client_secret_basic',
+        access_token_type: 'bearer',
         client_id_issued_at: expect.any(Number),
       });
       expect(Object.keys(view)).toEqual(expect.arrayContaining(RFC7591_FIELDS));
@@ -170,6 +171,7 @@ describe('admin CLI', () => {
         grant_types: ['authorization_code', 'refresh_token'],
         response_types: ['code'],
         token_endpoint_auth_method: 'none',
+        access_token_type: 'bearer',
         client_id_issued_at: expect.any(Number),
       });
       expect((await rawClientRow(view.client_id as string)).secret_hash).toBeNull();

@@ -65,7 +65,7 @@ describe('collections file (COLLECTIONS_FILE)', () => {
     expect(document.openapi).toBe('3.1.0');
     expect(Object.keys(document.paths).sort()).toEqual(['/tasks', '/tasks/{id}']);
     expect(Object.keys(document.paths['/tasks/{id}']).sort()).toEqual(['delete', 'get', 'options', 'patch', 'put']);
-    expect(document.paths['/tasks'].post.security).toEqual([{ bearer: [] }, { oauth2: ['tasks:write'] }]);
+    expect(document.paths['/tasks'].post.security).toEqual([{ bearer: [] }, { mac: [] }, { oauth2: ['tasks:write'] }]);
     expect(document.components.schemas.TaskAttributes.additionalProperties).toBe(false);
     expect(Object.keys(document.components.schemas.TaskAttributes.properties!)).toEqual(['name', 'priority', 'weight', 'labels']);
     expect(document.components.securitySchemes.bearer.type).toBe('http');

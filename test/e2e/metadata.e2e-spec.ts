@@ -92,7 +92,13 @@ describe('authorization server metadata (RFC 8414)', () => {
       expect([...metadata.scopes_supported].sort()).toEqual(['clients:register', 'notes:read', 'notes:write', 'photos:read', 'photos:write', 'tokens:introspect']);
     });
 
-    it('only uses parameter names registered by RFC 8414 and RFC 9207', () => {
+    it('lists the access token types, bearer and mac, and the MAC algorithm (Latchkey extensions)', () => {
+      expect(metadata.token_types_supported).toEqual(['bearer', 'mac']);
+      expect(metadata.mac_algorithms_supported).toEqual(['hmac-sha-256']);
+    });
+
+    it('only uses parameter names registered by RFC 8414 and RFC 9207, besides its two documented extensions', () => {
+      const extensions = ['token_types_supported', 'mac_algorithms_supported'];
       const registered = [
         'issuer',
         'authorization_endpoint',
@@ -116,7 +122,7 @@ describe('authorization server metadata (RFC 8414)', () => {
         'code_challenge_methods_supported',
         'authorization_response_iss_parameter_supported',
       ];
-      for (const name of Object.keys(metadata)) expect(registered).toContain(name);
+      for (const name of Object.keys(metadata)) expect([...registered, ...extensions]).toContain(name);
     });
 
     it('answers the same document to every request', async () => {

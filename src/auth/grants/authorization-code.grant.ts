@@ -48,6 +48,7 @@ export class AuthorizationCodeGrant implements GrantHandler {
           userId: code.userId,
           scope: code.scope,
           refreshScope: client.grantTypes.includes(GrantType.RefreshToken) ? code.scope : undefined,
+          tokenType: client.accessTokenType,
         },
         manager,
       );

@@ -26,7 +26,7 @@ export class ClientCredentialsGrant implements GrantHandler {
     const requested = request.scope === undefined ? registered : parseScope(request.scope);
     if (requested === undefined) throw new InvalidScopeError('The scope parameter is malformed');
     if (!isSubset(requested, registered)) throw new InvalidScopeError('The requested scope is not registered for this client');
-    const issued = await this.tokens.issue({ familyId: randomUUID(), clientId: client.id, userId: null, scope: formatScope(requested) });
+    const issued = await this.tokens.issue({ familyId: randomUUID(), clientId: client.id, userId: null, scope: formatScope(requested), tokenType: client.accessTokenType });
     return toTokenResponse(issued);
   }
 }

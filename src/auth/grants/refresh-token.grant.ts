@@ -48,7 +48,7 @@ export class RefreshTokenGrant implements GrantHandler {
     const issued = await this.dataSource.transaction(async (manager): Promise<IssuedTokens | undefined> => {
       if (!(await this.tokens.consumeRefreshToken(token.id, manager))) return undefined;
       return this.tokens.issue(
-        { familyId: token.familyId, clientId: client.id, userId: token.userId, scope: formatScope(requested), refreshScope: token.scope },
+        { familyId: token.familyId, clientId: client.id, userId: token.userId, scope: formatScope(requested), refreshScope: token.scope, tokenType: client.accessTokenType },
         manager,
       );
     });

@@ -1,6 +1,5 @@
 import { Body, Controller, Req } from '@nestjs/common';
 import { splitScope } from '../../common/scope.js';
-import { TokenType } from '../../common/oauth.constants.js';
 import { TokenKind } from '../../tokens/token.entity.js';
 import { TokensService } from '../../tokens/tokens.service.js';
 import type { AuthenticatedClientRequest } from '../client-auth/client-authentication.guard.js';
@@ -47,7 +46,8 @@ export class IntrospectionController {
       ...(token.userId ? { sub: token.userId } : {}),
       exp: Math.floor(token.expiresAt.getTime() / 1000),
       iat: Math.floor(token.createdAt.getTime() / 1000),
-      ...(token.kind === TokenKind.Access ? { token_type: TokenType.Bearer } : {}),
+      // RFC 7662 §2.2: the type of the token, as in the token response (RFC 6749 §7.1): bearer or mac.
+      ...(token.kind === TokenKind.Access ? { token_type: token.tokenType } : {}),
     };
   }
 }

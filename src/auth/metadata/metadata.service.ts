@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ClientAuthMethod, CodeChallengeMethod, ResponseType } from '../../common/oauth.constants.js';
+import { ClientAuthMethod, CodeChallengeMethod, MacAlgorithm, ResponseType, TokenType } from '../../common/oauth.constants.js';
 import { appConfig, type AppConfig } from '../../config/app.config.js';
 import { ScopeCatalog } from '../../scopes/scope-catalog.js';
 import { TokenEndpointService } from '../token/token-endpoint.service.js';
@@ -21,6 +21,9 @@ export interface AuthorizationServerMetadata {
   token_endpoint_auth_methods_supported: string[];
   code_challenge_methods_supported: string[];
   authorization_response_iss_parameter_supported: boolean;
+  /** Latchkey extensions (RFC 8414 §2 allows more): the access token types and MAC algorithms issued. */
+  token_types_supported: string[];
+  mac_algorithms_supported: string[];
   service_documentation: string;
 }
 
@@ -50,6 +53,9 @@ export class MetadataService {
       code_challenge_methods_supported: Object.values(CodeChallengeMethod),
       // RFC 9207 §3.
       authorization_response_iss_parameter_supported: true,
+      // Bearer by default; mac for clients registered with access_token_type "mac" (draft-ietf-oauth-v2-http-mac).
+      token_types_supported: Object.values(TokenType),
+      mac_algorithms_supported: Object.values(MacAlgorithm),
       service_documentation: `${app.issuer}/`,
     };
   }

@@ -1,4 +1,4 @@
-import { ClientAuthMethod, GrantType } from '../../common/oauth.constants.js';
+import { ClientAuthMethod, GrantType, TokenType } from '../../common/oauth.constants.js';
 import { createAjv, describeSchemaErrors } from '../../collections/json-schema-validator.js';
 import { DomainError } from '../../common/domain-error.js';
 import type { NewClient } from '../../clients/clients.service.js';
@@ -16,11 +16,14 @@ const METADATA_SCHEMA = {
     scope: { type: 'string', maxLength: 1000 },
     client_id: { type: 'string', maxLength: 64 },
     client_secret: { type: 'string', maxLength: 200 },
+    // A Latchkey extension: which access token type the client receives (draft-ietf-oauth-v2-http-mac).
+    access_token_type: { type: 'string', maxLength: 16 },
   },
 } as const;
 
 const validate = createAjv().compile(METADATA_SCHEMA);
 const AUTH_METHODS = new Set<string>(Object.values(ClientAuthMethod));
+const TOKEN_TYPES = new Set<string>(Object.values(TokenType));
 
 export interface ParsedMetadata {
   client: NewClient;
@@ -36,7 +39,7 @@ export interface ParsedMetadata {
 export function parseClientMetadata(body: Record<string, unknown>): ParsedMetadata {
   if (!validate(body)) throw new DomainError('invalid_client_metadata', describeSchemaErrors(validate.errors));
   if (!isStorableJson(body)) throw new DomainError('invalid_client_metadata', 'Text must be valid Unicode without NUL characters.');
-  const metadata = body as { redirect_uris?: string[]; client_name?: string; grant_types?: string[]; response_types?: string[]; token_endpoint_auth_method?: string; scope?: string; client_id?: string; client_secret?: string };
+  const metadata = body as { redirect_uris?: string[]; client_name?: string; grant_types?: string[]; response_types?: string[]; token_endpoint_auth_method?: string; scope?: string; client_id?: string; client_secret?: string; access_token_type?: string };
 
   // §2: grant_types defaults to authorization_code, response_types to code.
   const grantTypes = metadata.grant_types ?? [GrantType.AuthorizationCode];
@@ -51,6 +54,9 @@ export function parseClientMetadata(body: Record<string, unknown>): ParsedMetada
   const method = metadata.token_endpoint_auth_method ?? ClientAuthMethod.ClientSecretBasic;
   if (!AUTH_METHODS.has(method)) throw new DomainError('invalid_client_metadata', `Unsupported token_endpoint_auth_method "${method}"; use ${[...AUTH_METHODS].join(', ')}.`);
 
+  const accessTokenType = metadata.access_token_type ?? TokenType.Bearer;
+  if (!TOKEN_TYPES.has(accessTokenType)) throw new DomainError('invalid_client_metadata', `Unsupported access_token_type "${accessTokenType}"; use ${[...TOKEN_TYPES].join(' or ')}.`);
+
   return {
     client: {
       name: metadata.client_name ?? 'Unnamed application',
@@ -59,6 +65,7 @@ export function parseClientMetadata(body: Record<string, unknown>): ParsedMetada
       isPublic: method === ClientAuthMethod.None,
       grantTypes: grantTypes as GrantType[],
       tokenEndpointAuthMethod: method as ClientAuthMethod,
+      accessTokenType: accessTokenType as TokenType,
     },
     clientId: metadata.client_id,
     clientSecret: metadata.client_secret,

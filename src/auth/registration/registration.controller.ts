@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Client } from '../../clients/client.entity.js';
 import { ClientsService } from '../../clients/clients.service.js';
 import { DomainError } from '../../common/domain-error.js';
+import { TokenType } from '../../common/oauth.constants.js';
 import { generateSecret, SECRET_PREFIX, secretMatchesHash } from '../../common/secrets.js';
 import { splitScope } from '../../common/scope.js';
 import { appConfig, type AppConfig } from '../../config/app.config.js';
@@ -85,7 +86,10 @@ export class RegistrationController {
   private async registrar(request: FastifyRequest): Promise<string> {
     const value = bearerValue(request);
     const token = await this.tokens.findByValue(value);
-    if (!token || token.kind !== TokenKind.Access || !this.tokens.isActive(token)) throw bearerError(401, 'invalid_token', 'The access token is invalid, expired or revoked');
+    // A MAC token is only good with its signature (draft-ietf-oauth-v2-http-mac): presented as a bearer token, it is refused.
+    if (!token || token.kind !== TokenKind.Access || token.tokenType !== TokenType.Bearer || !this.tokens.isActive(token)) {
+      throw bearerError(401, 'invalid_token', 'The access token is invalid, expired or revoked');
+    }
     if (!splitScope(token.scope).includes(REGISTRATION_SCOPE)) {
       throw bearerError(403, 'insufficient_scope', `Registering clients needs the scope ${REGISTRATION_SCOPE}`, { scope: REGISTRATION_SCOPE });
     }

@@ -1,10 +1,12 @@
-import { TokenType } from '../../common/oauth.constants.js';
+import { MacAlgorithm, TokenType } from '../../common/oauth.constants.js';
 import type { IssuedTokens } from '../../tokens/tokens.service.js';
 
-/** RFC 6749 §5.1 successful response. */
+/** RFC 6749 §5.1 successful response; a MAC token adds mac_key and mac_algorithm (draft-ietf-oauth-v2-http-mac-02 §4.1). */
 export interface TokenResponse {
   access_token: string;
   token_type: TokenType;
+  mac_key?: string;
+  mac_algorithm?: MacAlgorithm;
   expires_in: number;
   refresh_token?: string;
   scope: string;
@@ -13,7 +15,8 @@ export interface TokenResponse {
 export function toTokenResponse(issued: IssuedTokens): TokenResponse {
   return {
     access_token: issued.accessToken,
-    token_type: TokenType.Bearer,
+    token_type: issued.tokenType,
+    ...(issued.macKey ? { mac_key: issued.macKey, mac_algorithm: MacAlgorithm.HmacSha256 } : {}),
     expires_in: issued.expiresIn,
     ...(issued.refreshToken ? { refresh_token: issued.refreshToken } : {}),
     scope: issued.scope,

@@ -1,16 +1,26 @@
 import { Injectable, type ExecutionContext } from '@nestjs/common';
 import { AuthGuard } from '@nestjs/passport';
 import type { FastifyRequest } from 'fastify';
+import { isMacAuthorization } from '../../common/mac-signature.js';
 import { Strategy } from '../../common/oauth.constants.js';
 import { ApiError } from '../api-error.js';
+import { MacTokenVerifier } from './mac-token.verifier.js';
 import { BEARER_REALM, type TokenPrincipal } from './token-principal.js';
 
 /**
- * RFC 6750 §3: no token → 401 with a bare `Bearer realm` challenge; an invalid, expired or revoked
- * token → 401 error="invalid_token"; a malformed request → 400 error="invalid_request".
+ * RFC 6750 §3: no token → 401 with a bare `Bearer realm` challenge (and `MAC`); an invalid, expired
+ * or revoked token → 401 error="invalid_token"; a malformed request → 400 error="invalid_request".
+ * Bearer tokens go through passport-http-bearer; a MAC-signed request (draft-ietf-oauth-v2-http-mac)
+ * goes to MacTokenVerifier instead, which answers with the same codes under the MAC scheme. A plain
+ * service rather than a second passport strategy: passport's fail/challenge plumbing would only
+ * carry the error code we already know at the point of failure.
  */
 @Injectable()
 export class BearerAuthGuard extends AuthGuard(Strategy.Bearer) {
+  constructor(private readonly mac: MacTokenVerifier) {
+    super();
+  }
+
   override async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     // RFC 9700 §2.5 / RFC 6750 §2.3: tokens in URLs leak through logs and Referer; only the header is accepted.
@@ -18,6 +28,10 @@ export class BearerAuthGuard extends AuthGuard(Strategy.Bearer) {
       throw bearerError(400, 'invalid_request', 'Send the access token in the Authorization header, not in the URL');
     }
     const header = request.headers.authorization;
+    if (header !== undefined && isMacAuthorization(header)) {
+      (request as FastifyRequest & { user: TokenPrincipal }).user = await this.mac.verify(request);
+      return true;
+    }
     if (header !== undefined && !/^bearer\s/i.test(header)) {
       // RFC 6750 §3.1: an unsupported authentication method gets the bare challenge, no error code.
       throw missingToken();
@@ -35,10 +49,11 @@ export class BearerAuthGuard extends AuthGuard(Strategy.Bearer) {
   }
 }
 
+/** Both schemes the API accepts are offered (RFC 9110 §11.6.1: several challenges, comma-separated). */
 function missingToken(): ApiError {
-  return new ApiError(401, 'This API needs an access token: send "Authorization: Bearer <token>"', {
+  return new ApiError(401, 'This API needs an access token: send "Authorization: Bearer <token>", or a MAC-signed request for a MAC token', {
     error: 'unauthorized',
-    headers: { 'WWW-Authenticate': `Bearer realm="${BEARER_REALM}"` },
+    headers: { 'WWW-Authenticate': `Bearer realm="${BEARER_REALM}", MAC` },
   });
 }
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import { Strategy as HttpBearerStrategy } from 'passport-http-bearer';
-import { Strategy } from '../../common/oauth.constants.js';
+import { Strategy, TokenType } from '../../common/oauth.constants.js';
 import { TokenKind } from '../../tokens/token.entity.js';
 import { TokensService } from '../../tokens/tokens.service.js';
 import { BEARER_REALM, type TokenPrincipal } from './token-principal.js';
@@ -29,8 +29,9 @@ export class BearerStrategy extends PassportStrategy(HeaderOnlyBearerStrategy, S
 
   async validate(value: string): Promise<TokenPrincipal | false> {
     const token = await this.tokens.findByValue(value);
-    // Refresh tokens never open the API; client-credentials tokens (no user) own no items.
-    if (!token || token.kind !== TokenKind.Access || token.userId === null || !this.tokens.isActive(token)) return false;
-    return { tokenId: token.id, userId: token.userId, clientId: token.clientId, scopes: new Set(token.scope === '' ? [] : token.scope.split(' ')) };
+    // Refresh tokens never open the API; client-credentials tokens (no user) own no items; a MAC
+    // token is only good with the signature of its key (draft-ietf-oauth-v2-http-mac), never as a bearer token.
+    if (!token || token.kind !== TokenKind.Access || token.userId === null || token.tokenType !== TokenType.Bearer || !this.tokens.isActive(token)) return false;
+    return { tokenId: token.id, userId: token.userId, clientId: token.clientId, scopes: new Set(token.scope === '' ? [] : token.scope.split(' ')), scheme: TokenType.Bearer };
   }
 }

@@ -3,7 +3,9 @@ import type { FastifyRequest } from 'fastify';
 import { CollectionRegistry } from '../../collections/collection-registry.js';
 import type { Collection } from '../../collections/collection.js';
 import { ApiError } from '../api-error.js';
+import { TokenType } from '../../common/oauth.constants.js';
 import { bearerError } from './bearer-auth.guard.js';
+import { macError } from './mac-token.verifier.js';
 import type { TokenPrincipal } from './token-principal.js';
 
 /** Methods that only read: `<collection>:read`. Every other method needs `<collection>:write`. */
@@ -29,7 +31,8 @@ export class CollectionAccessGuard implements CanActivate {
     if (!collection) throw new ApiError(404, `There is no collection named "${name}"`);
     const needed = READ_METHODS.has(request.method) ? collection.readScope : collection.writeScope;
     if (!request.user.scopes.has(needed)) {
-      throw bearerError(403, 'insufficient_scope', `This request needs the scope ${needed}`, { scope: needed });
+      const challenge = request.user.scheme === TokenType.Mac ? macError : bearerError;
+      throw challenge(403, 'insufficient_scope', `This request needs the scope ${needed}`, { scope: needed });
     }
     request.collection = collection;
     return true;

@@ -33,13 +33,15 @@ export function buildOpenApiDocument(issuer: string, collections: Collection[], 
     .setTitle('Latchkey data API')
     .setDescription(
       'Items of the collections declared in the collections file. Obtain an access token with the authorization code flow ' +
-        '(PKCE) and send it as `Authorization: Bearer <token>`. `<collection>:read` opens GET, HEAD and OPTIONS; ' +
+        '(PKCE) and send it as `Authorization: Bearer <token>` (a client registered for MAC tokens signs each request instead: ' +
+        '`Authorization: MAC id="…", ts="…", nonce="…", mac="…"`, draft-ietf-oauth-v2-http-mac). `<collection>:read` opens GET, HEAD and OPTIONS; ' +
         '`<collection>:write` opens POST, PUT, PATCH and DELETE. Errors are `{ "error", "error_description" }`.',
     )
     .setOpenAPIVersion('3.1.0')
     .setVersion(API_VERSION)
     .addServer(`${issuer}/api/v${API_VERSION}`)
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'An access token from /token (RFC 6750)' }, 'bearer')
+    .addSecurity('mac', { type: 'http', scheme: 'mac', description: 'A MAC token from /token, each request signed with its mac_key (draft-ietf-oauth-v2-http-mac-02)' })
     .addOAuth2({ type: 'oauth2', flows: { authorizationCode: { authorizationUrl: `${issuer}/authorize`, tokenUrl: `${issuer}/token`, scopes } } }, 'oauth2')
     .build();
 
@@ -62,7 +64,7 @@ export function buildOpenApiDocument(issuer: string, collections: Collection[], 
         { $ref: `#/components/schemas/${name}Attributes` },
       ],
     };
-    const security = (scope: string) => [{ bearer: [] }, { oauth2: [scope] }];
+    const security = (scope: string) => [{ bearer: [] }, { mac: [] }, { oauth2: [scope] }];
     const item = { $ref: `#/components/schemas/${name}` };
     const attributes = { $ref: `#/components/schemas/${name}Attributes` };
     const read = { tags: [collection.name], security: security(collection.readScope) };

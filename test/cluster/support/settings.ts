@@ -2,7 +2,7 @@
  * What scripts/test-cluster.mjs prepared for this run, and the shared services it runs against.
  * The instances get their configuration from here, not from this process's environment.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 
 function required(name: string): string {
@@ -53,6 +53,8 @@ export function sharedEnv(issuer: string, sessionSecret: string): Record<string,
     DATABASE_SCHEMA: SCHEMA,
     MIGRATIONS_RUN: 'false',
     SESSION_SECRET: sessionSecret,
+    // One key for every instance (it must be shared, like the session secret), derived from this run's secret.
+    TOKEN_ENCRYPTION_KEY: createHash('sha256').update(`token-encryption:${sessionSecret}`).digest('base64'),
     REDIS_URL,
     RATE_LIMIT_KEY_PREFIX,
     // Counted in Redis as in production, but too high to be reached: the limits are not under test here.
