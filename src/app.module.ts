@@ -8,6 +8,7 @@ import { appConfig } from './config/app.config.js';
 import { apiConfig } from './config/api.config.js';
 import { databaseConfig } from './config/database.config.js';
 import { housekeepingConfig } from './config/housekeeping.config.js';
+import { legacyGrantsConfig } from './config/legacy-grants.config.js';
 import { metricsConfig } from './config/metrics.config.js';
 import { oauthConfig } from './config/oauth.config.js';
 import { rateLimitConfig } from './config/rate-limit.config.js';
@@ -23,7 +24,7 @@ import { ResourcesModule } from './resources/resources.module.js';
 
 @Module({
   imports: [
-    ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, appConfig, databaseConfig, housekeepingConfig, metricsConfig, oauthConfig, rateLimitConfig, redisConfig, sessionConfig] }),
+    ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, appConfig, databaseConfig, housekeepingConfig, legacyGrantsConfig, metricsConfig, oauthConfig, rateLimitConfig, redisConfig, sessionConfig] }),
     CommonModule,
     MetricsModule,
     CollectionsModule,

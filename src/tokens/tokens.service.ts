@@ -17,6 +17,8 @@ export interface TokenGrant {
   scope: string;
   /** Scope the refresh token carries (the whole original grant, RFC 6749 §6); omit for no refresh token. */
   refreshScope?: string;
+  /** Lifetime of the access token when it differs from ACCESS_TOKEN_TTL_SECONDS (the implicit grant's short one). */
+  accessTokenTtlSeconds?: number;
 }
 
 export interface IssuedTokens {
@@ -52,14 +54,15 @@ export class TokensService {
   /** Issues an access token (and a refresh token when asked); only their hashes are stored. */
   async issue(grant: TokenGrant, manager: EntityManager = this.tokens.manager): Promise<IssuedTokens> {
     const accessToken = generateSecret(SECRET_PREFIX.accessToken);
-    const rows: TokenInsert[] = [this.row(TokenKind.Access, accessToken, grant, grant.scope, this.config.accessTokenTtlSeconds)];
+    const accessTtl = grant.accessTokenTtlSeconds ?? this.config.accessTokenTtlSeconds;
+    const rows: TokenInsert[] = [this.row(TokenKind.Access, accessToken, grant, grant.scope, accessTtl)];
     let refreshToken: string | undefined;
     if (grant.refreshScope !== undefined) {
       refreshToken = generateSecret(SECRET_PREFIX.refreshToken);
       rows.push(this.row(TokenKind.Refresh, refreshToken, grant, grant.refreshScope, this.config.refreshTokenTtlSeconds));
     }
     await this.insert(rows, manager);
-    return { accessToken, refreshToken, expiresIn: this.config.accessTokenTtlSeconds, scope: grant.scope };
+    return { accessToken, refreshToken, expiresIn: accessTtl, scope: grant.scope };
   }
 
   /** One indexed lookup by the token's hash: on every API request, so a prepared statement. */
