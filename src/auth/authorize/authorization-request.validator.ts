@@ -57,10 +57,11 @@ export class AuthorizationRequestValidator {
       redirectUri = requested;
     }
 
-    // From here on the redirect URI is trusted: errors are sent back to the client, in the query
-    // until the request is known to be a permitted implicit one (RFC 6749 §4.2.2.1: then the fragment).
+    // From here on the redirect URI is trusted: errors are sent back to the client. A permitted
+    // implicit request gets them in the fragment (RFC 6749 §4.2.2.1), every other one in the query.
     const state = typeof query.state === 'string' && query.state !== '' ? query.state : undefined;
-    let responseMode: ResponseMode = ResponseMode.Query;
+    const implicit = query.response_type === ResponseType.Token && client.grantTypes.includes(GrantType.Implicit);
+    const responseMode: ResponseMode = implicit ? ResponseMode.Fragment : ResponseMode.Query;
     const fail = (error: OAuthError): never => {
       throw new AuthorizationRedirectError(error, redirectUri, state, responseMode);
     };
@@ -74,24 +75,21 @@ export class AuthorizationRequestValidator {
 
     const responseType = query.response_type as string | undefined;
     if (responseType === undefined || responseType === '') fail(new InvalidRequestError('The response_type parameter is required'));
-    if (responseType === ResponseType.Token && client.grantTypes.includes(GrantType.Implicit)) {
-      // RFC 6749 §4.2: only for a client an administrator registered for the implicit grant.
-      responseMode = ResponseMode.Fragment;
-    } else if (responseType !== ResponseType.Code) {
-      // For every other client the implicit grant does not exist (RFC 9700 §2.1.2).
-      fail(new UnsupportedResponseTypeError('Only response_type=code is supported'));
-    } else if (!client.grantTypes.includes(GrantType.AuthorizationCode)) {
+    // response_type=token exists only for a client an administrator registered for the implicit
+    // grant (RFC 6749 §4.2); for every other client it is unsupported, as RFC 9700 §2.1.2 advises.
+    if (!implicit && responseType !== ResponseType.Code) fail(new UnsupportedResponseTypeError('Only response_type=code is supported'));
+    if (!implicit && !client.grantTypes.includes(GrantType.AuthorizationCode)) {
       fail(new UnauthorizedClientError('This client is not registered for the authorization code grant'));
     }
 
     // Only data scopes are granted by a person; a scope whose collection was removed is no longer grantable.
     const grantable = splitScope(client.scope).filter((s) => this.scopes.isDataScope(s));
     const scope = this.resolveScope(query.scope as string | undefined, grantable, fail);
-    const codeChallenge = responseMode === ResponseMode.Fragment ? this.refuseChallenge(query, fail) : this.resolveChallenge(query, client.isPublic, fail);
+    const codeChallenge = implicit ? this.refuseChallenge(query, fail) : this.resolveChallenge(query, client.isPublic, fail);
 
     return {
       client,
-      responseType: responseMode === ResponseMode.Fragment ? ResponseType.Token : ResponseType.Code,
+      responseType: implicit ? ResponseType.Token : ResponseType.Code,
       responseMode,
       redirectUri,
       redirectUriInRequest: requested !== undefined && requested !== '',
