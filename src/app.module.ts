@@ -9,6 +9,7 @@ import { apiConfig } from './config/api.config.js';
 import { databaseConfig } from './config/database.config.js';
 import { housekeepingConfig } from './config/housekeeping.config.js';
 import { macTokenConfig } from './config/mac-token.config.js';
+import { legacyGrantsConfig } from './config/legacy-grants.config.js';
 import { metricsConfig } from './config/metrics.config.js';
 import { oauthConfig } from './config/oauth.config.js';
 import { rateLimitConfig } from './config/rate-limit.config.js';
@@ -24,7 +25,7 @@ import { ResourcesModule } from './resources/resources.module.js';
 
 @Module({
   imports: [
-    ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, appConfig, databaseConfig, housekeepingConfig, macTokenConfig, metricsConfig, oauthConfig, rateLimitConfig, redisConfig, sessionConfig] }),
+    ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, appConfig, databaseConfig, housekeepingConfig, legacyGrantsConfig, macTokenConfig, metricsConfig, oauthConfig, rateLimitConfig, redisConfig, sessionConfig] }),
     CommonModule,
     MetricsModule,
     CollectionsModule,

@@ -16,6 +16,7 @@ import { InteractionExceptionFilter } from './errors/interaction-exception.filte
 import { AuthorizationCodeGrant } from './grants/authorization-code.grant.js';
 import { ClientCredentialsGrant } from './grants/client-credentials.grant.js';
 import { GRANT_HANDLERS, type GrantHandler } from './grants/grant-handler.js';
+import { PasswordGrant } from './grants/password.grant.js';
 import { RefreshTokenGrant } from './grants/refresh-token.grant.js';
 import { AccessController } from './interaction/access.controller.js';
 import { HomeController } from './interaction/home.controller.js';
@@ -25,6 +26,7 @@ import { LoginSession } from './interaction/login-session.js';
 import { PageRenderer } from './interaction/page-renderer.js';
 import { Pages } from './interaction/pages.js';
 import { IntrospectionController } from './introspection/introspection.controller.js';
+import { LegacyGrantsWarning } from './legacy-grants/legacy-grants.warning.js';
 import { RegistrationController } from './registration/registration.controller.js';
 import { RevocationController } from './revocation/revocation.controller.js';
 import { MetadataController } from './metadata/metadata.controller.js';
@@ -49,12 +51,14 @@ import { TokenEndpointService } from './token/token-endpoint.service.js';
     ClientAuthenticationGuard,
     TokenEndpointService,
     MetadataService,
+    LegacyGrantsWarning,
     AuthorizationCodeGrant,
     RefreshTokenGrant,
     ClientCredentialsGrant,
+    PasswordGrant,
     {
       provide: GRANT_HANDLERS,
-      inject: [AuthorizationCodeGrant, RefreshTokenGrant, ClientCredentialsGrant],
+      inject: [AuthorizationCodeGrant, RefreshTokenGrant, ClientCredentialsGrant, PasswordGrant],
       useFactory: (...handlers: GrantHandler[]) => handlers,
     },
   ],

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { DataSource, Repository } from 'typeorm';
 import { PreparedStatement, rowDate } from '../database/prepared-statement.js';
 import { DomainError } from '../common/domain-error.js';
-import { ClientAuthMethod, GrantType, TokenType } from '../common/oauth.constants.js';
+import { ClientAuthMethod, GrantType, ResponseType, TokenType } from '../common/oauth.constants.js';
 import { formatScope, parseScope } from '../common/scope.js';
 import { generateSecret, hashSecret, SECRET_PREFIX, secretMatchesHash } from '../common/secrets.js';
 import { AuditService } from '../audit/audit.service.js';
@@ -71,6 +71,14 @@ function toClient(row: ClientRow): Client {
     createdAt: rowDate(row.createdAt),
     updatedAt: rowDate(row.updatedAt),
   });
+}
+
+/** RFC 7591 §2.1: `code` goes with authorization_code, `token` with implicit. */
+export function responseTypesOf(grantTypes: readonly GrantType[]): ResponseType[] {
+  return [
+    ...(grantTypes.includes(GrantType.AuthorizationCode) ? [ResponseType.Code] : []),
+    ...(grantTypes.includes(GrantType.Implicit) ? [ResponseType.Token] : []),
+  ];
 }
 
 @Injectable()
@@ -173,7 +181,7 @@ export class ClientsService {
       redirect_uris: client.redirectUris,
       scope: client.scope,
       grant_types: client.grantTypes,
-      response_types: client.grantTypes.includes(GrantType.AuthorizationCode) ? ['code'] : [],
+      response_types: responseTypesOf(client.grantTypes),
       token_endpoint_auth_method: client.tokenEndpointAuthMethod,
       access_token_type: client.accessTokenType,
       client_id_issued_at: Math.floor(client.createdAt.getTime() / 1000),
@@ -193,6 +201,15 @@ export class ClientsService {
     // Redirect URIs belong to the authorization code grant; a client_credentials-only client has none.
     if (grantTypes.includes(GrantType.AuthorizationCode) && input.redirectUris.length === 0) {
       throw new DomainError('invalid_redirect_uri', 'At least one redirect URI is required for the authorization_code grant.');
+    }
+    // RFC 6749 §4.2: the implicit grant delivers its token to a registered redirect URI too.
+    if (grantTypes.includes(GrantType.Implicit) && input.redirectUris.length === 0) {
+      throw new DomainError('invalid_redirect_uri', 'At least one redirect URI is required for the implicit grant.');
+    }
+    // RFC 6749 §4.3.2 has the client authenticate; a public client proves nothing, so anyone could
+    // try passwords through it (RFC 9700 §2.4).
+    if (input.isPublic && grantTypes.includes(GrantType.Password)) {
+      throw new DomainError('invalid_client_metadata', 'A public client cannot use the password grant.');
     }
     // RFC 6749 §4.4: only confidential clients may use client_credentials.
     if (input.isPublic && grantTypes.includes(GrantType.ClientCredentials)) {

@@ -4,10 +4,15 @@ export const GrantType = {
   AuthorizationCode: 'authorization_code',
   RefreshToken: 'refresh_token',
   ClientCredentials: 'client_credentials',
+  /** RFC 6749 §4.2; only for clients an administrator opts in (RFC 9700 §2.1.2). */
+  Implicit: 'implicit',
+  /** RFC 6749 §4.3; only for confidential clients an administrator opts in (RFC 9700 §2.4). */
+  Password: 'password',
 } as const;
 export type GrantType = (typeof GrantType)[keyof typeof GrantType];
 
-export const ResponseType = { Code: 'code' } as const;
+/** RFC 6749 §3.1.1; `token` (implicit) only for clients registered for the implicit grant. */
+export const ResponseType = { Code: 'code', Token: 'token' } as const;
 export type ResponseType = (typeof ResponseType)[keyof typeof ResponseType];
 
 /** The spec's two access token types: RFC 6750 bearer tokens and MAC tokens (draft-ietf-oauth-v2-http-mac). */
@@ -29,6 +34,13 @@ export const ClientAuthMethod = {
   None: 'none',
 } as const;
 export type ClientAuthMethod = (typeof ClientAuthMethod)[keyof typeof ClientAuthMethod];
+
+/** RFC 6749 §4.1.2 (code: query) and §4.2.2 (token: fragment). */
+export const ResponseMode = { Query: 'query', Fragment: 'fragment' } as const;
+export type ResponseMode = (typeof ResponseMode)[keyof typeof ResponseMode];
+
+/** Grants that RFC 9700 advises against: never a default, only by an administrator's explicit choice. */
+export const LEGACY_GRANT_TYPES: readonly GrantType[] = [GrantType.Implicit, GrantType.Password];
 
 /** Passport strategy names. */
 export const Strategy = {

@@ -21,6 +21,8 @@ export interface TokenGrant {
   refreshScope?: string;
   /** The access token's type: the client's registered access_token_type; bearer when omitted. */
   tokenType?: TokenType;
+  /** Lifetime of the access token when it differs from ACCESS_TOKEN_TTL_SECONDS (the implicit grant's short one). */
+  accessTokenTtlSeconds?: number;
 }
 
 export interface IssuedTokens {
@@ -64,7 +66,8 @@ export class TokensService {
    */
   async issue(grant: TokenGrant, manager: EntityManager = this.tokens.manager): Promise<IssuedTokens> {
     const accessToken = generateSecret(SECRET_PREFIX.accessToken);
-    const access = this.row(TokenKind.Access, accessToken, grant, grant.scope, this.config.accessTokenTtlSeconds);
+    const accessTtl = grant.accessTokenTtlSeconds ?? this.config.accessTokenTtlSeconds;
+    const access = this.row(TokenKind.Access, accessToken, grant, grant.scope, accessTtl);
     const tokenType = grant.tokenType ?? TokenType.Bearer;
     let macKey: string | undefined;
     if (tokenType === TokenType.Mac) {
@@ -79,7 +82,7 @@ export class TokensService {
       rows.push(this.row(TokenKind.Refresh, refreshToken, grant, grant.refreshScope, this.config.refreshTokenTtlSeconds));
     }
     await this.insert(rows, manager);
-    return { accessToken, refreshToken, expiresIn: this.config.accessTokenTtlSeconds, scope: grant.scope, tokenType, ...(macKey ? { macKey } : {}) };
+    return { accessToken, refreshToken, expiresIn: accessTtl, scope: grant.scope, tokenType, ...(macKey ? { macKey } : {}) };
   }
 
   /** A MAC token's mac_key, decrypted; undefined for other tokens and for a key that does not decrypt (tampered, moved, or its encryption key is gone). */

@@ -241,7 +241,7 @@ describe('admin CLI', () => {
       ['clients:create with one good URI and one with a fragment', ['clients:create', '--name', 'Bad', '--redirect-uri', 'https://ok.example/cb', '--redirect-uri', 'https://ok.example/cb#x'], /fragment/],
       ['clients:create with a javascript: URI', ['clients:create', '--name', 'Bad', '--redirect-uri', 'javascript:alert(1)'], /javascript/],
       ['clients:create with an unknown scope', ['clients:create', '--name', 'Bad', '--redirect-uri', 'https://ok.example/cb', '--scope', 'notes:read bogus:scope'], /bogus:scope/],
-      ['clients:create with an unsupported grant type', ['clients:create', '--name', 'Bad', '--redirect-uri', 'https://ok.example/cb', '--grant-type', 'password'], /password/],
+      ['clients:create with an unsupported grant type', ['clients:create', '--name', 'Bad', '--redirect-uri', 'https://ok.example/cb', '--grant-type', 'device_code'], /device_code/],
       ['users:create with a taken username', ['users:create', '--username', 'taken-user', '--password', 'another password'], /already exists/],
       ['users:create without --username', ['users:create', '--password', 'some password'], /--username/],
       ['users:create with a too-short password', ['users:create', '--username', 'short-pw', '--password', 'short'], /[Pp]assword/],

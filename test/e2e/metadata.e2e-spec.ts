@@ -68,19 +68,17 @@ describe('authorization server metadata (RFC 8414)', () => {
       expect(metadata.token_endpoint).toBe(`${ISSUER}/token`);
     });
 
-    it('advertises exactly the code flow with S256 PKCE and the iss response parameter', () => {
-      expect(metadata.response_types_supported).toEqual(['code']);
+    it('advertises the code flow with S256 PKCE and the iss response parameter, and the legacy grants that opted-in clients may use', () => {
+      // token, implicit and password work only for clients an administrator allowed (test/e2e/implicit-grant, password-grant).
+      expect(metadata.response_types_supported).toEqual(['code', 'token']);
       expect(metadata.code_challenge_methods_supported).toEqual(['S256']);
-      expect([...metadata.grant_types_supported].sort()).toEqual(['authorization_code', 'client_credentials', 'refresh_token']);
+      expect([...metadata.grant_types_supported].sort()).toEqual(['authorization_code', 'client_credentials', 'implicit', 'password', 'refresh_token']);
       // RFC 9207 §3.
       expect(metadata.authorization_response_iss_parameter_supported).toBe(true);
-      if (metadata.response_modes_supported !== undefined) expect(metadata.response_modes_supported).toEqual(['query']);
+      if (metadata.response_modes_supported !== undefined) expect(metadata.response_modes_supported).toEqual(['query', 'fragment']);
     });
 
-    it('does not advertise what RFC 9700 forbids: implicit, password grant, plain PKCE', () => {
-      expect(metadata.response_types_supported).not.toContain('token');
-      expect(metadata.grant_types_supported).not.toContain('implicit');
-      expect(metadata.grant_types_supported).not.toContain('password');
+    it('does not advertise what RFC 9700 forbids outright: plain PKCE', () => {
       expect(metadata.code_challenge_methods_supported).not.toContain('plain');
     });
 
@@ -164,14 +162,19 @@ describe('authorization server metadata (RFC 8414)', () => {
     });
 
     it('token_endpoint: accepts the advertised grant types (an authenticated request reaches the grant)', async () => {
-      for (const grantType of metadata.grant_types_supported) {
+      // implicit has no token request (RFC 6749 §4.2): its token comes from the authorization endpoint.
+      for (const grantType of metadata.grant_types_supported.filter((g) => g !== 'implicit')) {
         const result = await fetch(app.url(pathUnderIssuer(metadata.token_endpoint)), {
           method: 'POST',
           headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basicAuth(client.clientId, client.clientSecret!) },
           body: new URLSearchParams({ grant_type: grantType, code: 'lk_ac_unknown', refresh_token: 'lk_rt_unknown' }).toString(),
         });
         // client_credentials needs no grant to present: it succeeds outright.
-        const expected = grantType === 'client_credentials' ? { status: 200, body: expect.objectContaining({ token_type: 'bearer' }) } : { status: 400, body: expect.objectContaining({ error: 'invalid_grant' }) };
+        // password reaches the dispatcher, which refuses this client: it was not opted in.
+        const expected =
+          grantType === 'client_credentials'
+            ? { status: 200, body: expect.objectContaining({ token_type: 'bearer' }) }
+            : { status: 400, body: expect.objectContaining({ error: grantType === 'password' ? 'unauthorized_client' : 'invalid_grant' }) };
         expect({ grantType, status: result.status, body: await result.json() }).toEqual({ grantType, ...expected });
       }
     });
@@ -180,7 +183,7 @@ describe('authorization server metadata (RFC 8414)', () => {
       const result = await fetch(app.url(pathUnderIssuer(metadata.token_endpoint)), {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basicAuth(client.clientId, client.clientSecret!) },
-        body: 'grant_type=password&username=u&password=p',
+        body: 'grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Adevice_code&device_code=x',
       });
       expect(result.status).toBe(400);
       expect(await result.json()).toMatchObject({ error: 'unsupported_grant_type' });

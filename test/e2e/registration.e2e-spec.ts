@@ -115,7 +115,7 @@ describe('client registration over HTTP (RFC 7591, RFC 7592)', () => {
     ['a relative redirect URI', { redirect_uris: ['/cb'] }, 'invalid_redirect_uri'],
     ['a javascript: redirect URI', { redirect_uris: ['javascript:alert(1)'] }, 'invalid_redirect_uri'],
     ['the code grant without redirect URIs', { redirect_uris: [] }, 'invalid_redirect_uri'],
-    ['the implicit grant', { grant_types: ['implicit'], response_types: ['token'] }, 'invalid_client_metadata'],
+    ['the token response type without the implicit grant', { response_types: ['code', 'token'] }, 'invalid_client_metadata'],
     ['response_types without the code grant', { grant_types: ['client_credentials'], response_types: ['code'], redirect_uris: [] }, 'invalid_client_metadata'],
     ['an unsupported auth method', { token_endpoint_auth_method: 'private_key_jwt' }, 'invalid_client_metadata'],
     ['a public client_credentials client', { grant_types: ['client_credentials'], redirect_uris: [], token_endpoint_auth_method: 'none' }, 'invalid_client_metadata'],

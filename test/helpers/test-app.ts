@@ -68,6 +68,7 @@ export class TestApp {
       scope: options.scope ?? 'notes:read notes:write',
       isPublic: options.isPublic,
       grantTypes: options.grantTypes,
+      accessTokenType: options.accessTokenType,
     });
     return { clientId: client.id, clientSecret: secret, redirectUri: redirectUris[0] };
   }

@@ -1,8 +1,13 @@
 import type { Client } from '../../clients/client.entity.js';
+import type { ResponseMode, ResponseType } from '../../common/oauth.constants.js';
 
 /** A validated authorization request (RFC 6749 §4.1.1 with RFC 7636 §4.3). */
 export interface AuthorizationRequest {
   client: Client;
+  /** `code`, or `token` for a client registered for the implicit grant (RFC 6749 §4.2.1). */
+  responseType: ResponseType;
+  /** Where the response parameters go: the query for codes, the fragment for tokens (RFC 6749 §4.2.2). */
+  responseMode: ResponseMode;
   /** Where the response goes: the request's redirect_uri, or the client's only registered one. */
   redirectUri: string;
   redirectUriInRequest: boolean;

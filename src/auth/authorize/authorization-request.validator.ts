@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ClientsService } from '../../clients/clients.service.js';
 import { redirectUriMatches } from '../../clients/redirect-uri.policy.js';
-import { CodeChallengeMethod, GrantType, ResponseType } from '../../common/oauth.constants.js';
+import { CodeChallengeMethod, GrantType, ResponseMode, ResponseType } from '../../common/oauth.constants.js';
 import { isSubset, parseScope, splitScope } from '../../common/scope.js';
 import {
   AuthorizationRedirectError,
@@ -59,10 +59,13 @@ export class AuthorizationRequestValidator {
       redirectUri = requested;
     }
 
-    // From here on the redirect URI is trusted: errors are sent back to the client.
+    // From here on the redirect URI is trusted: errors are sent back to the client. A permitted
+    // implicit request gets them in the fragment (RFC 6749 §4.2.2.1), every other one in the query.
     const state = typeof query.state === 'string' && query.state !== '' ? query.state : undefined;
+    const implicit = query.response_type === ResponseType.Token && client.grantTypes.includes(GrantType.Implicit);
+    const responseMode: ResponseMode = implicit ? ResponseMode.Fragment : ResponseMode.Query;
     const fail = (error: OAuthError): never => {
-      throw new AuthorizationRedirectError(error, redirectUri, state);
+      throw new AuthorizationRedirectError(error, redirectUri, state, responseMode);
     };
 
     for (const name of AUTHORIZATION_PARAMS) {
@@ -74,17 +77,41 @@ export class AuthorizationRequestValidator {
 
     const responseType = query.response_type as string | undefined;
     if (responseType === undefined || responseType === '') fail(new InvalidRequestError('The response_type parameter is required'));
-    if (responseType !== ResponseType.Code) fail(new UnsupportedResponseTypeError('Only response_type=code is supported'));
-    if (!client.grantTypes.includes(GrantType.AuthorizationCode)) {
+    // response_type=token exists only for a client an administrator registered for the implicit
+    // grant (RFC 6749 §4.2); for every other client it is unsupported, as RFC 9700 §2.1.2 advises.
+    if (!implicit && responseType !== ResponseType.Code) fail(new UnsupportedResponseTypeError('Only response_type=code is supported'));
+    if (!implicit && !client.grantTypes.includes(GrantType.AuthorizationCode)) {
       fail(new UnauthorizedClientError('This client is not registered for the authorization code grant'));
     }
 
     // Only data scopes are granted by a person; a scope whose collection was removed is no longer grantable.
     const grantable = splitScope(client.scope).filter((s) => this.scopes.isDataScope(s));
     const scope = this.resolveScope(query.scope as string | undefined, grantable, fail);
-    const codeChallenge = this.resolveChallenge(query, client.isPublic, fail);
+    const codeChallenge = implicit ? this.refuseChallenge(query, fail) : this.resolveChallenge(query, client.isPublic, fail);
 
-    return { client, redirectUri, redirectUriInRequest: requested !== undefined && requested !== '', scope, state, codeChallenge, rawQuery };
+    return {
+      client,
+      responseType: implicit ? ResponseType.Token : ResponseType.Code,
+      responseMode,
+      redirectUri,
+      redirectUriInRequest: requested !== undefined && requested !== '',
+      scope,
+      state,
+      codeChallenge,
+      rawQuery,
+    };
+  }
+
+  /**
+   * PKCE binds a code to its redeemer (RFC 7636 §1, §4.3); the implicit grant has no code and no
+   * redemption, so a challenge would protect nothing. Refused rather than ignored, so that a client
+   * that believes itself protected learns that it is not.
+   */
+  private refuseChallenge(query: Query, fail: (e: OAuthError) => never): null {
+    if ((query.code_challenge ?? '') !== '' || (query.code_challenge_method ?? '') !== '') {
+      fail(new InvalidRequestError('code_challenge applies to response_type=code only (RFC 7636); the implicit grant has no code to bind'));
+    }
+    return null;
   }
 
   /** RFC 6749 §3.3: the requested scope, or the client's registered scope when none is requested. */

@@ -1,10 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
+import { randomUUID } from 'node:crypto';
 import { parse as parseQuery } from 'node:querystring';
 import { CodesService } from '../../codes/codes.service.js';
+import { GrantType, ResponseType, TokenType } from '../../common/oauth.constants.js';
 import { formatScope } from '../../common/scope.js';
 import { appConfig, type AppConfig } from '../../config/app.config.js';
+import { legacyGrantsConfig, type LegacyGrantsConfig } from '../../config/legacy-grants.config.js';
 import { ConsentsService } from '../../consents/consents.service.js';
+import { MetricsService } from '../../metrics/metrics.service.js';
+import { TokensService } from '../../tokens/tokens.service.js';
 import type { User } from '../../users/user.entity.js';
 import { AccessDeniedError } from '../errors/oauth-error.js';
 import type { InteractionOutcome } from '../interaction/interaction-responder.js';
@@ -12,7 +17,7 @@ import { LoginSession } from '../interaction/login-session.js';
 import { Pages } from '../interaction/pages.js';
 import type { AuthorizationRequest } from './authorization-request.js';
 import { AuthorizationRequestValidator } from './authorization-request.validator.js';
-import { errorRedirect, successRedirect } from './authorization-response.js';
+import { errorRedirect, implicitRedirect, successRedirect } from './authorization-response.js';
 
 export interface ConsentForm {
   csrf_token?: unknown;
@@ -33,6 +38,9 @@ export class AuthorizeService {
     private readonly codes: CodesService,
     private readonly pages: Pages,
     @Inject(appConfig.KEY) private readonly app: AppConfig,
+    private readonly tokens: TokensService,
+    private readonly metrics: MetricsService,
+    @Inject(legacyGrantsConfig.KEY) private readonly legacy: LegacyGrantsConfig,
   ) {}
 
   /** GET /authorize. */
@@ -61,13 +69,15 @@ export class AuthorizeService {
     }
     if (form.decision === 'deny') {
       const denied = new AccessDeniedError('The user denied the request');
-      return { kind: 'redirect', status: 303, location: errorRedirect(authorization.redirectUri, denied, authorization.state, this.app.issuer) };
+      const location = errorRedirect(authorization.redirectUri, denied, authorization.state, this.app.issuer, authorization.responseMode);
+      return { kind: 'redirect', status: 303, location };
     }
     return this.pages.error(400, 'invalid_request', 'Please choose Allow or Deny.');
   }
 
-  /** Issues the code and redirects back to the client (RFC 6749 §4.1.2, RFC 9207). */
+  /** Issues the code, or the token of the implicit grant, and redirects back to the client (RFC 6749 §4.1.2, §4.2.2, RFC 9207). */
   private async approve(user: User, authorization: AuthorizationRequest, status: 302 | 303): Promise<InteractionOutcome> {
+    if (authorization.responseType === ResponseType.Token) return this.approveImplicit(user, authorization, status);
     const code = await this.codes.issue({
       clientId: authorization.client.id,
       userId: user.id,
@@ -77,6 +87,24 @@ export class AuthorizeService {
       codeChallenge: authorization.codeChallenge,
     });
     return { kind: 'redirect', status, location: successRedirect(authorization.redirectUri, code, authorization.state, this.app.issuer) };
+  }
+
+  /**
+   * RFC 6749 §4.2.2: the access token goes straight to the browser, in the fragment, so it never
+   * reaches the client's server logs; it lives IMPLICIT_TOKEN_TTL_SECONDS (short: it has been
+   * through the browser) and comes without a refresh token (§4.2.2: MUST NOT be issued).
+   */
+  private async approveImplicit(user: User, authorization: AuthorizationRequest, status: 302 | 303): Promise<InteractionOutcome> {
+    const issued = await this.tokens.issue({
+      familyId: randomUUID(),
+      clientId: authorization.client.id,
+      userId: user.id,
+      scope: formatScope(authorization.scope),
+      accessTokenTtlSeconds: this.legacy.implicitTokenTtlSeconds,
+    });
+    this.metrics.tokenIssued(GrantType.Implicit);
+    const token = { accessToken: issued.accessToken, tokenType: TokenType.Bearer, expiresIn: issued.expiresIn, scope: issued.scope };
+    return { kind: 'redirect', status, location: implicitRedirect(authorization.redirectUri, token, authorization.state, this.app.issuer) };
   }
 
   private staleForm(form: ConsentForm): InteractionOutcome {

@@ -29,7 +29,7 @@ export class InteractionExceptionFilter implements ExceptionFilter {
 
     if (exception instanceof AuthorizationRedirectError) {
       const status = request.method === 'POST' ? 303 : 302;
-      sendOutcome(reply, { kind: 'redirect', status, location: errorRedirect(exception.redirectUri, exception.oauthError, exception.state, this.app.issuer) });
+      sendOutcome(reply, { kind: 'redirect', status, location: errorRedirect(exception.redirectUri, exception.oauthError, exception.state, this.app.issuer, exception.responseMode) });
       return;
     }
     if (exception instanceof OAuthError) {

@@ -1,3 +1,5 @@
+import { ResponseMode } from '../../common/oauth.constants.js';
+
 /**
  * OAuth 2.0 errors. Each subclass knows its RFC code, its HTTP status and whether it may be sent
  * back to the client's redirect URI (RFC 6749 §4.1.2.1) or must be shown to the user instead.
@@ -95,6 +97,8 @@ export class AuthorizationRedirectError extends Error {
     readonly oauthError: OAuthError,
     readonly redirectUri: string,
     readonly state: string | undefined,
+    /** RFC 6749 §4.2.2.1: errors of the implicit flow go in the fragment. */
+    readonly responseMode: ResponseMode = ResponseMode.Query,
   ) {
     super(oauthError.description);
     this.name = 'AuthorizationRedirectError';

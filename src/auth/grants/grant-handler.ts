@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import type { Client } from '../../clients/client.entity.js';
 import type { GrantType } from '../../common/oauth.constants.js';
 import type { TokenRequestDto } from '../token/token-request.dto.js';
@@ -9,7 +10,8 @@ import type { TokenResponse } from '../token/token-response.js';
  */
 export interface GrantHandler {
   readonly grantType: GrantType;
-  handle(request: TokenRequestDto, client: Client): Promise<TokenResponse>;
+  /** `http` is the HTTP request itself, for grants that need more than its parameters (the password grant's rate limit). */
+  handle(request: TokenRequestDto, client: Client, http: FastifyRequest): Promise<TokenResponse>;
 }
 
 /** Injection token for the list of grant handlers. */

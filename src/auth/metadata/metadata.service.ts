@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ClientAuthMethod, CodeChallengeMethod, MacAlgorithm, ResponseType, TokenType } from '../../common/oauth.constants.js';
+import { ClientAuthMethod, CodeChallengeMethod, GrantType, MacAlgorithm, ResponseMode, ResponseType, TokenType } from '../../common/oauth.constants.js';
 import { appConfig, type AppConfig } from '../../config/app.config.js';
 import { ScopeCatalog } from '../../scopes/scope-catalog.js';
 import { TokenEndpointService } from '../token/token-endpoint.service.js';
@@ -46,9 +46,11 @@ export class MetadataService {
       introspection_endpoint: `${app.issuer}/introspect`,
       introspection_endpoint_auth_methods_supported: [ClientAuthMethod.ClientSecretBasic, ClientAuthMethod.ClientSecretPost],
       scopes_supported: scopes.all(),
-      response_types_supported: [ResponseType.Code],
-      response_modes_supported: ['query'],
-      grant_types_supported: tokenEndpoint.supportedGrantTypes,
+      // RFC 8414 §2 lists what the server supports; `token`, `implicit` and `password` work only for
+      // clients an administrator registered for them (RFC 9700 §2.1.2, §2.4), every other one is refused.
+      response_types_supported: Object.values(ResponseType),
+      response_modes_supported: Object.values(ResponseMode),
+      grant_types_supported: [...tokenEndpoint.supportedGrantTypes, GrantType.Implicit],
       token_endpoint_auth_methods_supported: Object.values(ClientAuthMethod),
       code_challenge_methods_supported: Object.values(CodeChallengeMethod),
       // RFC 9207 §3.

@@ -1,7 +1,7 @@
-import { ClientAuthMethod, GrantType, TokenType } from '../../common/oauth.constants.js';
+import { ClientAuthMethod, GrantType, LEGACY_GRANT_TYPES, ResponseType, TokenType } from '../../common/oauth.constants.js';
 import { createAjv, describeSchemaErrors } from '../../collections/json-schema-validator.js';
 import { DomainError } from '../../common/domain-error.js';
-import type { NewClient } from '../../clients/clients.service.js';
+import { responseTypesOf, type NewClient } from '../../clients/clients.service.js';
 import { isStorableJson } from '../../resources/items/storable-text.js';
 
 /** RFC 7591 §2: the client metadata Latchkey understands. Anything else is ignored, as §2 requires. */
@@ -24,6 +24,7 @@ const METADATA_SCHEMA = {
 const validate = createAjv().compile(METADATA_SCHEMA);
 const AUTH_METHODS = new Set<string>(Object.values(ClientAuthMethod));
 const TOKEN_TYPES = new Set<string>(Object.values(TokenType));
+const RESPONSE_TYPES = new Set<string>(Object.values(ResponseType));
 
 export interface ParsedMetadata {
   client: NewClient;
@@ -45,11 +46,15 @@ export function parseClientMetadata(body: Record<string, unknown>): ParsedMetada
   const grantTypes = metadata.grant_types ?? [GrantType.AuthorizationCode];
   const unknownGrants = grantTypes.filter((g) => !(Object.values(GrantType) as string[]).includes(g));
   if (unknownGrants.length > 0) throw new DomainError('invalid_client_metadata', `Unsupported grant_types: ${unknownGrants.join(', ')}.`);
-  const responseTypes = metadata.response_types ?? (grantTypes.includes(GrantType.AuthorizationCode) ? ['code'] : []);
-  if (responseTypes.some((r) => r !== 'code')) throw new DomainError('invalid_client_metadata', 'The only supported response_type is "code".');
+  const responseTypes = metadata.response_types ?? responseTypesOf(grantTypes as GrantType[]);
+  if (responseTypes.some((r) => !RESPONSE_TYPES.has(r))) throw new DomainError('invalid_client_metadata', 'The supported response_types are "code" and "token".');
   // §2.1: the authorization_code grant goes with the code response type, and only with it.
-  if (responseTypes.includes('code') !== grantTypes.includes(GrantType.AuthorizationCode)) {
+  if (responseTypes.includes(ResponseType.Code) !== grantTypes.includes(GrantType.AuthorizationCode)) {
     throw new DomainError('invalid_client_metadata', 'response_types "code" and grant_types "authorization_code" must be registered together.');
+  }
+  // §2.1: likewise the implicit grant and the token response type.
+  if (responseTypes.includes(ResponseType.Token) !== grantTypes.includes(GrantType.Implicit)) {
+    throw new DomainError('invalid_client_metadata', 'response_types "token" and grant_types "implicit" must be registered together.');
   }
   const method = metadata.token_endpoint_auth_method ?? ClientAuthMethod.ClientSecretBasic;
   if (!AUTH_METHODS.has(method)) throw new DomainError('invalid_client_metadata', `Unsupported token_endpoint_auth_method "${method}"; use ${[...AUTH_METHODS].join(', ')}.`);
@@ -70,4 +75,16 @@ export function parseClientMetadata(body: Record<string, unknown>): ParsedMetada
     clientId: metadata.client_id,
     clientSecret: metadata.client_secret,
   };
+}
+
+/**
+ * The implicit and password grants (RFC 9700 §2.1.2, §2.4) are an administrator's decision: a
+ * registration authorized with the admin scope (clients:register) may ask for them, but a client
+ * managing itself with its registration access token (RFC 7592) cannot add one it was not given.
+ */
+export function assertNoLegacyGrantsAdded(requested: readonly GrantType[], current: readonly GrantType[]): void {
+  const added = LEGACY_GRANT_TYPES.filter((g) => requested.includes(g) && !current.includes(g));
+  if (added.length > 0) {
+    throw new DomainError('invalid_client_metadata', `Only an administrator can allow the ${added.join(' and ')} grant; ask for it with a clients:register token.`);
+  }
 }

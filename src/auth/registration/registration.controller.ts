@@ -12,7 +12,7 @@ import { bearerError } from '../../resources/auth/bearer-auth.guard.js';
 import { jsonObjectBody } from '../../resources/http/content-negotiation.js';
 import { TokenKind } from '../../tokens/token.entity.js';
 import { TokensService } from '../../tokens/tokens.service.js';
-import { parseClientMetadata } from './client-metadata.js';
+import { assertNoLegacyGrantsAdded, parseClientMetadata } from './client-metadata.js';
 
 /** The scope an admin client's token needs to register clients (issue #4). */
 export const REGISTRATION_SCOPE = 'clients:register';
@@ -60,6 +60,7 @@ export class RegistrationController {
     if (metadata.clientSecret !== undefined && !(client.secretHash && secretMatchesHash(metadata.clientSecret, client.secretHash))) {
       throw new ApiError(400, 'client_secret does not match; a secret cannot be chosen by the client', { error: 'invalid_client_metadata' });
     }
+    guard(() => assertNoLegacyGrantsAdded(metadata.client.grantTypes ?? [], client.grantTypes));
     this.send(reply, await guardAsync(() => this.clients.update(client, metadata.client, `client:${client.id}`)));
   }
 

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
 import type { Client } from '../../clients/client.entity.js';
 import { MetricsService } from '../../metrics/metrics.service.js';
 import { InvalidRequestError, OAuthError, UnauthorizedClientError, UnsupportedGrantTypeError } from '../errors/oauth-error.js';
@@ -26,10 +27,10 @@ export class TokenEndpointService {
   }
 
   /** Counts the outcome per grant type; an unknown or missing grant_type is labelled "unsupported", never echoed. */
-  async exchange(client: Client, request: TokenRequestDto): Promise<TokenResponse> {
+  async exchange(client: Client, request: TokenRequestDto, http: FastifyRequest): Promise<TokenResponse> {
     const grantType = request.grant_type !== undefined && this.handlers.has(request.grant_type) ? request.grant_type : 'unsupported';
     try {
-      const response = await this.dispatch(client, request);
+      const response = await this.dispatch(client, request, http);
       this.metrics.tokenIssued(grantType);
       return response;
     } catch (error) {
@@ -38,13 +39,13 @@ export class TokenEndpointService {
     }
   }
 
-  private dispatch(client: Client, request: TokenRequestDto): Promise<TokenResponse> {
+  private dispatch(client: Client, request: TokenRequestDto, http: FastifyRequest): Promise<TokenResponse> {
     if (request.grant_type === undefined) throw new InvalidRequestError('The grant_type parameter is required');
     const handler = this.handlers.get(request.grant_type);
     if (!handler) throw new UnsupportedGrantTypeError(`The grant type "${request.grant_type}" is not supported`);
     if (!client.grantTypes.includes(handler.grantType)) {
       throw new UnauthorizedClientError(`This client is not registered for the ${handler.grantType} grant`);
     }
-    return handler.handle(request, client);
+    return handler.handle(request, client, http);
   }
 }

@@ -3,7 +3,7 @@ import { IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 const MAX = 'The $property parameter is too long';
 
 /**
- * The form parameters of POST /token (RFC 6749 §4.1.3, §6; RFC 7636 §4.5). Every field is
+ * The form parameters of POST /token (RFC 6749 §4.1.3, §4.3.2, §6; RFC 7636 §4.5). Every field is
  * optional here: which ones a request needs depends on its grant, and the grant handler says so.
  * Empty values count as absent (RFC 6749 §3.1).
  */
@@ -29,4 +29,12 @@ export class TokenRequestDto {
 
   @IsOptional() @IsString() @MaxLength(64, { message: MAX })
   client_id?: string = undefined;
+
+  /** RFC 6749 §4.3.2 (password grant). */
+  @IsOptional() @IsString() @MaxLength(256, { message: MAX })
+  username?: string = undefined;
+
+  /** RFC 6749 §4.3.2 (password grant). */
+  @IsOptional() @IsString() @MaxLength(512, { message: MAX })
+  password?: string = undefined;
 }

@@ -14,6 +14,6 @@ export class TokenController {
   /** RFC 6749 §5.1: the response carries Cache-Control: no-store and Pragma: no-cache. */
   @OAuthFormEndpoint({ json: true })
   token(@Req() request: AuthenticatedClientRequest, @Body(new OAuthParamsPipe(TokenRequestDto)) params: TokenRequestDto): Promise<TokenResponse> {
-    return this.tokenEndpoint.exchange(request.client, params);
+    return this.tokenEndpoint.exchange(request.client, params, request);
   }
 }

@@ -1,0 +1,80 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { randomUUID } from 'node:crypto';
+import type { Client } from '../../clients/client.entity.js';
+import { GrantType } from '../../common/oauth.constants.js';
+import { formatScope, isSubset, parseScope, splitScope } from '../../common/scope.js';
+import { legacyGrantsConfig, type LegacyGrantsConfig } from '../../config/legacy-grants.config.js';
+import { ConsentsService } from '../../consents/consents.service.js';
+import { LoginThrottle } from '../../rate-limit/login-throttle.service.js';
+import { tooManyRequests } from '../../rate-limit/too-many-requests.js';
+import { ScopeCatalog } from '../../scopes/scope-catalog.js';
+import { TokensService } from '../../tokens/tokens.service.js';
+import { UsersService } from '../../users/users.service.js';
+import { InvalidGrantError, InvalidRequestError, InvalidScopeError, UnauthorizedClientError } from '../errors/oauth-error.js';
+import type { TokenRequestDto } from '../token/token-request.dto.js';
+import { toTokenResponse, type TokenResponse } from '../token/token-response.js';
+import type { GrantHandler } from './grant-handler.js';
+
+/**
+ * RFC 6749 §4.3, the resource owner password credentials grant, for confidential clients an
+ * administrator registered for it (RFC 9700 §2.4 says MUST NOT otherwise; the dispatcher refuses
+ * every other client with unauthorized_client). The person types their password into the client,
+ * so there is no consent page: the administrator's opt-in stands for it, and the grant is recorded
+ * as a consent so that the person sees it on /account/access and can withdraw it.
+ */
+@Injectable()
+export class PasswordGrant implements GrantHandler {
+  readonly grantType = GrantType.Password;
+
+  constructor(
+    private readonly users: UsersService,
+    private readonly throttle: LoginThrottle,
+    private readonly tokens: TokensService,
+    private readonly consents: ConsentsService,
+    private readonly scopes: ScopeCatalog,
+    @Inject(legacyGrantsConfig.KEY) private readonly config: LegacyGrantsConfig,
+  ) {}
+
+  async handle(request: TokenRequestDto, client: Client, http: FastifyRequest): Promise<TokenResponse> {
+    // Registration refuses it already; a public client has proved nothing, so anyone could guess passwords through it.
+    if (client.isPublic) throw new UnauthorizedClientError('Only a confidential client may use the password grant');
+    // §4.3.2: username and password are REQUIRED.
+    const username = request.username?.trim() ?? '';
+    if (username === '') throw new InvalidRequestError('The username parameter is required');
+    if (request.password === undefined) throw new InvalidRequestError('The password parameter is required');
+    const scope = this.resolveScope(request.scope, client);
+
+    // The same counters as the sign-in form (LoginThrottle), so a wait earned on one applies to the
+    // other: RFC 6749 §4.3.2 asks for protection against brute force at this endpoint.
+    const wait = await this.throttle.begin(http, username);
+    if (wait > 0) throw tooManyRequests(wait, 'Too many failed sign-ins for this username from this address.');
+    // An unknown username costs the same argon2id verification as a wrong password (UsersService):
+    // the answer and its timing say nothing about which one it was.
+    const user = await this.users.authenticate(username, request.password);
+    if (!user) throw new InvalidGrantError('The username or password is incorrect');
+    await this.throttle.succeeded(http, username);
+
+    await this.consents.grant(user.id, client.id, scope);
+    const refresh = this.config.passwordGrantRefreshTokens && client.grantTypes.includes(GrantType.RefreshToken);
+    const issued = await this.tokens.issue({
+      familyId: randomUUID(),
+      clientId: client.id,
+      userId: user.id,
+      scope: formatScope(scope),
+      refreshScope: refresh ? formatScope(scope) : undefined,
+      tokenType: client.accessTokenType,
+    });
+    return toTokenResponse(issued);
+  }
+
+  /** §3.3: the requested scope within the client's data scopes (the ones a person can grant), or all of them. */
+  private resolveScope(value: string | undefined, client: Client): string[] {
+    const grantable = splitScope(client.scope).filter((s) => this.scopes.isDataScope(s));
+    if (value === undefined) return grantable;
+    const requested = parseScope(value);
+    if (requested === undefined) throw new InvalidScopeError('The scope parameter is malformed');
+    if (!isSubset(requested, grantable)) throw new InvalidScopeError('The requested scope is not allowed for this client');
+    return requested;
+  }
+}
