@@ -78,3 +78,14 @@ export async function obtainCode(app: TestApp, client: RegisteredClient, user: T
   if (!code) throw new Error(`No code in ${page.location}`);
   return { code, pkce };
 }
+
+/** POST /introspect (RFC 7662) as `resourceServer`; expects 200 and returns the JSON answer. */
+export async function introspect(app: TestApp, resourceServer: RegisteredClient, token: string): Promise<Record<string, unknown>> {
+  const response = await fetch(app.url('/introspect'), {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basicAuth(resourceServer.clientId, resourceServer.clientSecret!) },
+    body: new URLSearchParams({ token }).toString(),
+  });
+  if (response.status !== 200) throw new Error(`/introspect answered ${response.status}: ${await response.text()}`);
+  return (await response.json()) as Record<string, unknown>;
+}

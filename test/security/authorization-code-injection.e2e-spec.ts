@@ -5,7 +5,7 @@
  */
 import { jest } from '@jest/globals';
 import { expectTokenError, expectTokenSuccess } from '../helpers/token-assertions.js';
-import { basicAuth, newPkce, obtainCode, postToken, tokenRequest, type TokenResult } from '../helpers/oauth-flow.js';
+import { newPkce, obtainCode, postToken, tokenRequest, type TokenResult, introspect as introspectAs } from '../helpers/oauth-flow.js';
 import { TestApp, type RegisteredClient, type TestUser } from '../helpers/test-app.js';
 
 describe('authorization code threats', () => {
@@ -39,15 +39,7 @@ describe('authorization code threats', () => {
     return response.status;
   }
 
-  async function introspect(token: string): Promise<Record<string, unknown>> {
-    const response = await fetch(app.url('/introspect'), {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basicAuth(resourceServer.clientId, resourceServer.clientSecret!) },
-      body: new URLSearchParams({ token }).toString(),
-    });
-    expect(response.status).toBe(200);
-    return (await response.json()) as Record<string, unknown>;
-  }
+  const introspect = (token: string) => introspectAs(app, resourceServer, token);
 
   describe('RFC 6819 §4.4.1.1, §5.2.1.1 / RFC 6749 §4.1.2, §10.5: a code redeemed twice (replay)', () => {
     it('the second redemption is invalid_grant, and every token issued from the code is revoked', async () => {

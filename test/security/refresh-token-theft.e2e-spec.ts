@@ -5,7 +5,7 @@
  * revocation (RFC 7009) and an atomic rotation that a burst of parallel requests cannot fork.
  */
 import { obtainTokens, type IssuedTokens } from '../helpers/api-client.js';
-import { basicAuth, tokenRequest, type TokenResult } from '../helpers/oauth-flow.js';
+import { basicAuth, tokenRequest, type TokenResult, introspect as introspectAs } from '../helpers/oauth-flow.js';
 import { TestApp, type RegisteredClient, type TestUser } from '../helpers/test-app.js';
 
 const PARALLEL = 20;
@@ -36,15 +36,7 @@ describe('refresh token theft and reuse (RFC 9700 §4.14, RFC 6819 §5.2.2.3)', 
     return { ...tokens, refreshToken: tokens.refreshToken };
   }
 
-  async function introspect(token: string): Promise<Record<string, unknown>> {
-    const response = await fetch(app.url('/introspect'), {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basicAuth(resourceServer.clientId, resourceServer.clientSecret!) },
-      body: new URLSearchParams({ token }).toString(),
-    });
-    expect(response.status).toBe(200);
-    return (await response.json()) as Record<string, unknown>;
-  }
+  const introspect = (token: string) => introspectAs(app, resourceServer, token);
 
   async function apiStatus(accessToken: string): Promise<number> {
     return (await fetch(app.url('/api/v1/notes'), { headers: { authorization: `Bearer ${accessToken}` } })).status;
