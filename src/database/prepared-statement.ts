@@ -1,4 +1,4 @@
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 
 /**
  * A timestamp column as a Date: PostgreSQL's driver returns Dates already; SQLite returns the
@@ -19,6 +19,28 @@ export function toSqliteDate(date: Date): string {
 export function placeholders(sql: string, dialect: string): string {
   let n = 0;
   return dialect === 'postgres' ? sql.replace(/\?/g, () => `$${++n}`) : sql;
+}
+
+/** A Date parameter as the dialect stores it (SQLite: TypeORM's DATETIME text; PostgreSQL: the Date). */
+export function dateParameter(date: Date, dialect: string): Date | string {
+  return dialect === 'postgres' ? date : toSqliteDate(date);
+}
+
+/**
+ * Runs one write statement (`?` placeholders) in the manager's transaction, or on its own, and
+ * returns how many rows it changed: the conditional UPDATEs of the token endpoint, without the
+ * query builder. The driver's own statement cache keeps it prepared (better-sqlite3); PostgreSQL
+ * plans it per call.
+ */
+export async function execute(manager: EntityManager, sql: string, parameters: unknown[]): Promise<number> {
+  const dialect = manager.connection.options.type;
+  const runner = manager.queryRunner ?? manager.connection.createQueryRunner();
+  try {
+    const result = (await runner.query(placeholders(sql, dialect), parameters, true)) as { affected?: number };
+    return result.affected ?? 0;
+  } finally {
+    if (!manager.queryRunner) await runner.release();
+  }
 }
 
 interface SqliteStatement {

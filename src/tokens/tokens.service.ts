@@ -7,7 +7,7 @@ import { Clock } from '../common/clock.js';
 import { TokenType } from '../common/oauth.constants.js';
 import { generateSecret, hashSecret, SECRET_PREFIX } from '../common/secrets.js';
 import { oauthConfig, type OAuthConfig } from '../config/oauth.config.js';
-import { placeholders, PreparedStatement, rowDate, toSqliteDate } from '../database/prepared-statement.js';
+import { dateParameter, execute, placeholders, PreparedStatement, rowDate, toSqliteDate } from '../database/prepared-statement.js';
 import { MacKeyCipher } from './mac-key-cipher.js';
 import { Token, TokenKind } from './token.entity.js';
 
@@ -113,12 +113,9 @@ export class TokensService {
    * already rotated or revoked, i.e. it is being reused (RFC 9700 §4.14.2).
    */
   async consumeRefreshToken(tokenId: string, manager: EntityManager = this.tokens.manager): Promise<boolean> {
-    const result = await manager.update(
-      Token,
-      { id: tokenId, kind: TokenKind.Refresh, consumedAt: IsNull(), revokedAt: IsNull() },
-      { consumedAt: this.clock.now() },
-    );
-    return result.affected === 1;
+    const now = dateParameter(this.clock.now(), manager.connection.options.type);
+    const sql = 'UPDATE "tokens" SET "consumed_at" = ? WHERE "id" = ? AND "kind" = ? AND "consumed_at" IS NULL AND "revoked_at" IS NULL';
+    return (await execute(manager, sql, [now, tokenId, TokenKind.Refresh])) === 1;
   }
 
   /** Revokes one token (an access token, RFC 7009). */

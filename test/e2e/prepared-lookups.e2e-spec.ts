@@ -1,11 +1,14 @@
 /**
- * The plain SQL of the hot paths (the token INSERT) and the prepared statements (the token check, the item read, the client lookup) (src/database/prepared-statement.ts) must read a token
+ * The plain SQL of the hot paths (the token and code INSERTs, the conditional UPDATEs that redeem a code and rotate a refresh
+ * token) and the prepared statements (the token check, the code and client lookups, the item read) (src/database/prepared-statement.ts) must read a token
  * exactly as TypeORM does: same columns, same types, same instants, on SQLite and PostgreSQL.
  */
 import { Client } from '../../src/clients/client.entity.js';
 import { ClientsService } from '../../src/clients/clients.service.js';
 import { Item } from '../../src/items/item.entity.js';
 import { ItemsRepository } from '../../src/items/items.repository.js';
+import { AuthorizationCode } from '../../src/codes/authorization-code.entity.js';
+import { CodesService } from '../../src/codes/codes.service.js';
 import { Token } from '../../src/tokens/token.entity.js';
 import { TokensService } from '../../src/tokens/tokens.service.js';
 import { hashSecret } from '../../src/common/secrets.js';
@@ -89,6 +92,60 @@ describe('TokensService.findByValue', () => {
       expect(access.expiresAt).toEqual(new Date(now.getTime() + issued.expiresIn * 1000));
       expect(refresh).toMatchObject({ kind: 'refresh', familyId, scope: 'notes:read notes:write', createdAt: now });
       expect(refresh.expiresAt.getTime()).toBeGreaterThan(access.expiresAt.getTime());
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('CodesService.issue writes a code that TypeORM reads back, and findByCode returns what the repository returns', async () => {
+    const client = await app.createClient();
+    const owner = await app.createUser();
+    const userId = (await app.dataSource.query(`SELECT "id" FROM "users" WHERE "username" = '${owner.username}'`))[0].id as string;
+    const now = new Date('2031-05-06T07:08:09.123Z');
+    const spy = jest.spyOn(app.clock, 'now').mockReturnValue(now);
+    try {
+      const codes = app.app.get(CodesService);
+      const repository = app.dataSource.getRepository(AuthorizationCode);
+      for (const [redirectUriInRequest, codeChallenge] of [[true, 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM'], [false, null]] as const) {
+        const code = await codes.issue({ clientId: client.clientId, userId, redirectUri: client.redirectUri, redirectUriInRequest, scope: 'notes:read', codeChallenge });
+        const expected = await repository.findOneByOrFail({ codeHash: hashSecret(code) });
+        expect(expected).toMatchObject({ clientId: client.clientId, userId, redirectUriInRequest, codeChallenge, consumedAt: null, createdAt: now });
+        expect(expected.expiresAt).toEqual(new Date(now.getTime() + 600_000));
+        const found = await codes.findByCode(code);
+        expect(found).toBeInstanceOf(AuthorizationCode);
+        expect(found).toEqual(expected);
+      }
+      expect(await codes.findByCode('lk_ac_unknown')).toBeNull();
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('CodesService.consume and TokensService.consumeRefreshToken change exactly one row once, in or outside a transaction', async () => {
+    const client = await app.createClient({ grantTypes: ['authorization_code', 'refresh_token'] });
+    const owner = await app.createUser();
+    const userId = (await app.dataSource.query(`SELECT "id" FROM "users" WHERE "username" = '${owner.username}'`))[0].id as string;
+    const codes = app.app.get(CodesService);
+    const tokens = app.app.get(TokensService);
+    const now = new Date('2031-05-06T07:08:09.123Z');
+    const spy = jest.spyOn(app.clock, 'now').mockReturnValue(now);
+    try {
+      const code = await codes.findByCode(await codes.issue({ clientId: client.clientId, userId, redirectUri: client.redirectUri, redirectUriInRequest: true, scope: 'notes:read', codeChallenge: null }));
+      expect(await app.dataSource.transaction((manager) => codes.consume(code!.id, manager))).toBe(true);
+      expect(await codes.consume(code!.id)).toBe(false);
+      expect((await app.dataSource.getRepository(AuthorizationCode).findOneByOrFail({ id: code!.id })).consumedAt).toEqual(now);
+
+      const issued = await tokens.issue({ familyId: randomUUID(), clientId: client.clientId, userId, scope: 'notes:read', refreshScope: 'notes:read' });
+      const access = (await tokens.findByValue(issued.accessToken))!;
+      const refresh = (await tokens.findByValue(issued.refreshToken!))!;
+      expect(await tokens.consumeRefreshToken(access.id)).toBe(false); // an access token is never "rotated"
+      expect(await app.dataSource.transaction((manager) => tokens.consumeRefreshToken(refresh.id, manager))).toBe(true);
+      expect(await tokens.consumeRefreshToken(refresh.id)).toBe(false);
+      expect((await tokens.findByValue(issued.refreshToken!))!.consumedAt).toEqual(now);
+
+      const revoked = await tokens.issue({ familyId: randomUUID(), clientId: client.clientId, userId, scope: 'notes:read', refreshScope: 'notes:read' });
+      await tokens.revokeFamily((await tokens.findByValue(revoked.refreshToken!))!.familyId);
+      expect(await tokens.consumeRefreshToken((await tokens.findByValue(revoked.refreshToken!))!.id)).toBe(false);
     } finally {
       spy.mockRestore();
     }
