@@ -1,6 +1,6 @@
 import secureSession from '@fastify/secure-session';
 import { NestFactory } from '@nestjs/core';
-import { Logger } from 'nestjs-pino';
+import { Logger, PinoLogger } from 'nestjs-pino';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { VersioningType, type DynamicModule } from '@nestjs/common';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
@@ -20,6 +20,7 @@ import { assertSafeForProduction } from './config/production-guards.js';
 import { clientErrorHandler } from './http/client-error-handler.js';
 import { enforceTransportSecurity } from './http/transport-security.js';
 import { LoggingModule, type LoggingOptions } from './logging/logging.module.js';
+import { logRequests } from './logging/request-logging.js';
 import { echoRequestId, requestId } from './logging/request-id.js';
 import { oauthConfig } from './config/oauth.config.js';
 import { rateLimitConfig } from './config/rate-limit.config.js';
@@ -43,6 +44,8 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
   const app = appConfig();
   assertSafeForProduction({ app, database: readDatabaseConfig(), session: sessionConfig(), macToken: macTokenConfig() });
   const adapter = new FastifyAdapter({
+    // No Express-style middleware is used (request logging is a Fastify hook), so no @fastify/middie.
+    skipMiddie: true,
     bodyLimit: app.bodyLimitBytes,
     // Only the named load balancers may tell us the client's address and scheme (X-Forwarded-For,
     // X-Forwarded-Proto); anyone else's X-Forwarded-* headers are ignored.
@@ -80,6 +83,7 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
 
   // First of all hooks: the request id, then a plain-http request in production goes no further.
   echoRequestId(app.getHttpAdapter().getInstance());
+  logRequests(app.getHttpAdapter().getInstance(), app.get(PinoLogger).logger);
   enforceTransportSecurity(app.getHttpAdapter().getInstance(), config);
   const routes = app.get(ResourceRoutes);
   app.useGlobalFilters(new JsonExceptionFilter((path) => routes.allowedMethods(path)));

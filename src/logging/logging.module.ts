@@ -1,5 +1,5 @@
-import { Module, RequestMethod, type DynamicModule } from '@nestjs/common';
-import { LoggerModule } from 'nestjs-pino';
+import { Global, Module, type DynamicModule } from '@nestjs/common';
+import { Logger, PinoLogger } from 'nestjs-pino';
 import type { DestinationStream, LevelWithSilent } from 'pino';
 import { appConfig, type AppConfig } from '../config/app.config.js';
 import { pinoHttpOptions } from './pino-options.js';
@@ -11,23 +11,31 @@ export interface LoggingOptions {
   destination?: DestinationStream;
 }
 
-/** Structured JSON logs through pino (nestjs-pino): the Nest logger and one line per request. */
+/**
+ * Structured JSON logs through pino: nestjs-pino's Logger serves as Nest's logger, and one line per
+ * request is written by a Fastify hook (request-logging.ts). nestjs-pino's LoggerModule is not
+ * imported: its per-request middleware (pino-http through @fastify/middie, plus an
+ * AsyncLocalStorage context) cost about a quarter of a bearer-protected read (bench/RESULTS.md).
+ */
+@Global()
 @Module({})
 export class LoggingModule {
   static forRoot(options: LoggingOptions = {}): DynamicModule {
     return {
       module: LoggingModule,
-      imports: [
-        LoggerModule.forRootAsync({
+      providers: [
+        {
+          provide: PinoLogger,
           inject: [appConfig.KEY],
           useFactory: (app: AppConfig) => {
             const http = pinoHttpOptions(options.level ?? (app.logLevel as LevelWithSilent));
-            // nestjs-pino's default route pattern ('{/*splat}') matches nothing on Nest 12's Fastify
-            // adapter (checked: no request line at all); '{*splat}' matches every path.
-            return { pinoHttp: options.destination ? [http, options.destination] : http, forRoutes: [{ path: '{*splat}', method: RequestMethod.ALL }] };
+            // The root logger (pino, with the request serializers and redaction of pino-options.ts).
+            return new PinoLogger({ pinoHttp: options.destination ? [http, options.destination] : http });
           },
-        }),
+        },
+        { provide: Logger, inject: [PinoLogger], useFactory: (pino: PinoLogger) => new Logger(pino, {}) },
       ],
+      exports: [PinoLogger, Logger],
     };
   }
 }

@@ -53,7 +53,8 @@ describe('request logging', () => {
     await settled();
     const lines = logs.requestLines('lb-7f3a:42');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ level: 30, msg: 'request completed', req: { method: 'GET', url: '/.well-known/oauth-authorization-server' }, res: { statusCode: 200 } });
+    expect(lines[0]).toMatchObject({ level: 30, msg: 'request completed', req: { method: 'GET', url: '/.well-known/oauth-authorization-server', remoteAddress: '127.0.0.1' }, res: { statusCode: 200 } });
+    expect(Object.keys(lines[0].req!).sort()).toEqual(['id', 'method', 'remoteAddress', 'url']);
     expect(typeof lines[0].responseTime).toBe('number');
   });
 

@@ -41,12 +41,12 @@ export class InteractionExceptionFilter implements ExceptionFilter {
       return;
     }
     if (isDatabaseUnavailable(exception)) {
-      this.logger.warn(`Database unavailable on ${request.method} ${request.routeOptions.url ?? 'unknown route'}: ${exception instanceof Error ? exception.message : String(exception)}`);
+      this.logger.warn(`Database unavailable on ${request.method} ${request.routeOptions.url ?? 'unknown route'} (request ${request.id}): ${exception instanceof Error ? exception.message : String(exception)}`);
       void reply.header('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
       sendOutcome(reply, this.pages.error(503, 'temporarily_unavailable', 'The service is temporarily unavailable. Please try again in a few seconds.'));
       return;
     }
-    this.logger.error(`Unexpected error on ${request.method} ${request.routeOptions.url ?? 'unknown route'}`, exception instanceof Error ? exception.stack : String(exception));
+    this.logger.error(`Unexpected error on ${request.method} ${request.routeOptions.url ?? 'unknown route'} (request ${request.id})`, exception instanceof Error ? exception.stack : String(exception));
     sendOutcome(reply, this.pages.error(500, 'server_error', 'The server could not complete this request. Please try again later.'));
   }
 }

@@ -33,9 +33,9 @@ export class JsonExceptionFilter implements ExceptionFilter {
     const request = http.getRequest<FastifyRequest>();
     const { status, body, headers } = this.describe(exception, request);
     if (status === 503) {
-      this.logger.warn(`Database unavailable on ${request.method} ${request.routeOptions?.url ?? 'unknown route'}: ${exception instanceof Error ? exception.message : String(exception)}`);
+      this.logger.warn(`Database unavailable on ${request.method} ${request.routeOptions?.url ?? 'unknown route'} (request ${request.id}): ${exception instanceof Error ? exception.message : String(exception)}`);
     } else if (status >= 500) {
-      this.logger.error(`Unexpected error on ${request.method} ${request.routeOptions?.url ?? 'unknown route'}`, exception instanceof Error ? exception.stack : String(exception));
+      this.logger.error(`Unexpected error on ${request.method} ${request.routeOptions?.url ?? 'unknown route'} (request ${request.id})`, exception instanceof Error ? exception.stack : String(exception));
     }
     // Error responses of the token endpoint must not be cached either (RFC 6749 §5.1 spirit, RFC 9700 §4.2.4).
     reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache');
