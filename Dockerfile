@@ -13,10 +13,6 @@ RUN npm run build && npm prune --omit=dev
 
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production PORT=3000 HOST=0.0.0.0
-# V8 sizes its heap from the machine's memory and collects lazily: uncapped, an instance under
-# load grows to about 300 MB of mostly garbage; capped, it stays under 200 MB at the same
-# throughput (bench/RESULTS.md). Override NODE_OPTIONS to give it more.
-ENV NODE_OPTIONS=--max-old-space-size=192
 WORKDIR /app
 COPY --from=build --chown=node:node /app/node_modules ./node_modules
 COPY --from=build --chown=node:node /app/dist ./dist

@@ -35,8 +35,6 @@ export function latchkey({ name, databaseUrl }) {
         PORT: String(port),
         ISSUER: baseUrl,
         LOG_LEVEL: 'warn',
-        // The heap cap the Dockerfile sets (ENV NODE_OPTIONS): production runs with it.
-        NODE_OPTIONS: '--max-old-space-size=192',
         METRICS_PORT: '0',
         MIGRATIONS_RUN: 'true',
         // One client and one token make thousands of requests a second here: the limits would be
