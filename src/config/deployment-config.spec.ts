@@ -7,6 +7,7 @@ import { macTokenConfig } from './mac-token.config.js';
 import { productionProblems } from './production-guards.js';
 import { sessionConfig } from './session.config.js';
 import { ConfigValidationError } from './validate-env.js';
+import { clearEnvForEachTest } from '../../test/helpers/with-env.js';
 
 /** The deployment settings of issue #5: proxies, TLS, unsafe defaults, and what production refuses. */
 const VARIABLES = ['NODE_ENV', 'ISSUER', 'PORT', 'TRUST_PROXY', 'TLS_CERT_FILE', 'TLS_KEY_FILE', 'ALLOW_UNSAFE', 'SESSION_SECRET', 'SHUTDOWN_TIMEOUT_SECONDS', 'TOKEN_ENCRYPTION_KEY'];
@@ -30,19 +31,7 @@ function production(env: Record<string, string>, database: Record<string, string
 }
 
 describe('deployment configuration', () => {
-  const saved: Record<string, string | undefined> = {};
-  beforeEach(() => {
-    for (const name of VARIABLES) {
-      saved[name] = process.env[name];
-      delete process.env[name];
-    }
-  });
-  afterEach(() => {
-    for (const name of VARIABLES) {
-      if (saved[name] === undefined) delete process.env[name];
-      else process.env[name] = saved[name];
-    }
-  });
+  clearEnvForEachTest(VARIABLES);
 
   describe('TRUST_PROXY', () => {
     it('accepts addresses, CIDR ranges and proxy-addr keywords, comma-separated', () => {

@@ -1,5 +1,6 @@
 import { macTokenConfig } from './mac-token.config.js';
 import { ConfigValidationError } from './validate-env.js';
+import { clearEnvForEachTest } from '../../test/helpers/with-env.js';
 
 const VARIABLES = ['TOKEN_ENCRYPTION_KEY', 'MAC_TIMESTAMP_WINDOW_SECONDS'];
 
@@ -14,19 +15,7 @@ function problemsOf(factory: () => unknown): string[] {
 }
 
 describe('MAC token configuration (TOKEN_ENCRYPTION_KEY, MAC_TIMESTAMP_WINDOW_SECONDS)', () => {
-  const saved: Record<string, string | undefined> = {};
-  beforeEach(() => {
-    for (const name of VARIABLES) {
-      saved[name] = process.env[name];
-      delete process.env[name];
-    }
-  });
-  afterEach(() => {
-    for (const name of VARIABLES) {
-      if (saved[name] === undefined) delete process.env[name];
-      else process.env[name] = saved[name];
-    }
-  });
+  clearEnvForEachTest(VARIABLES);
 
   it('has no configured key (one is generated and kept in the database) and a 300-second window by default', () => {
     expect(macTokenConfig()).toEqual({ encryptionKeys: [], timestampWindowSeconds: 300 });

@@ -5,6 +5,7 @@ import { readDatabaseConfig } from './database.config.js';
 import { oauthConfig } from './oauth.config.js';
 import { sessionConfig } from './session.config.js';
 import { ConfigValidationError, validateEnv } from './validate-env.js';
+import { clearEnvForEachTest } from '../../test/helpers/with-env.js';
 
 /** Every variable the config namespaces read; each test starts with none of them set. */
 const CONFIG_VARIABLES = [
@@ -48,21 +49,7 @@ class SampleEnv {
 }
 
 describe('configuration validation', () => {
-  const saved: Record<string, string | undefined> = {};
-
-  beforeEach(() => {
-    for (const name of CONFIG_VARIABLES) {
-      saved[name] = process.env[name];
-      delete process.env[name];
-    }
-  });
-
-  afterEach(() => {
-    for (const name of CONFIG_VARIABLES) {
-      if (saved[name] === undefined) delete process.env[name];
-      else process.env[name] = saved[name];
-    }
-  });
+  clearEnvForEachTest(CONFIG_VARIABLES);
 
   describe(validateEnv.name, () => {
     it('converts numeric strings to numbers', () => {

@@ -2,11 +2,11 @@ import { jest } from '@jest/globals';
 import { appConfig } from '../../src/config/app.config.js';
 import { sessionConfig } from '../../src/config/session.config.js';
 import { User } from '../../src/users/user.entity.js';
-import { Browser, hiddenFields, type Page } from '../helpers/browser.js';
+import { Browser, hiddenFields, isConsentPage, isLoginPage, SESSION_COOKIE, sessionCookie, type Page } from '../helpers/browser.js';
 import { authorizeAsUser, authorizeUrl, newPkce, redirectParams } from '../helpers/oauth-flow.js';
 import { TestApp, type RegisteredClient, type TestUser } from '../helpers/test-app.js';
 
-const COOKIE = 'latchkey_session';
+const COOKIE = SESSION_COOKIE;
 
 /** The attributes of every `<tag …>` in `html`, in document order. */
 function tagsOf(html: string, tag: string): Record<string, string>[] {
@@ -22,19 +22,6 @@ function formOf(html: string, action: string): string {
   const form = new RegExp(`<form\\b[^>]*action="${action}"[^>]*>([\\s\\S]*?)</form>`).exec(html);
   if (!form) throw new Error(`No form posting to ${action} on the page:\n${html}`);
   return form[1];
-}
-
-function isLoginPage(page: Page): boolean {
-  return page.status === 200 && page.body.includes('action="/login"');
-}
-
-function isConsentPage(page: Page): boolean {
-  return page.status === 200 && page.body.includes('action="/consent"');
-}
-
-/** The Set-Cookie line of the session cookie in a response. */
-function sessionCookie(page: Page): string | undefined {
-  return page.headers.getSetCookie().find((c) => c.startsWith(`${COOKIE}=`));
 }
 
 function cookieAttributes(setCookie: string): Set<string> {

@@ -52,6 +52,22 @@ export class Browser {
   }
 }
 
+/** The name of the sign-in session cookie (src/config/session.config.ts). */
+export const SESSION_COOKIE = 'latchkey_session';
+
+export function isLoginPage(page: Page): boolean {
+  return page.status === 200 && page.body.includes('action="/login"');
+}
+
+export function isConsentPage(page: Page): boolean {
+  return page.status === 200 && page.body.includes('action="/consent"');
+}
+
+/** The Set-Cookie line of the session cookie in a response. */
+export function sessionCookie(page: Page): string | undefined {
+  return page.headers.getSetCookie().find((c) => c.startsWith(`${SESSION_COOKIE}=`));
+}
+
 /** The hidden inputs of the form posting to `action` on an HTML page. */
 export function hiddenFields(html: string, action: string): Record<string, string> {
   const form = new RegExp(`<form[^>]*action="${action.replace(/[/]/g, '\\/')}"[^>]*>([\\s\\S]*?)</form>`).exec(html);

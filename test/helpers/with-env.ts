@@ -11,3 +11,23 @@ export async function withEnv<T>(env: Record<string, string>, work: () => Promis
     }
   }
 }
+
+/**
+ * For a describe block: each test starts with `names` unset, and their old values are put back
+ * after it, so config tests see only what they set themselves.
+ */
+export function clearEnvForEachTest(names: readonly string[]): void {
+  const saved: Record<string, string | undefined> = {};
+  beforeEach(() => {
+    for (const name of names) {
+      saved[name] = process.env[name];
+      delete process.env[name];
+    }
+  });
+  afterEach(() => {
+    for (const name of names) {
+      if (saved[name] === undefined) delete process.env[name];
+      else process.env[name] = saved[name];
+    }
+  });
+}

@@ -4,24 +4,11 @@
  * click (clickjacking). Two layers stand in the way of a forged form: the session's synchronizer
  * token, and the browser's Fetch Metadata / Origin, checked on every form route.
  */
-import { Browser, hiddenFields, type Page } from '../helpers/browser.js';
+import { Browser, hiddenFields, isConsentPage, isLoginPage, sessionCookie, type Page } from '../helpers/browser.js';
 import { authorizeAsUser, authorizeUrl, newPkce } from '../helpers/oauth-flow.js';
 import { TestApp, type RegisteredClient, type TestUser } from '../helpers/test-app.js';
 import { withEnv } from '../helpers/with-env.js';
 
-const COOKIE = 'latchkey_session';
-
-function isLoginPage(page: Page): boolean {
-  return page.status === 200 && page.body.includes('action="/login"');
-}
-
-function isConsentPage(page: Page): boolean {
-  return page.status === 200 && page.body.includes('action="/consent"');
-}
-
-function sessionCookie(page: Page): string | undefined {
-  return page.headers.getSetCookie().find((c) => c.startsWith(`${COOKIE}=`));
-}
 
 function cookieAttributes(setCookie: string): string[] {
   return setCookie
