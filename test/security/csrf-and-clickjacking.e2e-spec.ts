@@ -9,7 +9,6 @@ import { authorizeAsUser, authorizeUrl, newPkce } from '../helpers/oauth-flow.js
 import { TestApp, type RegisteredClient, type TestUser } from '../helpers/test-app.js';
 import { withEnv } from '../helpers/with-env.js';
 
-
 function cookieAttributes(setCookie: string): string[] {
   return setCookie
     .split(';')
