@@ -1,3 +1,5 @@
+// First: V8 heap settings must be in place before the application's modules allocate anything.
+import './runtime/v8-heap-tuning.js';
 import 'reflect-metadata';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
