@@ -1,5 +1,5 @@
 /**
- * Latchkey as production runs it (`node dist/src/main.js`, NODE_ENV=production) on the embedded
+ * Latchkey as production runs it (package.json's `start` command, NODE_ENV=production) on the embedded
  * SQLite default, or on PostgreSQL when a database URL is given. Clients and users are made with
  * the admin CLI, tokens through the real authorization-code flow, and the list scenario's items
  * are inserted straight into the database (110,000 POSTs would take minutes and measure nothing).
@@ -13,6 +13,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { basicAuth, CookieJar, expectStatus, FORM, request } from '../lib/http.mjs';
 import { startServer } from '../lib/processes.mjs';
+import { startCommand } from '../lib/start-command.mjs';
 
 const REDIRECT_URI = 'http://127.0.0.1/cb';
 const USER_SCOPE = 'notes:read notes:write';
@@ -53,7 +54,10 @@ export function latchkey({ name, databaseUrl }) {
       } else {
         env.DATABASE_URL = `sqlite:${join(dir, 'latchkey.sqlite')}`;
       }
-      const server = await startServer({ name, command: process.execPath, args: [...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), 'dist/src/main.js'], env, cpu, readyUrl: `${baseUrl}/health/ready`, logFile });
+      // As `npm start` runs it: its environment and Node options, then any BENCH_NODE_ARGS (a profiler).
+      const start = startCommand();
+      const args = [...start.nodeArgs, ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), start.entry];
+      const server = await startServer({ name, command: process.execPath, args, env: { ...start.env, ...env }, cpu, readyUrl: `${baseUrl}/health/ready`, logFile });
       return {
         ...server,
         baseUrl,
