@@ -13,6 +13,7 @@ import { TestApp, type RegisteredClient, type TestUser } from '../helpers/test-a
 
 const CODE_REDEMPTIONS = 50;
 const REFRESHES = 20;
+const PARALLEL_GRANTS = 40;
 
 interface TokenRow {
   id: string;
@@ -203,6 +204,69 @@ describe('single use under concurrency, across two instances on one database', (
       for (const baseUrl of instances) expect(await apiStatus(baseUrl, String(winner.body.access_token))).toBe(401);
       const again = await postToken(app.baseUrl, client, { grant_type: 'refresh_token', refresh_token: String(winner.body.refresh_token) });
       expect(again).toEqual({ status: 400, body: expect.objectContaining({ error: 'invalid_grant' }) });
+    });
+  });
+
+  /**
+   * Each grant's transaction must stay its own. On SQLite every query shares one connection, and
+   * TypeORM turns a transaction started while another is open into a SAVEPOINT inside it: the two
+   * would then commit, or roll back, together. That cannot happen today because better-sqlite3 is
+   * synchronous and Node runs a request's microtasks to the end before the next socket's callback,
+   * so a transaction body never yields to another request. This test keeps it that way: a real
+   * await (I/O, a timer) inside a transaction would make it fail.
+   */
+  describe(`${PARALLEL_GRANTS} different code redemptions and ${PARALLEL_GRANTS} different refreshes at once, on one instance`, () => {
+    const statements: { runner: number; sql: string }[] = [];
+    let outcomes: Outcome[];
+
+    beforeAll(async () => {
+      const codes = [];
+      for (let i = 0; i < PARALLEL_GRANTS * 2; i++) codes.push(await obtainCode(app, client, user));
+      const redeem = ({ code, pkce }: (typeof codes)[number]) => ({ grant_type: 'authorization_code', code, redirect_uri: client.redirectUri, code_verifier: pkce.verifier });
+      const refreshTokens = [];
+      for (const obtained of codes.slice(PARALLEL_GRANTS)) refreshTokens.push(String((await postToken(app.baseUrl, client, redeem(obtained))).body.refresh_token));
+
+      // Record the transaction statements of every query runner (connection) the app takes.
+      const dataSource = app.dataSource;
+      const createQueryRunner = dataSource.createQueryRunner.bind(dataSource);
+      const watched = new Map<object, number>();
+      dataSource.createQueryRunner = ((...args: Parameters<DataSource['createQueryRunner']>) => {
+        const runner = createQueryRunner(...args);
+        if (!watched.has(runner)) {
+          const id = watched.size;
+          watched.set(runner, id);
+          const query = runner.query.bind(runner);
+          runner.query = ((sql: string, ...rest: unknown[]) => {
+            if (/^(BEGIN|START TRANSACTION|COMMIT|ROLLBACK)|SAVEPOINT/.test(sql)) statements.push({ runner: id, sql });
+            return (query as (...a: unknown[]) => unknown)(sql, ...rest);
+          }) as typeof runner.query;
+        }
+        return runner;
+      }) as DataSource['createQueryRunner'];
+      try {
+        outcomes = await Promise.all([
+          ...codes.slice(0, PARALLEL_GRANTS).map((obtained) => postToken(app.baseUrl, client, redeem(obtained))),
+          ...refreshTokens.map((token) => postToken(app.baseUrl, client, { grant_type: 'refresh_token', refresh_token: token })),
+        ]);
+      } finally {
+        dataSource.createQueryRunner = createQueryRunner;
+      }
+    });
+
+    it('all succeed', () => {
+      expect(tally(outcomes)).toEqual({ '200': PARALLEL_GRANTS * 2 });
+    });
+
+    it('run as separate transactions: on each connection BEGIN and COMMIT alternate, and no SAVEPOINT nests one in another', () => {
+      expect(statements.filter(({ sql }) => sql.includes('SAVEPOINT'))).toEqual([]);
+      const perRunner = new Map<number, string[]>();
+      for (const { runner, sql } of statements) perRunner.set(runner, [...(perRunner.get(runner) ?? []), sql.startsWith('COMMIT') ? 'COMMIT' : sql.startsWith('ROLLBACK') ? 'ROLLBACK' : 'BEGIN']);
+      let transactions = 0;
+      for (const sequence of perRunner.values()) {
+        expect(sequence.join(' ')).toMatch(/^(BEGIN COMMIT ?)+$/);
+        transactions += sequence.length / 2;
+      }
+      expect(transactions).toBe(PARALLEL_GRANTS * 2);
     });
   });
 });
