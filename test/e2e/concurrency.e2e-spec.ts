@@ -220,10 +220,10 @@ describe('single use under concurrency, across two instances on one database', (
     let outcomes: Outcome[];
 
     beforeAll(async () => {
-      const codes = [];
+      const codes: Awaited<ReturnType<typeof obtainCode>>[] = [];
       for (let i = 0; i < PARALLEL_GRANTS * 2; i++) codes.push(await obtainCode(app, client, user));
       const redeem = ({ code, pkce }: (typeof codes)[number]) => ({ grant_type: 'authorization_code', code, redirect_uri: client.redirectUri, code_verifier: pkce.verifier });
-      const refreshTokens = [];
+      const refreshTokens: string[] = [];
       for (const obtained of codes.slice(PARALLEL_GRANTS)) refreshTokens.push(String((await postToken(app.baseUrl, client, redeem(obtained))).body.refresh_token));
 
       // Record the transaction statements of every query runner (connection) the app takes.
