@@ -7,6 +7,7 @@ import { Clock } from '../common/clock.js';
 import { TokenType } from '../common/oauth.constants.js';
 import { generateSecret, hashSecret, SECRET_PREFIX } from '../common/secrets.js';
 import { oauthConfig, type OAuthConfig } from '../config/oauth.config.js';
+import { GroupCommit } from '../database/group-commit.js';
 import { dateParameter, execute, placeholders, PreparedStatement, rowDate, toSqliteDate } from '../database/prepared-statement.js';
 import { MacKeyCipher } from './mac-key-cipher.js';
 import { Token, TokenKind } from './token.entity.js';
@@ -48,6 +49,8 @@ type TokenRow = Omit<Token, 'expiresAt' | 'consumedAt' | 'revokedAt' | 'createdA
 @Injectable()
 export class TokensService {
   private readonly byHash: PreparedStatement<TokenRow>;
+  /** SQLite only: tokens issued outside a transaction share one commit per turn of the event loop. */
+  private readonly groupCommit?: GroupCommit;
 
   constructor(
     @InjectRepository(Token) private readonly tokens: Repository<Token>,
@@ -58,6 +61,7 @@ export class TokensService {
     @InjectDataSource() dataSource: DataSource,
   ) {
     this.byHash = new PreparedStatement(dataSource, 'latchkey_token_by_hash', TOKEN_BY_HASH);
+    if (dataSource.options.type !== 'postgres') this.groupCommit = new GroupCommit(dataSource);
   }
 
   /**
@@ -133,11 +137,19 @@ export class TokensService {
   }
 
   /**
-   * One INSERT of all rows, in the caller's transaction. Plain SQL: TypeORM's insert builds the
-   * statement anew each time and then reads created_at back, which doubled the cost of issuing a
-   * token (bench/RESULTS.md).
+   * One INSERT of all rows, in the caller's transaction; outside one, on SQLite, in the group
+   * commit of this turn of the event loop (src/database/group-commit.ts).
    */
-  private async insert(rows: TokenInsert[], manager: EntityManager): Promise<void> {
+  private insert(rows: TokenInsert[], manager: EntityManager): Promise<void> {
+    if (this.groupCommit && !manager.queryRunner?.isTransactionActive) return this.groupCommit.run((batch) => this.insertRows(rows, batch));
+    return this.insertRows(rows, manager);
+  }
+
+  /**
+   * Plain SQL: TypeORM's insert builds the statement anew each time and then reads created_at
+   * back, which doubled the cost of issuing a token (bench/RESULTS.md).
+   */
+  private async insertRows(rows: TokenInsert[], manager: EntityManager): Promise<void> {
     const sqlite = manager.connection.options.type !== 'postgres';
     const date = (value: Date | null) => (value && sqlite ? toSqliteDate(value) : value);
     const now = this.clock.now();

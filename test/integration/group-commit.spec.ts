@@ -1,0 +1,85 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DataSource, type EntityManager } from 'typeorm';
+import { GroupCommit } from '../../src/database/group-commit.js';
+
+/**
+ * Group commit (src/database/group-commit.ts) on a real SQLite file in WAL mode, as Latchkey opens
+ * it. It is SQLite's mechanism, so this file uses SQLite whatever database the suite runs on.
+ */
+describe('group commit on SQLite', () => {
+  let dir: string;
+  let file: string;
+  let dataSource: DataSource;
+  /** Another connection to the same file: what another process (the CLI, a backup) sees. */
+  let other: DataSource;
+  let groupCommit: GroupCommit;
+  const statements: string[] = [];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'latchkey-group-commit-'));
+    file = join(dir, 'db.sqlite');
+    dataSource = new DataSource({ type: 'better-sqlite3', database: file, enableWAL: true });
+    await dataSource.initialize();
+    await dataSource.query('CREATE TABLE "rows" ("id" TEXT PRIMARY KEY NOT NULL)');
+    // Watch the one connection's transaction statements.
+    const runner = dataSource.createQueryRunner();
+    const query = runner.query.bind(runner);
+    runner.query = ((sql: string, ...rest: unknown[]) => {
+      if (/^(BEGIN|COMMIT|ROLLBACK)/.test(sql)) statements.push(sql.split(' ')[0]);
+      return (query as (...a: unknown[]) => unknown)(sql, ...rest);
+    }) as typeof runner.query;
+    groupCommit = new GroupCommit(dataSource);
+    other = new DataSource({ type: 'better-sqlite3', database: file });
+    await other.initialize();
+  });
+  beforeEach(() => {
+    statements.length = 0;
+  });
+  afterAll(async () => {
+    await other?.destroy();
+    await dataSource?.destroy();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const insert = (id: string) => async (manager: EntityManager) => {
+    await manager.query('INSERT INTO "rows" ("id") VALUES (?)', [id]);
+    return `stored ${id}`;
+  };
+
+  async function committedIds(): Promise<string[]> {
+    const rows = (await other.query('SELECT "id" FROM "rows" ORDER BY "id"')) as { id: string }[];
+    return rows.map((row) => row.id);
+  }
+
+  it('runs the writes of one turn of the event loop in one transaction, each caller getting its own result', async () => {
+    const results = await Promise.all(['a1', 'a2', 'a3'].map((id) => groupCommit.run(insert(id))));
+    expect(results).toEqual(['stored a1', 'stored a2', 'stored a3']);
+    expect(statements).toEqual(['BEGIN', 'COMMIT']);
+  });
+
+  it('settles a write only once it is committed: another connection already sees it', async () => {
+    const seen = await groupCommit.run(insert('b1')).then(() => committedIds());
+    expect(seen).toContain('b1');
+  });
+
+  it('fails every write of a batch when one fails, and stores none of them', async () => {
+    const outcomes = await Promise.allSettled([groupCommit.run(insert('c1')), groupCommit.run(insert('a1')), groupCommit.run(insert('c2'))]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect(String((outcomes[1] as PromiseRejectedResult).reason)).toMatch(/UNIQUE constraint failed/);
+    expect(statements).toEqual(['BEGIN', 'ROLLBACK']);
+    expect(await committedIds()).not.toContain('c1');
+    expect(await committedIds()).not.toContain('c2');
+  });
+
+  it('starts a new batch on the next turn: writes submitted later do not wait for or share an earlier failure', async () => {
+    const failing = groupCommit.run(insert('a1'));
+    await new Promise((resolve) => setImmediate(resolve));
+    const later = groupCommit.run(insert('d1'));
+    await expect(failing).rejects.toThrow(/UNIQUE constraint failed/);
+    await expect(later).resolves.toBe('stored d1');
+    expect(await committedIds()).toContain('d1');
+    expect(statements).toEqual(['BEGIN', 'ROLLBACK', 'BEGIN', 'COMMIT']);
+  });
+});
