@@ -2,7 +2,7 @@
  * How production starts Latchkey, read from package.json's `start` script: its environment
  * assignments (`MALLOC_ARENA_MAX=2`), Node's options (`--max-semi-space-size=8`) and the entry point.
  * The benchmark starts the server the same way, so the figures are those of `npm start` and the
- * Docker image (whose ENV and CMD test/unit/start-command.spec.ts keeps equal to it).
+ * Docker image (whose ENV and CMD test/integration/start-command.spec.ts keeps equal to it).
  */
 import { readFileSync } from 'node:fs';
 

@@ -8,8 +8,10 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import { createHash } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { createApp } from '../../src/app.setup.js';
+import { placeholders } from '../../src/database/prepared-statement.js';
 import { basicAuth, obtainCode, tokenRequest } from '../helpers/oauth-flow.js';
 import { TestApp, type RegisteredClient, type TestUser } from '../helpers/test-app.js';
+import { watchTransactionStatements, type TransactionStatement } from '../helpers/transaction-statements.js';
 
 const CODE_REDEMPTIONS = 50;
 const REFRESHES = 20;
@@ -216,7 +218,7 @@ describe('single use under concurrency, across two instances on one database', (
    * await (I/O, a timer) inside a transaction would make it fail.
    */
   describe(`${PARALLEL_GRANTS} code redemptions, ${PARALLEL_GRANTS} refreshes and ${PARALLEL_GRANTS} client_credentials grants at once, on one instance`, () => {
-    const statements: { runner: number; sql: string }[] = [];
+    const statements: { runner: number; statement: TransactionStatement }[] = [];
     let outcomes: Outcome[];
     let clientCredentials: Outcome[];
 
@@ -238,11 +240,7 @@ describe('single use under concurrency, across two instances on one database', (
         if (!watched.has(runner)) {
           const id = watched.size;
           watched.set(runner, id);
-          const query = runner.query.bind(runner);
-          runner.query = ((sql: string, ...rest: unknown[]) => {
-            if (/^(BEGIN|START TRANSACTION|COMMIT|ROLLBACK)|SAVEPOINT/.test(sql)) statements.push({ runner: id, sql });
-            return (query as (...a: unknown[]) => unknown)(sql, ...rest);
-          }) as typeof runner.query;
+          watchTransactionStatements(runner, (statement) => statements.push({ runner: id, statement }));
         }
         return runner;
       }) as DataSource['createQueryRunner'];
@@ -266,14 +264,15 @@ describe('single use under concurrency, across two instances on one database', (
 
     it('store every token they answered with, by the time they answered (SQLite: in a shared group commit)', async () => {
       const hashes = clientCredentials.map(({ body }) => sha256(String(body.access_token)));
-      const rows = await app.dataSource.query<{ n: number | string }[]>(`SELECT COUNT(*) AS n FROM tokens WHERE token_hash IN (${hashes.map((_, i) => (placeholder() === '?' ? '?' : `$${i + 1}`)).join(', ')})`, hashes);
+      const sql = placeholders(`SELECT COUNT(*) AS n FROM tokens WHERE token_hash IN (${hashes.map(() => '?').join(', ')})`, app.dataSource.options.type);
+      const rows = await app.dataSource.query<{ n: number | string }[]>(sql, hashes);
       expect(Number(rows[0].n)).toBe(PARALLEL_GRANTS);
     });
 
     it('run as separate transactions: on each connection BEGIN and COMMIT alternate, and no SAVEPOINT nests one in another', () => {
-      expect(statements.filter(({ sql }) => sql.includes('SAVEPOINT'))).toEqual([]);
+      expect(statements.filter(({ statement }) => statement === 'SAVEPOINT')).toEqual([]);
       const perRunner = new Map<number, string[]>();
-      for (const { runner, sql } of statements) perRunner.set(runner, [...(perRunner.get(runner) ?? []), sql.startsWith('COMMIT') ? 'COMMIT' : sql.startsWith('ROLLBACK') ? 'ROLLBACK' : 'BEGIN']);
+      for (const { runner, statement } of statements) perRunner.set(runner, [...(perRunner.get(runner) ?? []), statement]);
       let transactions = 0;
       for (const sequence of perRunner.values()) {
         expect(sequence.join(' ')).toMatch(/^(BEGIN COMMIT ?)+$/);

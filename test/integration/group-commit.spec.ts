@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource, type EntityManager } from 'typeorm';
 import { GroupCommit } from '../../src/database/group-commit.js';
+import { watchTransactionStatements, type TransactionStatement } from '../helpers/transaction-statements.js';
 
 /**
  * Group commit (src/database/group-commit.ts) on a real SQLite file in WAL mode, as Latchkey opens
@@ -15,7 +16,7 @@ describe('group commit on SQLite', () => {
   /** Another connection to the same file: what another process (the CLI, a backup) sees. */
   let other: DataSource;
   let groupCommit: GroupCommit;
-  const statements: string[] = [];
+  const statements: TransactionStatement[] = [];
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'latchkey-group-commit-'));
@@ -24,12 +25,7 @@ describe('group commit on SQLite', () => {
     await dataSource.initialize();
     await dataSource.query('CREATE TABLE "rows" ("id" TEXT PRIMARY KEY NOT NULL)');
     // Watch the one connection's transaction statements.
-    const runner = dataSource.createQueryRunner();
-    const query = runner.query.bind(runner);
-    runner.query = ((sql: string, ...rest: unknown[]) => {
-      if (/^(BEGIN|COMMIT|ROLLBACK)/.test(sql)) statements.push(sql.split(' ')[0]);
-      return (query as (...a: unknown[]) => unknown)(sql, ...rest);
-    }) as typeof runner.query;
+    watchTransactionStatements(dataSource.createQueryRunner(), (statement) => statements.push(statement));
     groupCommit = new GroupCommit(dataSource);
     other = new DataSource({ type: 'better-sqlite3', database: file });
     await other.initialize();
