@@ -6,6 +6,7 @@ import { Clock } from '../common/clock.js';
 import { generateSecret, hashSecret, SECRET_PREFIX } from '../common/secrets.js';
 import { oauthConfig, type OAuthConfig } from '../config/oauth.config.js';
 import { dateParameter, execute, PreparedStatement, rowDate } from '../database/prepared-statement.js';
+import { Transactions } from '../database/transactions.js';
 import { AuthorizationCode } from './authorization-code.entity.js';
 
 export interface CodeGrant {
@@ -38,6 +39,7 @@ export class CodesService {
     @InjectRepository(AuthorizationCode) private readonly codes: Repository<AuthorizationCode>,
     @Inject(oauthConfig.KEY) private readonly config: OAuthConfig,
     private readonly clock: Clock,
+    private readonly transactions: Transactions,
     @InjectDataSource() dataSource: DataSource,
   ) {
     this.byHash = new PreparedStatement(dataSource, 'latchkey_code_by_hash', CODE_BY_HASH);
@@ -52,7 +54,7 @@ export class CodesService {
     const sql =
       'INSERT INTO "authorization_codes" ("id", "code_hash", "client_id", "user_id", "redirect_uri", "redirect_uri_in_request", "scope", "code_challenge", "expires_at", "consumed_at", "created_at") ' +
       'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)';
-    await execute(this.codes.manager, sql, [
+    const parameters = [
       randomUUID(),
       hashSecret(code),
       grant.clientId,
@@ -64,7 +66,9 @@ export class CodesService {
       grant.codeChallenge,
       date(this.clock.inSeconds(this.config.codeTtlSeconds)),
       date(this.clock.now()),
-    ]);
+    ];
+    // On SQLite, in the group commit of this turn of the event loop (src/database/transactions.ts).
+    await this.transactions.write((manager) => execute(manager, sql, parameters));
     return code;
   }
 

@@ -1,8 +1,11 @@
-import { Module } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { databaseConfig, type DatabaseConfigSlice } from '../config/database.config.js';
 import { buildDataSourceOptions } from './data-source.options.js';
+import { Transactions } from './transactions.js';
 
+// Global like the TypeORM connection it wraps: every module that writes may need Transactions.
+@Global()
 @Module({
   imports: [
     TypeOrmModule.forRootAsync({
@@ -14,5 +17,7 @@ import { buildDataSourceOptions } from './data-source.options.js';
       }),
     }),
   ],
+  providers: [Transactions],
+  exports: [Transactions],
 })
 export class DatabaseModule {}

@@ -14,13 +14,16 @@ interface PendingWrite {
  * Why: each commit appends every page the write touched to the WAL, and every 1,000 pages a
  * checkpoint copies them back with an fsync. A token row touches 7 B-trees (the table, its key,
  * five indexes), so most of a lone INSERT's cost is its commit; in a shared transaction rows share
- * pages and checkpoints (bench/RESULTS.md: client_credentials +55–65%).
+ * pages and checkpoints (bench/RESULTS.md).
  *
- * A batch commits or fails as a whole: a write that throws fails every write of its batch (the
- * transaction rolls back, nothing is half-written), which is also what a database error does to
- * them. Transactions never interleave on SQLite's one connection: the batch's statements run
- * synchronously in better-sqlite3 (test/e2e/concurrency.e2e-spec.ts checks it). PostgreSQL, with a
- * connection per transaction and its own group commit, does not need this.
+ * A write that throws must not take its neighbours down with it: the batch rolls back (nothing is
+ * half-written) and each of its writes then runs again alone, in its own transaction, so only the
+ * failing one fails. A write may therefore run twice; it must do all of its work through the
+ * manager it is given (which the rollback undoes) and return its result rather than publish it.
+ *
+ * Transactions never interleave on SQLite's one connection: a write's statements run synchronously
+ * in better-sqlite3 and it must not await anything else (test/e2e/concurrency.e2e-spec.ts checks
+ * it). PostgreSQL, with a connection per transaction and its own group commit, does not need this.
  */
 export class GroupCommit {
   private queue: PendingWrite[] = [];
@@ -45,9 +48,18 @@ export class GroupCommit {
         return out;
       });
     } catch (error) {
-      for (const { reject } of batch) reject(error);
+      if (batch.length === 1) batch[0].reject(error);
+      else for (const pending of batch) await this.runAlone(pending);
       return;
     }
     batch.forEach(({ resolve }, i) => resolve(results[i]));
+  }
+
+  private async runAlone({ write, resolve, reject }: PendingWrite): Promise<void> {
+    try {
+      resolve(await this.dataSource.transaction(write));
+    } catch (error) {
+      reject(error);
+    }
   }
 }

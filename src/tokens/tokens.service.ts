@@ -7,8 +7,8 @@ import { Clock } from '../common/clock.js';
 import { TokenType } from '../common/oauth.constants.js';
 import { generateSecret, hashSecret, SECRET_PREFIX } from '../common/secrets.js';
 import { oauthConfig, type OAuthConfig } from '../config/oauth.config.js';
-import { GroupCommit } from '../database/group-commit.js';
 import { dateParameter, execute, placeholders, PreparedStatement, rowDate, toSqliteDate } from '../database/prepared-statement.js';
+import { Transactions } from '../database/transactions.js';
 import { MacKeyCipher } from './mac-key-cipher.js';
 import { Token, TokenKind } from './token.entity.js';
 
@@ -49,8 +49,6 @@ type TokenRow = Omit<Token, 'expiresAt' | 'consumedAt' | 'revokedAt' | 'createdA
 @Injectable()
 export class TokensService {
   private readonly byHash: PreparedStatement<TokenRow>;
-  /** SQLite only: tokens issued outside a transaction share one commit per turn of the event loop. */
-  private readonly groupCommit?: GroupCommit;
 
   constructor(
     @InjectRepository(Token) private readonly tokens: Repository<Token>,
@@ -58,10 +56,10 @@ export class TokensService {
     private readonly clock: Clock,
     private readonly audit: AuditService,
     private readonly macKeys: MacKeyCipher,
+    private readonly transactions: Transactions,
     @InjectDataSource() dataSource: DataSource,
   ) {
     this.byHash = new PreparedStatement(dataSource, 'latchkey_token_by_hash', TOKEN_BY_HASH);
-    if (dataSource.options.type !== 'postgres') this.groupCommit = new GroupCommit(dataSource);
   }
 
   /**
@@ -137,12 +135,12 @@ export class TokensService {
   }
 
   /**
-   * One INSERT of all rows, in the caller's transaction; outside one, on SQLite, in the group
-   * commit of this turn of the event loop (src/database/group-commit.ts).
+   * One INSERT of all rows, in the caller's transaction; outside one, as Transactions.write
+   * places it (on SQLite, in the group commit of this turn of the event loop).
    */
   private insert(rows: TokenInsert[], manager: EntityManager): Promise<void> {
-    if (this.groupCommit && !manager.queryRunner?.isTransactionActive) return this.groupCommit.run((batch) => this.insertRows(rows, batch));
-    return this.insertRows(rows, manager);
+    if (manager.queryRunner?.isTransactionActive) return this.insertRows(rows, manager);
+    return this.transactions.write((batch) => this.insertRows(rows, batch));
   }
 
   /**

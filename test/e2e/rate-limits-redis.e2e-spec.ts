@@ -62,8 +62,14 @@ describe('rate limits shared through Redis by two instances', () => {
     redis.disconnect();
   });
 
-  it('reports Redis in readiness', async () => {
-    const ready = await fetch(first.url('/health/ready'));
+  it('reports Redis in readiness, once its connection is up', async () => {
+    // The Redis connection opens in the background after start-up (src/redis/redis-client.factory.ts),
+    // so a loaded machine may answer 503 at first: poll as a load balancer would.
+    let ready = await fetch(first.url('/health/ready'));
+    for (let attempt = 0; ready.status !== 200 && attempt < 50; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      ready = await fetch(first.url('/health/ready'));
+    }
     expect(ready.status).toBe(200);
     expect(await ready.json()).toMatchObject({ info: { database: { status: 'up' }, redis: { status: 'up' } } });
   });

@@ -60,13 +60,25 @@ describe('group commit on SQLite', () => {
     expect(seen).toContain('b1');
   });
 
-  it('fails every write of a batch when one fails, and stores none of them', async () => {
+  it('fails only the write that fails: the batch rolls back and each of its writes runs again alone', async () => {
     const outcomes = await Promise.allSettled([groupCommit.run(insert('c1')), groupCommit.run(insert('a1')), groupCommit.run(insert('c2'))]);
-    expect(outcomes.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(String((outcomes[1] as PromiseRejectedResult).reason)).toMatch(/UNIQUE constraint failed/);
-    expect(statements).toEqual(['BEGIN', 'ROLLBACK']);
-    expect(await committedIds()).not.toContain('c1');
-    expect(await committedIds()).not.toContain('c2');
+    // The shared attempt, then one transaction per write; the failed one stores nothing.
+    expect(statements).toEqual(['BEGIN', 'ROLLBACK', 'BEGIN', 'COMMIT', 'BEGIN', 'ROLLBACK', 'BEGIN', 'COMMIT']);
+    expect(await committedIds()).toEqual(expect.arrayContaining(['c1', 'c2']));
+  });
+
+  it('undoes everything a failing write did before it threw, in the shared attempt and alone', async () => {
+    const partial = async (manager: EntityManager) => {
+      await manager.query('INSERT INTO "rows" ("id") VALUES (?)', ['e-partial']);
+      await manager.query('INSERT INTO "rows" ("id") VALUES (?)', ['a1']);
+    };
+    const outcomes = await Promise.allSettled([groupCommit.run(partial), groupCommit.run(insert('e1'))]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['rejected', 'fulfilled']);
+    const ids = await committedIds();
+    expect(ids).toContain('e1');
+    expect(ids).not.toContain('e-partial');
   });
 
   it('starts a new batch on the next turn: writes submitted later do not wait for or share an earlier failure', async () => {

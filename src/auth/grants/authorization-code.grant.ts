@@ -1,11 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
 import type { Client } from '../../clients/client.entity.js';
 import type { AuthorizationCode } from '../../codes/authorization-code.entity.js';
 import { CodesService } from '../../codes/codes.service.js';
 import { Clock } from '../../common/clock.js';
 import { GrantType } from '../../common/oauth.constants.js';
+import { Transactions } from '../../database/transactions.js';
 import { MetricsService } from '../../metrics/metrics.service.js';
 import { TokensService, type IssuedTokens } from '../../tokens/tokens.service.js';
 import { InvalidGrantError, InvalidRequestError, type OAuthError } from '../errors/oauth-error.js';
@@ -22,7 +21,7 @@ export class AuthorizationCodeGrant implements GrantHandler {
   readonly grantType = GrantType.AuthorizationCode;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
     private readonly codes: CodesService,
     private readonly tokens: TokensService,
     private readonly clock: Clock,
@@ -37,7 +36,7 @@ export class AuthorizationCodeGrant implements GrantHandler {
     // Burn the code first, in the same transaction that issues the tokens: exactly one redemption
     // wins even across instances, and a failed check below still leaves the code dead, so a stolen
     // code cannot be retried with guessed verifiers (fosite flow_authorize_code_token.go).
-    const redemption = await this.dataSource.transaction(async (manager): Promise<Redemption> => {
+    const redemption = await this.transactions.run(async (manager): Promise<Redemption> => {
       if (!(await this.codes.consume(code.id, manager))) return { kind: 'replayed' };
       const error = this.checkBinding(code, client, request);
       if (error) return { kind: 'refused', error };

@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
 import type { Client } from '../../clients/client.entity.js';
 import { GrantType } from '../../common/oauth.constants.js';
+import { Transactions } from '../../database/transactions.js';
 import { formatScope, isSubset, parseScope, splitScope } from '../../common/scope.js';
 import { TokenKind } from '../../tokens/token.entity.js';
 import { TokensService, type IssuedTokens } from '../../tokens/tokens.service.js';
@@ -22,7 +21,7 @@ export class RefreshTokenGrant implements GrantHandler {
   readonly grantType = GrantType.RefreshToken;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
     private readonly tokens: TokensService,
   ) {}
 
@@ -45,7 +44,7 @@ export class RefreshTokenGrant implements GrantHandler {
     if (requested === undefined) throw new InvalidScopeError('The scope parameter is malformed');
     if (!isSubset(requested, granted)) throw new InvalidScopeError('The requested scope exceeds the scope originally granted');
 
-    const issued = await this.dataSource.transaction(async (manager): Promise<IssuedTokens | undefined> => {
+    const issued = await this.transactions.run(async (manager): Promise<IssuedTokens | undefined> => {
       if (!(await this.tokens.consumeRefreshToken(token.id, manager))) return undefined;
       return this.tokens.issue(
         { familyId: token.familyId, clientId: client.id, userId: token.userId, scope: formatScope(requested), refreshScope: token.scope, tokenType: client.accessTokenType },
