@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
-import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager, Repository } from 'typeorm';
+import { v7 as uuidv7 } from 'uuid';
 import { Clock } from '../common/clock.js';
 import { generateSecret, hashSecret, SECRET_PREFIX } from '../common/secrets.js';
 import { oauthConfig, type OAuthConfig } from '../config/oauth.config.js';
@@ -55,7 +55,8 @@ export class CodesService {
       'INSERT INTO "authorization_codes" ("id", "code_hash", "client_id", "user_id", "redirect_uri", "redirect_uri_in_request", "scope", "code_challenge", "expires_at", "consumed_at", "created_at") ' +
       'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)';
     const parameters = [
-      randomUUID(),
+      // Time-ordered like the token ids (tokens.service.ts); it becomes the family id of the tokens.
+      uuidv7(),
       hashSecret(code),
       grant.clientId,
       grant.userId,

@@ -150,4 +150,25 @@ describe('TokensService.findByValue', () => {
       spy.mockRestore();
     }
   });
+
+  it('gives tokens, codes and token families time-ordered ids (UUIDv7), so rows issued together share index pages', async () => {
+    const client = await app.createClient({ grantTypes: ['authorization_code', 'refresh_token'] });
+    const user = await app.createUser();
+    const first = await obtainTokens(app, client, user, 'notes:read');
+    const second = await obtainTokens(app, client, user, 'notes:read');
+    const repository = app.dataSource.getRepository(Token);
+    const rows = [];
+    for (const value of [first.accessToken, first.refreshToken!, second.accessToken, second.refreshToken!]) rows.push(await repository.findOneByOrFail({ tokenHash: hashSecret(value) }));
+    const v7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+    for (const row of rows) {
+      expect(row.id).toMatch(v7);
+      // The family id of a code's tokens is the code's id.
+      expect(row.familyId).toMatch(v7);
+    }
+    // The first grant's rows sort before the second's, by id and by family.
+    expect(rows[1].id < rows[2].id && rows[0].id < rows[3].id).toBe(true);
+    expect(rows[0].familyId < rows[2].familyId).toBe(true);
+    const code = await app.dataSource.getRepository(AuthorizationCode).findOneByOrFail({ id: rows[2].familyId });
+    expect(code.id).toMatch(v7);
+  });
 });

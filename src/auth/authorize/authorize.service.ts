@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { randomUUID } from 'node:crypto';
 import { parse as parseQuery } from 'node:querystring';
+import { v7 as uuidv7 } from 'uuid';
 import { CodesService } from '../../codes/codes.service.js';
 import { GrantType, ResponseType, TokenType } from '../../common/oauth.constants.js';
 import { formatScope } from '../../common/scope.js';
@@ -96,7 +96,7 @@ export class AuthorizeService {
    */
   private async approveImplicit(user: User, authorization: AuthorizationRequest, status: 302 | 303): Promise<InteractionOutcome> {
     const issued = await this.tokens.issue({
-      familyId: randomUUID(),
+      familyId: uuidv7(),
       clientId: authorization.client.id,
       userId: user.id,
       scope: formatScope(authorization.scope),

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
+import { v7 as uuidv7 } from 'uuid';
 import type { Client } from '../../clients/client.entity.js';
 import { GrantType } from '../../common/oauth.constants.js';
 import { formatScope, isSubset, parseScope, splitScope } from '../../common/scope.js';
@@ -26,7 +26,7 @@ export class ClientCredentialsGrant implements GrantHandler {
     const requested = request.scope === undefined ? registered : parseScope(request.scope);
     if (requested === undefined) throw new InvalidScopeError('The scope parameter is malformed');
     if (!isSubset(requested, registered)) throw new InvalidScopeError('The requested scope is not registered for this client');
-    const issued = await this.tokens.issue({ familyId: randomUUID(), clientId: client.id, userId: null, scope: formatScope(requested), tokenType: client.accessTokenType });
+    const issued = await this.tokens.issue({ familyId: uuidv7(), clientId: client.id, userId: null, scope: formatScope(requested), tokenType: client.accessTokenType });
     return toTokenResponse(issued);
   }
 }

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { randomUUID } from 'node:crypto';
+import { v7 as uuidv7 } from 'uuid';
 import type { Client } from '../../clients/client.entity.js';
 import { GrantType } from '../../common/oauth.constants.js';
 import { formatScope, isSubset, parseScope, splitScope } from '../../common/scope.js';
@@ -58,7 +58,7 @@ export class PasswordGrant implements GrantHandler {
     await this.consents.grant(user.id, client.id, scope);
     const refresh = this.config.passwordGrantRefreshTokens && client.grantTypes.includes(GrantType.RefreshToken);
     const issued = await this.tokens.issue({
-      familyId: randomUUID(),
+      familyId: uuidv7(),
       clientId: client.id,
       userId: user.id,
       scope: formatScope(scope),
