@@ -16,6 +16,7 @@ import { rateLimitConfig } from './config/rate-limit.config.js';
 import { redisConfig } from './config/redis.config.js';
 import { sessionConfig } from './config/session.config.js';
 import { DatabaseModule } from './database/database.module.js';
+import { SqliteCheckpointer } from './database/sqlite-checkpointer.js';
 import { HealthModule } from './health/health.module.js';
 import { HousekeepingModule } from './housekeeping/housekeeping.module.js';
 import { KeysModule } from './keys/keys.module.js';
@@ -38,5 +39,7 @@ import { ResourcesModule } from './resources/resources.module.js';
     HealthModule,
     HousekeepingModule,
   ],
+  // The server's, not the CLI's: a short command leaves checkpoints to SQLite.
+  providers: [SqliteCheckpointer],
 })
 export class AppModule {}
