@@ -27,9 +27,13 @@ const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.file, { timeout: 5000 });
 db.pragma('synchronous = NORMAL');
+let last = '';
 setInterval(() => {
   const [result] = db.pragma('wal_checkpoint(PASSIVE)');
-  if (result.log > 0) parentPort.postMessage(result);
+  // Report only what changed: an idle server's WAL keeps its frames, and its main thread sleeps.
+  const report = JSON.stringify(result);
+  if (result.log > 0 && report !== last) parentPort.postMessage(result);
+  last = report;
 }, workerData.intervalMs);
 parentPort.postMessage('ready');
 `;
