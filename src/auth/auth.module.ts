@@ -27,6 +27,7 @@ import { PageRenderer } from './interaction/page-renderer.js';
 import { Pages } from './interaction/pages.js';
 import { IntrospectionController } from './introspection/introspection.controller.js';
 import { LegacyGrantsWarning } from './legacy-grants/legacy-grants.warning.js';
+import { RegistrationAccess } from './registration/registration-access.js';
 import { RegistrationController } from './registration/registration.controller.js';
 import { RevocationController } from './revocation/revocation.controller.js';
 import { MetadataController } from './metadata/metadata.controller.js';
@@ -51,6 +52,7 @@ import { TokenEndpointService } from './token/token-endpoint.service.js';
     ClientAuthenticationGuard,
     TokenEndpointService,
     MetadataService,
+    RegistrationAccess,
     LegacyGrantsWarning,
     AuthorizationCodeGrant,
     RefreshTokenGrant,

@@ -8,7 +8,9 @@ import { ClientAuthMethod, GrantType, ResponseType, TokenType } from '../common/
 import { formatScope, parseScope } from '../common/scope.js';
 import { generateSecret, hashSecret, SECRET_PREFIX, secretMatchesHash } from '../common/secrets.js';
 import { AuditService } from '../audit/audit.service.js';
+import { Transactions } from '../database/transactions.js';
 import { ScopeCatalog } from '../scopes/scope-catalog.js';
+import { assertNotWidenedBySelf, CLI_ADMINISTRATOR, type ClientEditor } from './client-change-policy.js';
 import { Client } from './client.entity.js';
 import { assertRedirectUrisAcceptable } from './redirect-uri.policy.js';
 
@@ -73,6 +75,15 @@ function toClient(row: ClientRow): Client {
   });
 }
 
+/** The registration fields whose value differs, with both values (for the audit trail; a view holds no secret). */
+function changedFields(before: ClientView, after: ClientView): Record<string, { old: unknown; new: unknown }> {
+  const changes: Record<string, { old: unknown; new: unknown }> = {};
+  for (const field of Object.keys(after) as (keyof ClientView)[]) {
+    if (JSON.stringify(before[field]) !== JSON.stringify(after[field])) changes[field] = { old: before[field], new: after[field] };
+  }
+  return changes;
+}
+
 /** RFC 7591 §2.1: `code` goes with authorization_code, `token` with implicit. */
 export function responseTypesOf(grantTypes: readonly GrantType[]): ResponseType[] {
   return [
@@ -89,13 +100,14 @@ export class ClientsService {
     @InjectRepository(Client) private readonly clients: Repository<Client>,
     private readonly scopes: ScopeCatalog,
     private readonly audit: AuditService,
+    private readonly transactions: Transactions,
     @InjectDataSource() dataSource: DataSource,
   ) {
     this.byId = new PreparedStatement(dataSource, 'latchkey_client_by_id', CLIENT_BY_ID);
   }
 
   /** Registers a client. The secret (confidential clients) is returned here once and stored only as a hash. */
-  async create(input: NewClient, actor = 'cli', options: { registrationToken?: string } = {}): Promise<{ client: Client; secret?: string }> {
+  async create(input: NewClient, actor = CLI_ADMINISTRATOR.actor, options: { registrationToken?: string } = {}): Promise<{ client: Client; secret?: string }> {
     const name = input.name.trim();
     const { grantTypes, scope } = this.checked(input);
     const secret = input.isPublic ? undefined : generateSecret(SECRET_PREFIX.clientSecret);
@@ -110,29 +122,47 @@ export class ClientsService {
       registrationTokenHash: options.registrationToken ? hashSecret(options.registrationToken) : null,
       accessTokenType: input.accessTokenType ?? TokenType.Bearer,
     });
-    const saved = await this.clients.save(client);
-    await this.audit.record({ actor, action: 'client.registered', subject: `client:${saved.id}`, details: { client_name: saved.name, grant_types: saved.grantTypes, scope: saved.scope } });
+    const saved = await this.transactions.run(async (manager) => {
+      const stored = await manager.save(client);
+      await this.audit.record({ actor, action: 'client.registered', subject: `client:${stored.id}`, details: { client_name: stored.name, grant_types: stored.grantTypes, scope: stored.scope } }, manager);
+      return stored;
+    });
     return { client: saved, secret };
   }
 
   /**
    * RFC 7592 §2.2: replaces a client's metadata. Whether it has a secret cannot change, and the
-   * secret itself is untouched.
+   * secret itself is untouched. Every editor follows the rules of a registration; a client editing
+   * itself may moreover only narrow what it has (client-change-policy.ts). Nothing is written
+   * unless every rule holds; the change and its audit event, which lists each changed field with
+   * its old and new value, are stored together.
    */
-  async update(client: Client, input: NewClient, actor: string): Promise<Client> {
+  async update(client: Client, input: NewClient, editor: ClientEditor): Promise<Client> {
     if ((input.isPublic ?? false) !== client.isPublic) {
       throw new DomainError('invalid_client_metadata', 'token_endpoint_auth_method cannot change between "none" and a secret-based method.');
     }
     const { grantTypes, scope } = this.checked(input);
-    client.name = input.name.trim();
-    client.redirectUris = [...new Set(input.redirectUris)];
-    client.scope = formatScope(scope);
-    client.grantTypes = [...new Set(grantTypes)];
-    client.tokenEndpointAuthMethod = client.isPublic ? ClientAuthMethod.None : (input.tokenEndpointAuthMethod ?? ClientAuthMethod.ClientSecretBasic);
-    client.accessTokenType = input.accessTokenType ?? TokenType.Bearer;
-    const saved = await this.clients.save(client);
-    await this.audit.record({ actor, action: 'client.updated', subject: `client:${client.id}`, details: { client_name: saved.name, grant_types: saved.grantTypes, scope: saved.scope } });
-    return saved;
+    const next = Object.assign(new Client(), client, {
+      name: input.name.trim(),
+      redirectUris: [...new Set(input.redirectUris)],
+      scope: formatScope(scope),
+      grantTypes: [...new Set(grantTypes)],
+      tokenEndpointAuthMethod: client.isPublic ? ClientAuthMethod.None : (input.tokenEndpointAuthMethod ?? ClientAuthMethod.ClientSecretBasic),
+      accessTokenType: input.accessTokenType ?? TokenType.Bearer,
+    });
+    if (editor.kind === 'self') {
+      assertNotWidenedBySelf(
+        { scope: parseScope(client.scope) ?? [], grantTypes: client.grantTypes, redirectUris: client.redirectUris, accessTokenType: client.accessTokenType },
+        { scope, grantTypes: next.grantTypes, redirectUris: next.redirectUris, accessTokenType: next.accessTokenType },
+      );
+    }
+    const changes = changedFields(this.toView(client), this.toView(next));
+    if (Object.keys(changes).length === 0) return client;
+    return this.transactions.run(async (manager) => {
+      const saved = await manager.save(next);
+      await this.audit.record({ actor: editor.actor, action: 'client.updated', subject: `client:${client.id}`, details: { changes } }, manager);
+      return saved;
+    });
   }
 
   /** The client a registration access token manages (one indexed lookup by hash), or null. */

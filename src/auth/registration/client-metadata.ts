@@ -1,4 +1,4 @@
-import { ClientAuthMethod, GrantType, LEGACY_GRANT_TYPES, ResponseType, TokenType } from '../../common/oauth.constants.js';
+import { ClientAuthMethod, GrantType, ResponseType, TokenType } from '../../common/oauth.constants.js';
 import { createAjv, describeSchemaErrors } from '../../collections/json-schema-validator.js';
 import { DomainError } from '../../common/domain-error.js';
 import { responseTypesOf, type NewClient } from '../../clients/clients.service.js';
@@ -75,16 +75,4 @@ export function parseClientMetadata(body: Record<string, unknown>): ParsedMetada
     clientId: metadata.client_id,
     clientSecret: metadata.client_secret,
   };
-}
-
-/**
- * The implicit and password grants (RFC 9700 §2.1.2, §2.4) are an administrator's decision: a
- * registration authorized with the admin scope (clients:register) may ask for them, but a client
- * managing itself with its registration access token (RFC 7592) cannot add one it was not given.
- */
-export function assertNoLegacyGrantsAdded(requested: readonly GrantType[], current: readonly GrantType[]): void {
-  const added = LEGACY_GRANT_TYPES.filter((g) => requested.includes(g) && !current.includes(g));
-  if (added.length > 0) {
-    throw new DomainError('invalid_client_metadata', `Only an administrator can allow the ${added.join(' and ')} grant; ask for it with a clients:register token.`);
-  }
 }

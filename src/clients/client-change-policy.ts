@@ -1,0 +1,59 @@
+import { DomainError } from '../common/domain-error.js';
+import { LEGACY_GRANT_TYPES, type GrantType, type TokenType } from '../common/oauth.constants.js';
+import { CLIENT_SCOPES } from '../scopes/scope-catalog.js';
+
+/**
+ * Who changes a client's registration:
+ * - an administrator: the CLI (`cli`), or a client holding a `clients:register` token
+ *   (`client:<id>`) acting on another client; bound by the rules of every registration only;
+ * - the client itself, with its registration access token (RFC 7592 §2.2), which may narrow what it
+ *   has but never widen it.
+ */
+export type ClientEditor = { readonly kind: 'administrator'; readonly actor: string } | { readonly kind: 'self'; readonly actor: string };
+
+export const CLI_ADMINISTRATOR: ClientEditor = { kind: 'administrator', actor: 'cli' };
+
+/** What a registration grants, as the rules below compare it. */
+export interface ClientRights {
+  scope: readonly string[];
+  grantTypes: readonly GrantType[];
+  redirectUris: readonly string[];
+  accessTokenType: TokenType;
+}
+
+/**
+ * A client managing itself may change its descriptive metadata and drop scopes, grant types and
+ * redirect URIs, but never add one it was not registered with, nor change its access token type
+ * (RFC 7592 §2.2 lets the server refuse values; RFC 7591 §5 and RFC 9700 §4.15: a client's rights
+ * are an administrator's decision). Response types follow the grant types (RFC 7591 §2.1), so a
+ * new response type is refused as the grant it needs. Redirect URIs compare as exact strings,
+ * as they are matched at /authorize (RFC 9700 §2.1).
+ * Throws invalid_client_metadata naming the first field that would widen.
+ */
+export function assertNotWidenedBySelf(current: ClientRights, next: ClientRights): void {
+  const addedScopes = added(current.scope, next.scope);
+  if (addedScopes.length > 0) {
+    const privileged = addedScopes.filter((scope) => Object.hasOwn(CLIENT_SCOPES, scope));
+    const why = privileged.length > 0 ? `${privileged.join(' and ')} can be granted only by an administrator` : 'only an administrator can widen a client';
+    throw widening('scope', `adds ${addedScopes.join(' ')}; ${why}`);
+  }
+  const addedGrants = added(current.grantTypes, next.grantTypes);
+  if (addedGrants.length > 0) {
+    const legacy = addedGrants.filter((grant) => LEGACY_GRANT_TYPES.includes(grant));
+    const why = legacy.length > 0 ? `the ${legacy.join(' and ')} grant can be allowed only by an administrator` : 'only an administrator can widen a client';
+    throw widening('grant_types', `adds ${addedGrants.join(', ')}; ${why}`);
+  }
+  const addedUris = added(current.redirectUris, next.redirectUris);
+  if (addedUris.length > 0) throw widening('redirect_uris', `adds ${addedUris.join(', ')}; only an administrator can register new redirect URIs`);
+  if (next.accessTokenType !== current.accessTokenType) {
+    throw widening('access_token_type', `is "${current.accessTokenType}" and only an administrator can change it`);
+  }
+}
+
+function added<T>(current: readonly T[], next: readonly T[]): T[] {
+  return next.filter((value) => !current.includes(value));
+}
+
+function widening(field: string, problem: string): DomainError {
+  return new DomainError('invalid_client_metadata', `${field} ${problem}. A client managing itself may only narrow what it was registered with.`);
+}
