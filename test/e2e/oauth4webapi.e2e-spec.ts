@@ -189,7 +189,7 @@ describe('the authorization code flow through oauth4webapi', () => {
 
   describe('a confidential client with client_secret_post', () => {
     it('completes the flow', async () => {
-      const registered = await registerClient();
+      const registered = await registerClient({ tokenEndpointAuthMethod: 'client_secret_post' });
       const auth = oauth.ClientSecretPost(registered.secret!);
       const { params, verifier } = await authorize(registered.client);
       const response = await oauth.authorizationCodeGrantRequest(as, registered.client, auth, params, REDIRECT_URI, verifier, INSECURE);

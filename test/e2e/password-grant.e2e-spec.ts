@@ -107,8 +107,9 @@ describe('password grant (RFC 6749 §4.3)', () => {
       expect((await new ApiClient(app, reply.body.access_token as string).get('/api/v1/notes')).status).toBe(401);
     });
 
-    it('accepts client_secret_post as well as Basic', async () => {
-      const reply = await postToken(app, { grant_type: 'password', client_id: passwordClient.clientId, client_secret: passwordClient.clientSecret!, username: user.username, password: user.password, scope: 'notes:write' });
+    it('accepts client_secret_post as well as Basic, from a client registered for it', async () => {
+      const postClient = await app.createClient({ name: 'Legacy form app', redirectUris: [], scope: 'notes:read notes:write', grantTypes: ['password'], tokenEndpointAuthMethod: 'client_secret_post' });
+      const reply = await postToken(app, { grant_type: 'password', client_id: postClient.clientId, client_secret: postClient.clientSecret!, username: user.username, password: user.password, scope: 'notes:write' });
       expect({ status: reply.status, scope: reply.body.scope }).toEqual({ status: 200, scope: 'notes:write' });
     });
 

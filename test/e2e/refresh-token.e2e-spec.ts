@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { Token } from '../../src/tokens/token.entity.js';
 import { Browser } from '../helpers/browser.js';
 import { authorizeAsUser, authorizeUrl, basicAuth, newPkce, postToken, redirectParams } from '../helpers/oauth-flow.js';
-import { TestApp, type RegisteredClient, type TestUser } from '../helpers/test-app.js';
+import { TestApp, type RegisteredClient, type RegisteredClientWithMethod, type TestUser } from '../helpers/test-app.js';
 import { expectTokenError, expectTokenSuccess } from '../helpers/token-assertions.js';
 
 const ACCESS_TOKEN_TTL_SECONDS = 900;
@@ -38,7 +38,8 @@ describe('refresh token grant (RFC 6749 §6, RFC 9700 §4.14)', () => {
   let publicClient: RegisteredClient;
 
   /** Client authentication as each kind of client uses it: Basic, or client_id for a public client. */
-  function authOf(c: RegisteredClient): { form: Record<string, string>; headers: Record<string, string> } {
+  function authOf(c: RegisteredClientWithMethod): { form: Record<string, string>; headers: Record<string, string> } {
+    if (c.clientSecret && c.tokenEndpointAuthMethod === 'client_secret_post') return { form: { client_id: c.clientId, client_secret: c.clientSecret }, headers: {} };
     return c.clientSecret ? { form: {}, headers: { authorization: basicAuth(c.clientId, c.clientSecret) } } : { form: { client_id: c.clientId }, headers: {} };
   }
 
@@ -261,9 +262,10 @@ describe('refresh token grant (RFC 6749 §6, RFC 9700 §4.14)', () => {
     });
   });
 
-  it('accepts client_secret_post for a refresh', async () => {
-    const first = await tokensFor(client);
-    const reply = await postToken(app, { grant_type: 'refresh_token', refresh_token: first.refreshToken, client_id: client.clientId, client_secret: client.clientSecret! });
+  it('accepts client_secret_post for a refresh, from a client registered for it', async () => {
+    const postClient = await app.createClient({ tokenEndpointAuthMethod: 'client_secret_post' });
+    const first = await tokensFor(postClient);
+    const reply = await postToken(app, { grant_type: 'refresh_token', refresh_token: first.refreshToken, client_id: postClient.clientId, client_secret: postClient.clientSecret! });
     expect(reply.status).toBe(200);
   });
 });

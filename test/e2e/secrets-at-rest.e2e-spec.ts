@@ -128,7 +128,9 @@ describe('secrets at rest and in logs', () => {
     expect(issued.status).toBe(200);
     secrets.accessToken = String(issued.body.access_token);
     secrets.refreshToken = String(issued.body.refresh_token);
-    const refreshed = await token({ grant_type: 'refresh_token', refresh_token: secrets.refreshToken, client_id: client.id, client_secret: secret! });
+    // The secret in the body too (a client_secret_basic client is refused that way, but the secret still travelled).
+    expect((await token({ grant_type: 'refresh_token', refresh_token: secrets.refreshToken, client_id: client.id, client_secret: secret! })).body.error).toBe('invalid_client');
+    const refreshed = await token({ grant_type: 'refresh_token', refresh_token: secrets.refreshToken }, basic);
     expect(refreshed.status).toBe(200);
     secrets.refreshedAccessToken = String(refreshed.body.access_token);
     secrets.refreshedRefreshToken = String(refreshed.body.refresh_token);

@@ -170,21 +170,24 @@ describe('token endpoint (RFC 6749 §3.2, §4.1.3, §5)', () => {
       const form = { grant_type: 'authorization_code', code, redirect_uri: weird.redirectUri, code_verifier: pkce.verifier };
       const reply = await postToken(app, form, basicOf(weird));
       expect(reply.status).toBe(200);
-      // The same secret, sent in the body, is form-urlencoded by the form itself.
-      const viaPost = await codeFor(weird);
-      const posted = await postToken(app, { ...form, code: viaPost.code, code_verifier: viaPost.pkce.verifier, client_id: weird.clientId, client_secret: secret });
+      // The same secret, sent in the body by a client registered for that, is form-urlencoded by the form itself.
+      const postClient = await app.createClient({ redirectUris: [weird.redirectUri], tokenEndpointAuthMethod: 'client_secret_post' });
+      await app.dataSource.getRepository(Client).update({ id: postClient.clientId }, { secretHash: hashSecret(secret) });
+      const viaPost = await codeFor({ ...postClient, clientSecret: secret });
+      const posted = await postToken(app, { ...form, code: viaPost.code, code_verifier: viaPost.pkce.verifier, client_id: postClient.clientId, client_secret: secret });
       expect(posted.status).toBe(200);
     });
 
-    it('accepts client_secret_post', async () => {
-      const { code, pkce } = await codeFor(confidential);
+    it('accepts client_secret_post from a client registered for it', async () => {
+      const postClient = await app.createClient({ redirectUris: ['http://localhost:8084/cb'], tokenEndpointAuthMethod: 'client_secret_post' });
+      const { code, pkce } = await codeFor(postClient);
       const reply = await postToken(app, {
         grant_type: 'authorization_code',
         code,
-        redirect_uri: confidential.redirectUri,
+        redirect_uri: postClient.redirectUri,
         code_verifier: pkce.verifier,
-        client_id: confidential.clientId,
-        client_secret: confidential.clientSecret!,
+        client_id: postClient.clientId,
+        client_secret: postClient.clientSecret!,
       });
       expect(reply.status).toBe(200);
     });

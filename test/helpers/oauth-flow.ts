@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Browser, type Page } from './browser.js';
-import type { RegisteredClient, TestApp, TestUser } from './test-app.js';
+import type { RegisteredClient, RegisteredClientWithMethod, TestApp, TestUser } from './test-app.js';
 
 export interface Pkce {
   verifier: string;
@@ -53,8 +53,11 @@ export interface TokenResult {
   body: Record<string, unknown>;
 }
 
-/** POST /token with Basic client authentication (when the client has a secret). */
-export function tokenRequest(app: TestApp, client: RegisteredClient, params: Record<string, string>, headers: Record<string, string> = {}): Promise<TokenResult> {
+/** POST /token with the client's registered authentication: Basic by default, the secret in the form for client_secret_post. */
+export function tokenRequest(app: TestApp, client: RegisteredClientWithMethod, params: Record<string, string>, headers: Record<string, string> = {}): Promise<TokenResult> {
+  if (client.clientSecret && client.tokenEndpointAuthMethod === 'client_secret_post') {
+    return postToken(app, { ...params, client_id: client.clientId, client_secret: client.clientSecret }, headers);
+  }
   const auth: Record<string, string> = client.clientSecret ? { authorization: basicAuth(client.clientId, client.clientSecret) } : {};
   return postToken(app, params, { ...auth, ...headers });
 }

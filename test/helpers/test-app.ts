@@ -13,6 +13,9 @@ export interface RegisteredClient {
   redirectUri: string;
 }
 
+/** A client as createClient() registered it: with its token_endpoint_auth_method when the test chose one (else Basic, or none when public). */
+export type RegisteredClientWithMethod = RegisteredClient & { tokenEndpointAuthMethod?: 'client_secret_basic' | 'client_secret_post' | 'none' };
+
 export interface TestUser {
   username: string;
   password: string;
@@ -60,7 +63,7 @@ export class TestApp {
     return { username, password };
   }
 
-  async createClient(options: Partial<NewClient> = {}): Promise<RegisteredClient> {
+  async createClient(options: Partial<NewClient> = {}): Promise<RegisteredClientWithMethod> {
     const redirectUris = options.redirectUris ?? ['http://localhost:8080/callback'];
     const { client, secret } = await this.app.get(ClientsService).create({
       name: options.name ?? 'Test Client',
@@ -68,8 +71,9 @@ export class TestApp {
       scope: options.scope ?? 'notes:read notes:write',
       isPublic: options.isPublic,
       grantTypes: options.grantTypes,
+      tokenEndpointAuthMethod: options.tokenEndpointAuthMethod,
       accessTokenType: options.accessTokenType,
     });
-    return { clientId: client.id, clientSecret: secret, redirectUri: redirectUris[0] };
+    return { clientId: client.id, clientSecret: secret, redirectUri: redirectUris[0], tokenEndpointAuthMethod: options.tokenEndpointAuthMethod };
   }
 }

@@ -163,4 +163,57 @@ describe('client impersonation (RFC 6819 §4.4.1.4, §5.2.3; RFC 6749 §2.3.1, �
       expect(reply.status).toBe(431);
     });
   });
+
+  describe('RFC 7591 §2, OpenID Connect Core §9: only the registered token_endpoint_auth_method authenticates', () => {
+    let basicClient: Required<RegisteredClient>;
+    let postClient: Required<RegisteredClient>;
+    let introspector: Required<RegisteredClient>;
+
+    beforeAll(async () => {
+      const confidential = async (tokenEndpointAuthMethod: 'client_secret_basic' | 'client_secret_post', scope = 'notes:read') => {
+        const created = await app.createClient({ grantTypes: ['client_credentials'], scope, redirectUris: [], tokenEndpointAuthMethod });
+        return { ...created, clientSecret: created.clientSecret! };
+      };
+      basicClient = await confidential('client_secret_basic');
+      postClient = await confidential('client_secret_post');
+      introspector = await confidential('client_secret_post', 'tokens:introspect');
+    });
+
+    const viaBasic = (client: Required<RegisteredClient>) => ({ form: {}, headers: { authorization: basicAuth(client.clientId, client.clientSecret) } });
+    const viaPost = (client: Required<RegisteredClient>) => ({ form: { client_id: client.clientId, client_secret: client.clientSecret }, headers: {} });
+
+    it('accepts each client with the method it registered', async () => {
+      for (const request of [viaBasic(basicClient), viaPost(postClient)]) {
+        expect((await postToken(app, { ...CLIENT_CREDENTIALS, ...request.form }, request.headers)).status).toBe(200);
+      }
+    });
+
+    it.each([
+      ['a client_secret_basic client sending its secret in the body', () => viaPost(basicClient)],
+      ['a client_secret_post client sending its secret with HTTP Basic', () => viaBasic(postClient)],
+    ])('refuses %s at /token with invalid_client, issuing nothing', async (_name, request) => {
+      const before = await app.dataSource.query<unknown[]>('SELECT "id" FROM "tokens"');
+      const { form, headers } = request();
+      const reply = await postToken(app, { ...CLIENT_CREDENTIALS, ...form }, headers);
+      expectInvalidClient(reply);
+      expect(reply.body.error_description).toEqual(expect.stringContaining('registered'));
+      expect(await app.dataSource.query<unknown[]>('SELECT "id" FROM "tokens"')).toHaveLength(before.length);
+    });
+
+    it.each(['/revoke', '/introspect'])('refuses the wrong method at %s too', async (path) => {
+      const token = (await postToken(app, CLIENT_CREDENTIALS, viaBasic(basicClient).headers)).body.access_token as string;
+      const wrong = await fetch(app.url(path), {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basicAuth(introspector.clientId, introspector.clientSecret) },
+        body: new URLSearchParams({ token }).toString(),
+      });
+      expect({ status: wrong.status, error: ((await wrong.json()) as { error: string }).error }).toEqual({ status: 401, error: 'invalid_client' });
+      const right = await fetch(app.url(path), {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token, client_id: introspector.clientId, client_secret: introspector.clientSecret }).toString(),
+      });
+      expect(right.status).toBe(200);
+    });
+  });
 });

@@ -16,7 +16,8 @@ export interface AuthenticatedClientRequest extends FastifyRequest {
  * - client_secret_basic: the Authorization header, through passport-http;
  * - client_secret_post: client_id and client_secret in the form body;
  * - none: a public client naming itself with client_id (it proves possession with PKCE instead).
- * A body client_id that disagrees with the authenticated client is refused.
+ * A body client_id that disagrees with the authenticated client is refused, and so is a method
+ * other than the one the client registered (token_endpoint_auth_method).
  */
 @Injectable()
 export class ClientAuthenticationGuard extends AuthGuard(Strategy.ClientBasic) {
@@ -54,6 +55,11 @@ export class ClientAuthenticationGuard extends AuthGuard(Strategy.ClientBasic) {
 
     if (bodyId !== undefined && bodyId !== request.client.id) {
       throw new InvalidClientError('client_id does not match the authenticated client');
+    }
+    // RFC 7591 §2 and OpenID Connect Core §9: the client authenticates with the method it
+    // registered, and no other, so that a secret meant for one channel is not accepted on another.
+    if (request.clientAuthMethod !== request.client.tokenEndpointAuthMethod) {
+      throw new InvalidClientError(`This client is registered for ${request.client.tokenEndpointAuthMethod}; authenticate with that method`);
     }
     return true;
   }
