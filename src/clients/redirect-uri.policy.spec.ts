@@ -39,6 +39,22 @@ describe('redirect URI registration policy', () => {
       ['user information in the authority', 'https://user:pass@client.example.com/cb', /user information/],
       ['a user name in the authority', 'https://client.example.com@evil.example/cb', /user information/],
       ['more than 2000 characters', `https://client.example.com/${'a'.repeat(2000)}`, /2000/],
+      // Issue 15: RFC 3986 URIs, byte for byte, and nothing a browser would repair into another address.
+      ['a CR LF inside (header injection)', 'https://client.example.com/cb\r\nSet-Cookie: a=b', /control character or whitespace/],
+      ['a tab inside', 'https://client.example.com/c\tb', /control character or whitespace/],
+      ['a space inside', 'https://client.example.com/c b', /control character or whitespace/],
+      ['a trailing space', 'https://client.example.com/cb ', /control character or whitespace/],
+      ['a leading space', ' https://client.example.com/cb', /control character or whitespace/],
+      ['a NUL', 'https://client.example.com/cb\u0000', /control character or whitespace/],
+      ['DEL', 'https://client.example.com/cb\u007f', /control character or whitespace/],
+      ['an empty host (browsers would go to https://cb/)', 'https:///cb', /host/],
+      ['an empty host with a port', 'https://:443/cb', /host/],
+      ['an empty host on http', 'http:///cb', /host/],
+      ['https without an authority', 'https:/client.example.com/cb', /host/],
+      ['a backslash (browsers read it as a slash)', 'https://client.example.com\\@evil.example/cb', /RFC 3986/],
+      ['non-ASCII characters (an IRI, not a URI)', 'https://exämple.com/cb', /RFC 3986/],
+      ['a port above 65535', 'https://client.example.com:65536/cb', /port/],
+      ['angle brackets', 'https://client.example.com/<cb>', /RFC 3986/],
     ])('refuses %s', (_case, uri, reason) => {
       const problem = redirectUriProblem(uri);
       expect(problem).toBeDefined();
