@@ -31,7 +31,7 @@ import { ResourceRoutes } from './resources/resource-routes.js';
 import { ServerKeysService } from './keys/server-keys.service.js';
 
 /** Routes that a browser submits with the session cookie: the only ones that need CSRF protection. */
-const COOKIE_FORM_ROUTES = new Set(['/login', '/logout', '/consent', '/account/access/withdraw']);
+const COOKIE_FORM_ROUTES = new Set(['/login', '/logout', '/consent', '/account/access/withdraw', '/account/sessions/end-others']);
 
 export type CreateAppOptions = LoggingOptions;
 

@@ -5,6 +5,7 @@ import { CodesModule } from '../codes/codes.module.js';
 import { ConsentsModule } from '../consents/consents.module.js';
 import { ScopesModule } from '../scopes/scopes.module.js';
 import { TokensModule } from '../tokens/tokens.module.js';
+import { SessionsModule } from '../sessions/sessions.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { AuthorizationRequestValidator } from './authorize/authorization-request.validator.js';
 import { AuthorizeController } from './authorize/authorize.controller.js';
@@ -37,7 +38,7 @@ import { TokenEndpointService } from './token/token-endpoint.service.js';
 
 /** The authorization server: authorization and token endpoints, login and consent, metadata. */
 @Module({
-  imports: [PassportModule, UsersModule, ClientsModule, CodesModule, TokensModule, ConsentsModule, ScopesModule],
+  imports: [PassportModule, UsersModule, SessionsModule, ClientsModule, CodesModule, TokensModule, ConsentsModule, ScopesModule],
   controllers: [AuthorizeController, TokenController, RevocationController, IntrospectionController, RegistrationController, LoginController, HomeController, AccessController, MetadataController],
   providers: [
     AuthorizationRequestValidator,

@@ -8,6 +8,7 @@ import { apiConfig } from '../config/api.config.js';
 import { databaseConfig } from '../config/database.config.js';
 import { housekeepingConfig } from '../config/housekeeping.config.js';
 import { oauthConfig } from '../config/oauth.config.js';
+import { sessionConfig } from '../config/session.config.js';
 import { DatabaseModule } from '../database/database.module.js';
 import { PurgeModule } from '../housekeeping/purge.module.js';
 import { UsersModule } from '../users/users.module.js';
@@ -15,7 +16,7 @@ import { UsersModule } from '../users/users.module.js';
 /** What the admin CLI needs: the same configuration and database as the server, no HTTP. */
 @Module({
   imports: [
-    ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, databaseConfig, housekeepingConfig, oauthConfig] }),
+    ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, databaseConfig, housekeepingConfig, oauthConfig, sessionConfig] }),
     CommonModule,
     CollectionsModule,
     DatabaseModule,

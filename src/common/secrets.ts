@@ -10,6 +10,8 @@ export const SECRET_PREFIX = {
   authorizationCode: 'lk_ac_',
   clientSecret: 'lk_cs_',
   registrationToken: 'lk_rat_',
+  /** Inside the encrypted login-session cookie; the sessions table keeps its hash. */
+  session: 'lk_ss_',
 } as const;
 
 export type SecretPrefix = (typeof SECRET_PREFIX)[keyof typeof SECRET_PREFIX];

@@ -11,6 +11,8 @@ export interface PurgeResult {
   tokens: number;
   /** Nonces of MAC-signed requests whose timestamp has left the accepted window. */
   macNonces: number;
+  /** Sign-in sessions that ended or expired. */
+  sessions: number;
 }
 
 export interface PurgeOptions {
@@ -19,7 +21,7 @@ export interface PurgeOptions {
 }
 
 /**
- * Deletes expired authorization codes and tokens, at most PURGE_BATCH_SIZE rows per statement.
+ * Deletes expired authorization codes, tokens, MAC nonces and sessions, at most PURGE_BATCH_SIZE rows per statement.
  * Safe to run on every instance at once: each statement deletes whatever rows are still there and
  * match, so two instances never delete a row twice nor fail on one the other took; on PostgreSQL
  * SKIP LOCKED lets them take disjoint batches instead of queueing behind each other's locks.
@@ -41,6 +43,9 @@ export interface PurgeOptions {
  * - a MAC request nonce whose expires_at (its ts + MAC_TIMESTAMP_WINDOW_SECONDS) < cutoff: a
  *   request with that ts is refused for its timestamp anyway, so the nonce has nothing left to stop.
  *   Nonces of a purged token go with it (ON DELETE CASCADE).
+ * - a sign-in session whose expires_at < cutoff: ending a session pulls its expires_at back to the
+ *   moment it ended, so this one condition covers the ended and the expired; either is refused
+ *   already, and a missing row is refused the same way.
  */
 @Injectable()
 export class PurgeService {
@@ -55,7 +60,8 @@ export class PurgeService {
     const codes = await this.deleteInBatches(this.codesStatement(), cutoff, options);
     const tokens = await this.deleteInBatches(this.tokensStatement(), cutoff, options);
     const macNonces = await this.deleteInBatches(this.macNoncesStatement(), cutoff, options);
-    return { codes, tokens, macNonces };
+    const sessions = await this.deleteInBatches(this.sessionsStatement(), cutoff, options);
+    return { codes, tokens, macNonces, sessions };
   }
 
   /** Runs one bounded DELETE until a batch comes back short, the per-run cap is reached or the run is aborted. */
@@ -95,6 +101,11 @@ export class PurgeService {
   /** Walks the expires_at index. */
   private codesStatement(): string {
     return `DELETE FROM "authorization_codes" WHERE "id" IN (SELECT "id" FROM "authorization_codes" WHERE "expires_at" < :cutoff LIMIT :limit${this.skipLocked})`;
+  }
+
+  /** Walks the expires_at index. */
+  private sessionsStatement(): string {
+    return `DELETE FROM "sessions" WHERE "id" IN (SELECT "id" FROM "sessions" WHERE "expires_at" < :cutoff LIMIT :limit${this.skipLocked})`;
   }
 
   /** Walks the expires_at index; rows are named by their primary key (token_id, nonce, ts). */

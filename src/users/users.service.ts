@@ -3,6 +3,8 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import type { Repository } from 'typeorm';
 import { DomainError } from '../common/domain-error.js';
+import { Transactions } from '../database/transactions.js';
+import { SessionsService } from '../sessions/sessions.service.js';
 import { PasswordHasher } from './password-hasher.js';
 import { User } from './user.entity.js';
 
@@ -22,6 +24,8 @@ export class UsersService {
   constructor(
     @InjectRepository(User) private readonly users: Repository<User>,
     private readonly hasher: PasswordHasher,
+    private readonly sessions: SessionsService,
+    private readonly transactions: Transactions,
   ) {}
 
   async create(username: string, password: string): Promise<User> {
@@ -55,14 +59,22 @@ export class UsersService {
     return this.users.find({ order: { username: 'ASC' } });
   }
 
+  /**
+   * Sets a new password and ends every session of the person in the same transaction (OWASP ASVS
+   * 3.3.3): whoever signed in with the old password is signed out on every instance.
+   */
   async setPassword(username: string, password: string): Promise<User> {
     this.assertPasswordAcceptable(password);
     const user = await this.require(username);
     user.passwordHash = await this.hasher.hash(password);
-    return this.users.save(user);
+    await this.transactions.run(async (manager) => {
+      await manager.update(User, { id: user.id }, { passwordHash: user.passwordHash });
+      await this.sessions.endAllOf(user.id, { manager });
+    });
+    return user;
   }
 
-  /** Deletes the user; their codes, tokens and consents go with them (ON DELETE CASCADE). */
+  /** Deletes the user; their codes, tokens, consents and sessions go with them (ON DELETE CASCADE). */
   async delete(username: string): Promise<void> {
     const user = await this.require(username);
     await this.users.delete({ id: user.id });

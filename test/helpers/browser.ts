@@ -36,6 +36,13 @@ export class Browser {
     this.cookies.clear();
   }
 
+  /** Another browser holding a copy of this one's cookies (an attacker who copied them), optionally talking to another instance. */
+  copy(baseUrl = this.baseUrl): Browser {
+    const copy = new Browser(baseUrl);
+    for (const [name, value] of this.cookies) copy.cookies.set(name, value);
+    return copy;
+  }
+
   private async request(method: string, pathOrUrl: string, body: string | undefined, headers: Record<string, string>): Promise<Page> {
     const url = pathOrUrl.startsWith('http') ? pathOrUrl : this.baseUrl + pathOrUrl;
     const cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');

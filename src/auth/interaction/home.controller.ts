@@ -1,4 +1,4 @@
-import { Controller, Get, Header, Req, Res, UseFilters } from '@nestjs/common';
+import { Body, Controller, Get, Header, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,6 +11,8 @@ import { Pages } from './pages.js';
 /** Read once at start-up: the pages' only stylesheet. */
 const STYLESHEET = readFileSync(join(PROJECT_ROOT, 'public', 'latchkey.css'), 'utf8');
 
+export const END_OTHER_SESSIONS_ACTION = '/account/sessions/end-others';
+
 @Controller()
 @UseFilters(InteractionExceptionFilter)
 export class HomeController {
@@ -19,10 +21,25 @@ export class HomeController {
     private readonly pages: Pages,
   ) {}
 
-  /** Who is signed in here, with a sign-out button. */
+  /** Who is signed in here, on how many other browsers, with sign-out buttons for this one and the others. */
   @Get()
-  async home(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    sendOutcome(reply, this.pages.home(request, await this.session.currentUser(request)));
+  async home(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Query('ended') ended?: unknown): Promise<void> {
+    const user = await this.session.currentUser(request);
+    const others = user ? await this.session.otherSessionCount(user) : 0;
+    const endedCount = typeof ended === 'string' && /^\d{1,6}$/.test(ended) ? Number(ended) : undefined;
+    sendOutcome(reply, this.pages.home(request, user, { others, ended: endedCount }));
+  }
+
+  /** "Sign out everywhere else" (OWASP ASVS 3.3.4): ends every other session of the signed-in person, on every instance. */
+  @Post(END_OTHER_SESSIONS_ACTION.slice(1))
+  async endOtherSessions(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Body() form: Record<string, unknown> | undefined): Promise<void> {
+    const user = await this.session.currentUser(request);
+    if (!user) return void sendOutcome(reply, this.pages.login(request, { returnTo: '/' }));
+    if (!this.session.csrfMatches(request, form?.csrf_token)) {
+      return void sendOutcome(reply, this.pages.error(403, 'invalid_request', 'This form has expired or was not sent from this site. Please try again.', { retryUrl: '/' }));
+    }
+    const ended = await this.session.endOtherSessions(request, user);
+    sendOutcome(reply, { kind: 'redirect', status: 303, location: `/?ended=${ended}` });
   }
 
   @Get('assets/latchkey.css')

@@ -5,6 +5,7 @@ import { Clock } from '../../common/clock.js';
 import { constantTimeEqual } from '../../common/secrets.js';
 import { sessionConfig, type SessionConfig } from '../../config/session.config.js';
 import type { User } from '../../users/user.entity.js';
+import { SessionsService } from '../../sessions/sessions.service.js';
 import { UsersService } from '../../users/users.service.js';
 
 declare module '@fastify/secure-session' {
@@ -13,43 +14,75 @@ declare module '@fastify/secure-session' {
     uid: string;
     /** When the user logged in, in epoch seconds. */
     authTime: number;
+    /** The secret naming this sign-in's row in the sessions table (only its hash is stored there). */
+    sid: string;
     /** Synchronizer token of the login and consent forms. */
     csrf: string;
   }
 }
 
 /**
- * The browser's login session. It lives entirely in an encrypted, signed, HttpOnly cookie
- * (@fastify/secure-session), so any instance behind the load balancer can serve the next request.
+ * The browser's login session: an encrypted, signed, HttpOnly cookie (@fastify/secure-session)
+ * holding the user, the sign-in time, the CSRF token and the secret of a server-side session row.
+ * The row is what makes sign-out real (OWASP ASVS 3.3.1): a copy of the cookie taken before
+ * sign-out names an ended session and signs nobody in, on whichever instance it reaches.
  */
 @Injectable()
 export class LoginSession {
   constructor(
     private readonly users: UsersService,
+    private readonly sessions: SessionsService,
     private readonly clock: Clock,
     @Inject(sessionConfig.KEY) private readonly config: SessionConfig,
   ) {}
 
-  /** The logged-in user, or null when there is none or the session is older than SESSION_TTL_SECONDS. */
+  /**
+   * The logged-in user, or null when there is none, the session is older than
+   * SESSION_TTL_SECONDS, or its server-side row has ended (sign-out, a password change, "sign out
+   * everywhere else") or is gone (the user was deleted).
+   */
   async currentUser(request: FastifyRequest): Promise<User | null> {
     const uid = request.session.get('uid');
     const authTime = request.session.get('authTime');
-    if (!uid || !authTime) return null;
+    const sid = request.session.get('sid');
+    if (!uid || !authTime || !sid) return null;
     if (this.nowSeconds() - authTime > this.config.ttlSeconds) return null;
+    if (!(await this.sessions.isActive(sid, uid))) return null;
     return this.users.findById(uid);
   }
 
-  /** Starts a fresh session for the user, with a new CSRF token (no value survives from before login). */
-  logIn(request: FastifyRequest, user: User): void {
+  /**
+   * Starts a fresh session for the user, with a new CSRF token (no value survives from before
+   * login); a session this browser still had is ended first.
+   */
+  async logIn(request: FastifyRequest, user: User): Promise<void> {
+    const previous = request.session.get('sid');
+    if (previous) await this.sessions.end(previous);
+    const { secret, createdAt } = await this.sessions.start(user.id);
     request.session.regenerate();
     request.session.set('uid', user.id);
-    request.session.set('authTime', this.nowSeconds());
+    request.session.set('authTime', Math.floor(createdAt.getTime() / 1000));
+    request.session.set('sid', secret);
     request.session.set('csrf', newCsrfToken());
   }
 
-  logOut(request: FastifyRequest): void {
+  /** Ends the server-side session, then forgets it in the cookie. */
+  async logOut(request: FastifyRequest): Promise<void> {
+    const sid = request.session.get('sid');
+    if (sid) await this.sessions.end(sid);
     request.session.regenerate();
     request.session.set('csrf', newCsrfToken());
+  }
+
+  /** "Sign out everywhere else": ends every other session of the signed-in user; returns how many. */
+  async endOtherSessions(request: FastifyRequest, user: User): Promise<number> {
+    const sid = request.session.get('sid');
+    return sid ? this.sessions.endAllOf(user.id, { except: sid }) : 0;
+  }
+
+  /** How many sessions of the user are live on other browsers. */
+  async otherSessionCount(user: User): Promise<number> {
+    return Math.max(0, (await this.sessions.countActive(user.id)) - 1);
   }
 
   /** The CSRF token for a form on this page, created with the session when there is none yet. */

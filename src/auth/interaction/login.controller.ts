@@ -21,7 +21,7 @@ export class LoginController {
   }
 
   @Post('logout')
-  logOut(@Req() request: FastifyRequest, @Body() form: LoginForm, @Res() reply: FastifyReply): void {
-    sendOutcome(reply, this.login.logOut(request, form ?? {}));
+  async logOut(@Req() request: FastifyRequest, @Body() form: LoginForm, @Res() reply: FastifyReply): Promise<void> {
+    sendOutcome(reply, await this.login.logOut(request, form ?? {}));
   }
 }

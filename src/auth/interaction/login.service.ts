@@ -58,13 +58,13 @@ export class LoginService {
       return this.pages.login(request, { returnTo, authorization, username, failed: true });
     }
     await this.throttle.succeeded(request, username);
-    this.session.logIn(request, user);
+    await this.session.logIn(request, user);
     // 303: the browser follows with GET (RFC 9700 §4.12 warns against 307 after a credential POST).
     return { kind: 'redirect', status: 303, location: returnTo };
   }
 
-  logOut(request: FastifyRequest, form: LoginForm): InteractionOutcome {
-    if (this.session.csrfMatches(request, form.csrf_token)) this.session.logOut(request);
+  async logOut(request: FastifyRequest, form: LoginForm): Promise<InteractionOutcome> {
+    if (this.session.csrfMatches(request, form.csrf_token)) await this.session.logOut(request);
     return { kind: 'redirect', status: 303, location: '/' };
   }
 

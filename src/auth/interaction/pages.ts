@@ -88,10 +88,13 @@ export class Pages {
     return { kind: 'page', page };
   }
 
-  home(request: FastifyRequest, user: User | null): InteractionOutcome {
+  /** `sessions`: how many other browsers the person is signed in on, and how many were just signed out. */
+  home(request: FastifyRequest, user: User | null, sessions: { others: number; ended?: number } = { others: 0 }): InteractionOutcome {
     const page = this.renderer.render('home', {
       title: user ? 'Signed in' : 'Latchkey',
       username: user?.username,
+      otherSessions: sessions.others,
+      endedSessions: sessions.ended,
       csrfToken: this.session.csrfToken(request),
     });
     return { kind: 'page', page };

@@ -1,0 +1,39 @@
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, type Relation } from 'typeorm';
+import { TIMESTAMP, UUID, UUID_LENGTH } from '../database/column-types.js';
+import { User } from '../users/user.entity.js';
+
+/**
+ * A person's sign-in at the authorization server, on one browser (OWASP ASVS 3.3.1: signing out
+ * must end the session on the server, not only forget the cookie). The browser's encrypted cookie
+ * carries a random secret; this row is found by its SHA-256, so the table alone cannot be replayed
+ * as a cookie. Ending a session stamps ended_at and pulls expires_at back to that instant, so the
+ * purge job needs one index to find both the ended and the expired.
+ */
+@Entity({ name: 'sessions' })
+export class Session {
+  /** SHA-256 (hex) of the secret in the session cookie. */
+  @PrimaryColumn({ type: 'varchar', length: 64 })
+  id: string;
+
+  @Index()
+  @Column({ name: 'user_id', type: UUID, length: UUID_LENGTH })
+  userId: string;
+
+  /** Deleting the user deletes their sessions. */
+  @ManyToOne(() => User, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'user_id' })
+  user?: Relation<User>;
+
+  /** When the person signed in (OpenID Connect's auth_time). */
+  @Column({ name: 'created_at', type: TIMESTAMP })
+  createdAt: Date;
+
+  /** SESSION_TTL_SECONDS after sign-in, or when the session was ended. */
+  @Index()
+  @Column({ name: 'expires_at', type: TIMESTAMP })
+  expiresAt: Date;
+
+  /** When sign-out, a password change or "sign out everywhere else" ended it; null while it lasts. */
+  @Column({ name: 'ended_at', type: TIMESTAMP, nullable: true })
+  endedAt: Date | null;
+}

@@ -1,0 +1,12 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { Session } from './session.entity.js';
+import { SessionsService } from './sessions.service.js';
+
+/** Server-side sign-in sessions (issue 15: signing out ends the session on every instance). */
+@Module({
+  imports: [TypeOrmModule.forFeature([Session])],
+  providers: [SessionsService],
+  exports: [SessionsService],
+})
+export class SessionsModule {}
