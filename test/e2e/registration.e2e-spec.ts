@@ -94,6 +94,20 @@ describe('client registration over HTTP (RFC 7591, RFC 7592)', () => {
     expect(await app.dataSource.query(`SELECT id FROM clients WHERE id = '${id}'`)).toEqual([]);
   });
 
+  it('PATCH /register/{client_id} is not a method RFC 7592 defines: 405 with Allow naming the ones it does, and nothing changes', async () => {
+    const registered = await call('POST', '/register', adminToken, metadata);
+    const id = registered.json.client_id as string;
+    const rat = registered.json.registration_access_token as string;
+    const before = await app.dataSource.query(`SELECT * FROM clients WHERE id = '${id}'`);
+    const patched = await call('PATCH', `/register/${id}`, rat, { client_name: 'Patched' });
+    expect(patched.status).toBe(405);
+    expect(patched.json.error).toBe('method_not_allowed');
+    expect(patched.headers.get('allow')?.split(', ').filter((m) => m !== 'HEAD')).toEqual(['GET', 'PUT', 'DELETE']);
+    // The same for a client that does not exist: the method is wrong whatever the id.
+    expect((await call('PATCH', '/register/no-such-client', rat, {})).status).toBe(405);
+    expect(await app.dataSource.query(`SELECT * FROM clients WHERE id = '${id}'`)).toEqual(before);
+  });
+
   it('refuses registration without a token, with a token lacking clients:register, or with a revoked one', async () => {
     const none = await call('POST', '/register', undefined, metadata);
     expect(none.status).toBe(401);

@@ -61,7 +61,9 @@ export class JsonExceptionFilter implements ExceptionFilter {
     const path = request.url.split('?')[0];
     if (exception instanceof NotFoundException) {
       // RFC 9110 §15.5.6: a path that exists under other methods answers 405 with Allow, not 404.
-      const allowed = this.allowedMethodsOf(path) ?? METHODS.filter((method) => request.server.hasRoute({ method, url: path })).join(', ');
+      // findRoute matches the concrete path against parametric routes too (/register/:clientId),
+      // where hasRoute only compares route patterns.
+      const allowed = this.allowedMethodsOf(path) ?? METHODS.filter((method) => request.server.findRoute({ method, url: path }) !== null).join(', ');
       if (allowed.length > 0) {
         return { status: 405, body: { error: 'method_not_allowed', error_description: `${request.method} is not allowed here; use ${allowed}` }, headers: { Allow: allowed } };
       }
