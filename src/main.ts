@@ -3,6 +3,7 @@ import './runtime/v8-heap-tuning.js';
 import 'reflect-metadata';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
+import { destination, pino, stdTimeFunctions } from 'pino';
 import { createApp } from './app.setup.js';
 import { appConfig, type AppConfig } from './config/app.config.js';
 import { installConnectionDrain, type ConnectionDrain } from './http/connection-drain.js';
@@ -15,7 +16,10 @@ async function main(): Promise<void> {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => void shutDown(app, drain, logger, signal, config.shutdownTimeoutMs));
   }
-  await app.listen(config.port, config.host);
+  await app.listen(config.port, config.host).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'EADDRINUSE') throw new Error(`PORT: ${config.host}:${config.port} is already in use; choose another PORT for this instance`);
+    throw error;
+  });
   logger.log(`Latchkey is listening on ${config.tls ? 'https' : 'http'}://${config.host}:${config.port} (issuer ${config.issuer})`, 'Main');
 }
 
@@ -43,7 +47,14 @@ async function shutDown(app: NestFastifyApplication, drain: ConnectionDrain, log
   }
 }
 
+/**
+ * A start-up failure (a wrong setting, a port in use, a database that cannot be reached) as one
+ * JSON line like every other log line, so that log collectors see it, with the message that names
+ * the setting to change. No stack trace: the message is the explanation.
+ */
 main().catch((error: unknown) => {
-  console.error(error instanceof Error ? error.message : error);
+  const message = error instanceof Error ? error.message : String(error);
+  // Written synchronously: process.exit() below would drop a line still in an asynchronous buffer.
+  pino({ base: { service: 'latchkey' }, timestamp: stdTimeFunctions.isoTime }, destination({ dest: 1, sync: true })).fatal({ context: 'Main' }, `Latchkey could not start: ${message}`);
   process.exit(1);
 });

@@ -2,6 +2,11 @@ import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
 import { apiConfig } from './api.config.js';
 import { appConfig } from './app.config.js';
 import { readDatabaseConfig } from './database.config.js';
+import { housekeepingConfig } from './housekeeping.config.js';
+import { legacyGrantsConfig } from './legacy-grants.config.js';
+import { macTokenConfig } from './mac-token.config.js';
+import { metricsConfig } from './metrics.config.js';
+import { rateLimitConfig } from './rate-limit.config.js';
 import { oauthConfig } from './oauth.config.js';
 import { sessionConfig } from './session.config.js';
 import { ConfigValidationError, validateEnv } from './validate-env.js';
@@ -64,6 +69,51 @@ describe('configuration validation', () => {
 
       const two = errorOf(() => validateEnv(SampleEnv, { COUNT: 'many' }));
       expect((two as ConfigValidationError).problems.every((p) => p.startsWith('COUNT: '))).toBe(true);
+    });
+
+    it('says a value that is not a number is not a number, quoting what was given (not "got null")', () => {
+      const error = errorOf(() => validateEnv(SampleEnv, { COUNT: 'soon' })) as ConfigValidationError;
+      expect(error.problems).toEqual(['COUNT: must be a number (got "soon")']);
+    });
+  });
+
+  // Issue 15: SHUTDOWN_TIMEOUT_SECONDS=soon said "must not be greater than 300 (got null)".
+  describe.each([
+    ['API_DEFAULT_LIMIT', apiConfig],
+    ['API_MAX_LIMIT', apiConfig],
+    ['PORT', appConfig],
+    ['BODY_LIMIT_BYTES', appConfig],
+    ['SHUTDOWN_TIMEOUT_SECONDS', appConfig],
+    ['DATABASE_POOL_SIZE', () => readDatabaseConfig()],
+    ['PURGE_INTERVAL_SECONDS', housekeepingConfig],
+    ['PURGE_BATCH_SIZE', housekeepingConfig],
+    ['PURGE_MAX_BATCHES', housekeepingConfig],
+    ['PURGE_GRACE_SECONDS', housekeepingConfig],
+    ['IMPLICIT_TOKEN_TTL_SECONDS', legacyGrantsConfig],
+    ['MAC_TIMESTAMP_WINDOW_SECONDS', macTokenConfig],
+    ['METRICS_PORT', metricsConfig],
+    ['CODE_TTL_SECONDS', oauthConfig],
+    ['ACCESS_TOKEN_TTL_SECONDS', oauthConfig],
+    ['REFRESH_TOKEN_TTL_SECONDS', oauthConfig],
+    ['RATE_LIMIT_CLIENT_PER_MINUTE', rateLimitConfig],
+    ['RATE_LIMIT_API_PER_MINUTE', rateLimitConfig],
+    ['LOGIN_FREE_FAILURES', rateLimitConfig],
+    ['LOGIN_IP_FREE_FAILURES', rateLimitConfig],
+    ['LOGIN_MAX_DELAY_SECONDS', rateLimitConfig],
+    ['LOGIN_FAILURE_WINDOW_SECONDS', rateLimitConfig],
+    ['SESSION_TTL_SECONDS', sessionConfig],
+  ] as [string, () => unknown][])('%s=soon', (name, factory) => {
+    it('is refused as not a number, once, quoting the value', () => {
+      const saved = process.env[name];
+      process.env[name] = 'soon';
+      try {
+        const error = errorOf(factory) as ConfigValidationError;
+        expect(error).toBeInstanceOf(ConfigValidationError);
+        expect(error.problems).toEqual([`${name}: must be a number (got "soon")`]);
+      } finally {
+        if (saved === undefined) delete process.env[name];
+        else process.env[name] = saved;
+      }
     });
   });
 

@@ -9,13 +9,18 @@ export class ConfigValidationError extends Error {
   }
 }
 
-/** Values of these variables never appear in messages: they hold secrets or URLs with passwords. */
+/** Values of these variables never appear in messages: they hold secrets or URLs with passwords (durations such as ACCESS_TOKEN_TTL_SECONDS do not). */
 const SENSITIVE = /SECRET|PASSWORD|TOKEN|KEY|_URL$/;
+const isSensitive = (name: string): boolean => SENSITIVE.test(name) && !name.endsWith('_SECONDS');
 
-function describe(error: ValidationError): string[] {
-  const got = SENSITIVE.test(error.property) ? '' : ` (got ${JSON.stringify(error.value)})`;
+function describe(error: ValidationError, env: NodeJS.ProcessEnv): string[] {
+  const raw = env[error.property];
+  const got = isSensitive(error.property) ? '' : ` (got ${JSON.stringify(raw ?? error.value)})`;
+  // A numeric setting whose text is not a number converts to NaN, which fails every bound; the
+  // bounds would then be reported against "null". Say what is actually wrong, once.
+  if (typeof error.value === 'number' && Number.isNaN(error.value)) return [`${error.property}: must be a number${got}`];
   const own = Object.values(error.constraints ?? {}).map((message) => `${error.property}: ${message}${got}`);
-  return [...own, ...(error.children ?? []).flatMap(describe)];
+  return [...own, ...(error.children ?? []).flatMap((child) => describe(child, env))];
 }
 
 /**
@@ -25,6 +30,6 @@ function describe(error: ValidationError): string[] {
 export function validateEnv<T extends object>(schema: new () => T, env: NodeJS.ProcessEnv): T {
   const instance = plainToInstance(schema, env, { enableImplicitConversion: true, exposeDefaultValues: true });
   const errors = validateSync(instance, { skipMissingProperties: false, whitelist: false });
-  if (errors.length > 0) throw new ConfigValidationError(errors.flatMap(describe));
+  if (errors.length > 0) throw new ConfigValidationError(errors.flatMap((error) => describe(error, env)));
   return instance;
 }

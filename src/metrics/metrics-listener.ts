@@ -19,13 +19,28 @@ export async function startMetricsListener(registry: Registry, host: string, por
     );
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    const fail = (error: NodeJS.ErrnoException) => reject(listenFailure(error, host, port));
+    server.once('error', fail);
     server.listen(port, host, () => {
-      server.off('error', reject);
+      server.off('error', fail);
       resolve();
     });
   });
   return server;
+}
+
+/**
+ * Why the metrics listener could not open, naming the setting to change: a second instance on the
+ * same host finds the default port taken by the first.
+ */
+function listenFailure(error: NodeJS.ErrnoException, host: string, port: number): Error {
+  const where = `${host}:${port}`;
+  if (error.code === 'EADDRINUSE') {
+    return new Error(`METRICS_PORT: ${where} is already in use (another Latchkey instance on this host?). Give each instance its own METRICS_PORT, or set METRICS_ENABLED=false`);
+  }
+  if (error.code === 'EACCES') return new Error(`METRICS_PORT: not allowed to listen on ${where}; choose a port above 1023 or run with the right to bind it`);
+  if (error.code === 'EADDRNOTAVAIL') return new Error(`METRICS_HOST: ${host} is not an address of this machine`);
+  return new Error(`METRICS_PORT: the metrics listener could not open on ${where}: ${error.message}`);
 }
 
 /** Closes the listener, dropping idle keep-alive connections of scrapers instead of waiting for them. */
