@@ -4,7 +4,7 @@ import type { DataSource } from 'typeorm';
 import { AuditService } from '../audit/audit.service.js';
 import { ClientsService } from '../clients/clients.service.js';
 import { DomainError } from '../common/domain-error.js';
-import { GrantType, TokenType } from '../common/oauth.constants.js';
+import { ClientAuthMethod, GrantType, TokenType } from '../common/oauth.constants.js';
 import { PurgeService } from '../housekeeping/purge.service.js';
 import { UsersService } from '../users/users.service.js';
 
@@ -38,6 +38,7 @@ async function password(flags: Flags): Promise<string> {
 
 const GRANT_TYPES = new Set<string>(Object.values(GrantType));
 const TOKEN_TYPES = new Set<string>(Object.values(TokenType));
+const SECRET_AUTH_METHODS = new Set<string>([ClientAuthMethod.ClientSecretBasic, ClientAuthMethod.ClientSecretPost]);
 
 export const COMMANDS: Record<string, Command> = {
   'users:create': {
@@ -74,7 +75,9 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'clients:create': {
-    usage: 'clients:create --name NAME [--redirect-uri URI ...] [--scope "a b"] [--public] [--grant-type TYPE ...] [--token-type bearer|mac]',
+    usage:
+      'clients:create --name NAME [--redirect-uri URI ...] [--scope "a b"] [--public] [--grant-type TYPE ...] [--token-type bearer|mac] ' +
+      '[--auth-method client_secret_basic|client_secret_post] [--client-uri URL] [--logo-uri URL] [--policy-uri URL] [--tos-uri URL]',
     options: {
       name: { type: 'string' },
       'redirect-uri': { type: 'string', multiple: true },
@@ -82,6 +85,11 @@ export const COMMANDS: Record<string, Command> = {
       public: { type: 'boolean' },
       'grant-type': { type: 'string', multiple: true },
       'token-type': { type: 'string' },
+      'auth-method': { type: 'string' },
+      'client-uri': { type: 'string' },
+      'logo-uri': { type: 'string' },
+      'policy-uri': { type: 'string' },
+      'tos-uri': { type: 'string' },
     },
     async run(app, flags) {
       const grantTypes = flags['grant-type'] as string[] | undefined;
@@ -89,6 +97,12 @@ export const COMMANDS: Record<string, Command> = {
       if (unknown.length > 0) throw new UsageError(`unsupported --grant-type ${unknown.join(', ')} (supported: ${[...GRANT_TYPES].join(', ')})`);
       const tokenType = flags['token-type'] as string | undefined;
       if (tokenType !== undefined && !TOKEN_TYPES.has(tokenType)) throw new UsageError(`unsupported --token-type ${tokenType} (supported: ${[...TOKEN_TYPES].join(', ')})`);
+      // The method the client must use at the token endpoint, and no other (RFC 7591 §2).
+      const authMethod = flags['auth-method'] as string | undefined;
+      if (authMethod !== undefined && !SECRET_AUTH_METHODS.has(authMethod)) {
+        throw new UsageError(`unsupported --auth-method ${authMethod} (supported: ${[...SECRET_AUTH_METHODS].join(', ')}; a --public client uses none)`);
+      }
+      if (authMethod !== undefined && flags.public === true) throw new UsageError('--auth-method applies to confidential clients; a --public client authenticates with none');
       const clients = app.get(ClientsService);
       const { client, secret } = await clients.create({
         name: required(flags, 'name'),
@@ -97,6 +111,13 @@ export const COMMANDS: Record<string, Command> = {
         isPublic: flags.public === true,
         grantTypes: grantTypes as GrantType[] | undefined,
         accessTokenType: tokenType as TokenType | undefined,
+        tokenEndpointAuthMethod: authMethod as ClientAuthMethod | undefined,
+        descriptive: {
+          client_uri: flags['client-uri'] as string | undefined,
+          logo_uri: flags['logo-uri'] as string | undefined,
+          policy_uri: flags['policy-uri'] as string | undefined,
+          tos_uri: flags['tos-uri'] as string | undefined,
+        },
       });
       return clients.toView(client, secret);
     },

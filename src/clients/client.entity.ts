@@ -40,6 +40,23 @@ export class Client {
   @Column({ name: 'access_token_type', type: 'varchar', length: 16, default: TokenType.Bearer })
   accessTokenType: TokenType;
 
+  /**
+   * Descriptive metadata (RFC 7591 §2): the client's home page, logo, privacy policy and terms of
+   * service, https URLs shown to the person on the consent page. Changing them widens nothing, so a
+   * client managing itself may (client-change-policy.ts).
+   */
+  @Column({ name: 'client_uri', type: 'varchar', length: 2000, nullable: true })
+  clientUri: string | null;
+
+  @Column({ name: 'logo_uri', type: 'varchar', length: 2000, nullable: true })
+  logoUri: string | null;
+
+  @Column({ name: 'policy_uri', type: 'varchar', length: 2000, nullable: true })
+  policyUri: string | null;
+
+  @Column({ name: 'tos_uri', type: 'varchar', length: 2000, nullable: true })
+  tosUri: string | null;
+
   @CreateDateColumn({ name: 'created_at', type: TIMESTAMP })
   createdAt: Date;
 

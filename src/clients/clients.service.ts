@@ -12,7 +12,7 @@ import { Transactions } from '../database/transactions.js';
 import { ScopeCatalog } from '../scopes/scope-catalog.js';
 import { assertNotWidenedBySelf, CLI_ADMINISTRATOR, type ClientEditor } from './client-change-policy.js';
 import { Client } from './client.entity.js';
-import { assertRedirectUrisAcceptable } from './redirect-uri.policy.js';
+import { assertRedirectUrisAcceptable, descriptiveUriProblem } from './redirect-uri.policy.js';
 
 export interface NewClient {
   name: string;
@@ -25,7 +25,19 @@ export interface NewClient {
   tokenEndpointAuthMethod?: ClientAuthMethod;
   /** The type of access token the client receives: bearer (default) or mac. */
   accessTokenType?: TokenType;
+  /** Descriptive metadata (RFC 7591 §2): https URLs of the client's home page, logo, privacy policy and terms. */
+  descriptive?: DescriptiveMetadata;
 }
+
+/** RFC 7591 §2 descriptive metadata, under its wire names. */
+export interface DescriptiveMetadata {
+  client_uri?: string;
+  logo_uri?: string;
+  policy_uri?: string;
+  tos_uri?: string;
+}
+
+export const DESCRIPTIVE_FIELDS = ['client_uri', 'logo_uri', 'policy_uri', 'tos_uri'] as const;
 
 /** RFC 7592 §3: what a client registered over HTTP receives to manage itself. */
 export interface RegistrationCredentials {
@@ -46,6 +58,10 @@ export interface ClientView {
   /** A Latchkey extension of RFC 7591 §2: "bearer" or "mac". */
   access_token_type: TokenType;
   client_id_issued_at: number;
+  client_uri?: string;
+  logo_uri?: string;
+  policy_uri?: string;
+  tos_uri?: string;
 }
 
 const DEFAULT_GRANT_TYPES: GrantType[] = [GrantType.AuthorizationCode, GrantType.RefreshToken];
@@ -56,6 +72,7 @@ const TOKEN_TYPES = new Set<string>(Object.values(TokenType));
 const CLIENT_BY_ID =
   'SELECT "id", "name", "secret_hash" AS "secretHash", "redirect_uris" AS "redirectUris", "scope", "grant_types" AS "grantTypes", ' +
   '"registration_token_hash" AS "registrationTokenHash", "token_endpoint_auth_method" AS "tokenEndpointAuthMethod", "access_token_type" AS "accessTokenType", ' +
+  '"client_uri" AS "clientUri", "logo_uri" AS "logoUri", "policy_uri" AS "policyUri", "tos_uri" AS "tosUri", ' +
   '"created_at" AS "createdAt", "updated_at" AS "updatedAt" FROM "clients" WHERE "id" = ?';
 
 /** A row as the drivers return it: simple-json columns are text on both databases, dates text on SQLite. */
@@ -82,6 +99,22 @@ function changedFields(before: ClientView, after: ClientView): Record<string, { 
     if (JSON.stringify(before[field]) !== JSON.stringify(after[field])) changes[field] = { old: before[field], new: after[field] };
   }
   return changes;
+}
+
+/**
+ * 128 random bits, base64url, starting with a letter or digit: an id starting with "-" reads as
+ * an option to the CLI (and to most command lines), so `--client-id -x…` failed 1 time in 64.
+ */
+export function newClientId(): string {
+  for (;;) {
+    const id = randomBytes(16).toString('base64url');
+    if (/^[A-Za-z0-9]/.test(id)) return id;
+  }
+}
+
+/** The entity's columns for descriptive metadata: what is absent is cleared (RFC 7592 §2.2 replaces the whole registration). */
+function descriptiveColumns(metadata: DescriptiveMetadata = {}): Pick<Client, 'clientUri' | 'logoUri' | 'policyUri' | 'tosUri'> {
+  return { clientUri: metadata.client_uri ?? null, logoUri: metadata.logo_uri ?? null, policyUri: metadata.policy_uri ?? null, tosUri: metadata.tos_uri ?? null };
 }
 
 /** RFC 7591 §2.1: `code` goes with authorization_code, `token` with implicit. */
@@ -112,7 +145,7 @@ export class ClientsService {
     const { grantTypes, scope } = this.checked(input);
     const secret = input.isPublic ? undefined : generateSecret(SECRET_PREFIX.clientSecret);
     const client = this.clients.create({
-      id: randomBytes(16).toString('base64url'),
+      id: newClientId(),
       name,
       secretHash: secret ? hashSecret(secret) : null,
       redirectUris: [...new Set(input.redirectUris)],
@@ -121,6 +154,7 @@ export class ClientsService {
       tokenEndpointAuthMethod: input.isPublic ? ClientAuthMethod.None : (input.tokenEndpointAuthMethod ?? ClientAuthMethod.ClientSecretBasic),
       registrationTokenHash: options.registrationToken ? hashSecret(options.registrationToken) : null,
       accessTokenType: input.accessTokenType ?? TokenType.Bearer,
+      ...descriptiveColumns(input.descriptive),
     });
     const saved = await this.transactions.run(async (manager) => {
       const stored = await manager.save(client);
@@ -149,6 +183,7 @@ export class ClientsService {
       grantTypes: [...new Set(grantTypes)],
       tokenEndpointAuthMethod: client.isPublic ? ClientAuthMethod.None : (input.tokenEndpointAuthMethod ?? ClientAuthMethod.ClientSecretBasic),
       accessTokenType: input.accessTokenType ?? TokenType.Bearer,
+      ...descriptiveColumns(input.descriptive),
     });
     if (editor.kind === 'self') {
       assertNotWidenedBySelf(
@@ -215,6 +250,10 @@ export class ClientsService {
       token_endpoint_auth_method: client.tokenEndpointAuthMethod,
       access_token_type: client.accessTokenType,
       client_id_issued_at: Math.floor(client.createdAt.getTime() / 1000),
+      ...(client.clientUri ? { client_uri: client.clientUri } : {}),
+      ...(client.logoUri ? { logo_uri: client.logoUri } : {}),
+      ...(client.policyUri ? { policy_uri: client.policyUri } : {}),
+      ...(client.tosUri ? { tos_uri: client.tosUri } : {}),
     };
   }
 
@@ -246,6 +285,11 @@ export class ClientsService {
       throw new DomainError('invalid_client_metadata', 'A public client cannot use the client_credentials grant.');
     }
     assertRedirectUrisAcceptable(input.redirectUris);
+    for (const field of DESCRIPTIVE_FIELDS) {
+      const value = input.descriptive?.[field];
+      const problem = value === undefined ? undefined : descriptiveUriProblem(value);
+      if (problem) throw new DomainError('invalid_client_metadata', `${field} ${JSON.stringify(value)} ${problem}.`);
+    }
     const scope = parseScope(input.scope ?? '');
     if (scope === undefined) throw new DomainError('invalid_client_metadata', 'Scope must be space-separated tokens of printable ASCII without quotes or backslashes.');
     const unknownScopes = scope.filter((s) => !this.scopes.isKnown(s));

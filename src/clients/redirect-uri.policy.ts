@@ -87,6 +87,18 @@ function validPort(port: string | undefined): boolean {
   return port === undefined || (/^[1-9]\d*$/.test(port) && Number(port) <= 65535);
 }
 
+/**
+ * The problem with a descriptive URL of a client (client_uri, logo_uri, policy_uri, tos_uri; RFC
+ * 7591 §2), or undefined. These are shown to the person as links, so only absolute https URLs
+ * with a host: no javascript:, data: or plain-http links on the consent page.
+ */
+export function descriptiveUriProblem(value: string): string | undefined {
+  const uri = absoluteUriProblem(value);
+  if ('problem' in uri) return uri.problem;
+  if (uri.scheme !== 'https') return 'must be an https URL';
+  return undefined;
+}
+
 export function assertRedirectUrisAcceptable(uris: readonly string[]): void {
   for (const uri of uris) {
     const problem = redirectUriProblem(uri);

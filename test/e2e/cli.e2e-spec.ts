@@ -112,6 +112,23 @@ describe('admin CLI', () => {
   });
 
   describe('clients', () => {
+    it('clients:create --auth-method client_secret_post and descriptive URLs: stored, shown, and the registered method enforced at /token', async () => {
+      const view = await cliJson([
+        'clients:create', '--name', 'Poster', '--grant-type', 'client_credentials', '--scope', 'notes:read', '--auth-method', 'client_secret_post',
+        '--client-uri', 'https://poster.example/', '--policy-uri', 'https://poster.example/privacy', '--tos-uri', 'https://poster.example/terms', '--logo-uri', 'https://poster.example/logo.png',
+      ]);
+      expect(view).toMatchObject({
+        token_endpoint_auth_method: 'client_secret_post',
+        client_uri: 'https://poster.example/', policy_uri: 'https://poster.example/privacy', tos_uri: 'https://poster.example/terms', logo_uri: 'https://poster.example/logo.png',
+      });
+      const client: RegisteredClient = { clientId: view.client_id as string, clientSecret: view.client_secret as string, redirectUri: '' };
+      // Basic is not what this client registered: 401 invalid_client (issue 15, item 2).
+      const viaBasic = await tokenRequest(app, client, { grant_type: 'client_credentials' });
+      expect({ status: viaBasic.status, error: viaBasic.body.error }).toEqual({ status: 401, error: 'invalid_client' });
+      const viaPost = await tokenRequest(app, { ...client, tokenEndpointAuthMethod: 'client_secret_post' }, { grant_type: 'client_credentials' });
+      expect(viaPost.status).toBe(200);
+    });
+
     it('clients:create (confidential) prints the RFC 7591 fields once; only a SHA-256 hash of the secret is stored', async () => {
       const before = Math.floor(Date.now() / 1000);
       const view = await cliJson([
@@ -244,6 +261,8 @@ describe('admin CLI', () => {
       ['clients:create with a tab in a redirect URI', ['clients:create', '--name', 'Bad', '--redirect-uri', 'https://ok.example/\tcb'], /control character|whitespace/],
       ['clients:create with a space in a redirect URI', ['clients:create', '--name', 'Bad', '--redirect-uri', 'https://ok.example/c b'], /control character|whitespace/],
       ['clients:create with an empty host (https:///cb)', ['clients:create', '--name', 'Bad', '--redirect-uri', 'https:///cb'], /host/],
+      ['clients:create with an unknown --auth-method', ['clients:create', '--name', 'Bad', '--redirect-uri', 'https://ok.example/cb', '--auth-method', 'private_key_jwt'], /--auth-method private_key_jwt/],
+      ['clients:create with a plain-http --policy-uri', ['clients:create', '--name', 'Bad', '--redirect-uri', 'https://ok.example/cb', '--policy-uri', 'http://ok.example/privacy'], /policy_uri.*https/],
       ['clients:create with an unknown scope', ['clients:create', '--name', 'Bad', '--redirect-uri', 'https://ok.example/cb', '--scope', 'notes:read bogus:scope'], /bogus:scope/],
       ['clients:create with an unsupported grant type', ['clients:create', '--name', 'Bad', '--redirect-uri', 'https://ok.example/cb', '--grant-type', 'device_code'], /device_code/],
       ['users:create with a taken username', ['users:create', '--username', 'taken-user', '--password', 'another password'], /already exists/],

@@ -9,7 +9,8 @@
  * rules as the CLI. A refused update changes nothing; an accepted one is audited field by field.
  */
 import { AuditService } from '../../src/audit/audit.service.js';
-import { tokenRequest } from '../helpers/oauth-flow.js';
+import { Browser, isConsentPage } from '../helpers/browser.js';
+import { authorizeUrl, newPkce, tokenRequest } from '../helpers/oauth-flow.js';
 import { TestApp, type RegisteredClient } from '../helpers/test-app.js';
 
 interface Reply {
@@ -77,6 +78,7 @@ describe('client self-management cannot widen a client (RFC 7592 §2.2, RFC 9700
     return (await app.app.get(AuditService).list(500)).filter((event) => event.subject === `client:${id}`);
   }
 
+  const pkceParams = () => ({ code_challenge: newPkce().challenge, code_challenge_method: 'S256' });
   const update = (client: Registered, change: Record<string, unknown>) => ({ ...APP_METADATA, client_id: client.id, ...change });
 
   it('refuses the escalation of issue 15: client_credentials with clients:register, added by the client itself', async () => {
@@ -139,6 +141,48 @@ describe('client self-management cannot widen a client (RFC 7592 §2.2, RFC 9700
     expect(Object.keys(event.details.changes as object).sort()).toEqual(['client_name', 'grant_types', 'redirect_uris', 'scope']);
     expect(JSON.stringify(event)).not.toContain(client.secret);
     expect(JSON.stringify(event)).not.toContain(client.rat);
+  });
+
+  it('lets a client set and change its logo, home page, policy and terms URLs (RFC 7591 §2), audited, and shows policy and terms on the consent page', async () => {
+    const client = await register();
+    const urls = { client_uri: 'https://reader.example/', logo_uri: 'https://reader.example/logo.png', policy_uri: 'https://reader.example/privacy', tos_uri: 'https://reader.example/terms' };
+    const reply = await call('PUT', `/register/${client.id}`, client.rat, update(client, urls));
+    expect(reply.status).toBe(200);
+    expect(reply.json).toMatchObject(urls);
+    expect(await row(client.id)).toMatchObject(urls);
+    const [event] = await auditOf(client.id);
+    expect(event.details.changes).toEqual({
+      client_uri: { old: undefined, new: urls.client_uri },
+      logo_uri: { old: undefined, new: urls.logo_uri },
+      policy_uri: { old: undefined, new: urls.policy_uri },
+      tos_uri: { old: undefined, new: urls.tos_uri },
+    });
+    expect((await call('GET', `/register/${client.id}`, client.rat)).json).toMatchObject(urls);
+
+    const user = await app.createUser();
+    const browser = new Browser(app.baseUrl);
+    const login = await browser.get(authorizeUrl({ clientId: client.id, redirectUri: APP_METADATA.redirect_uris[0] }, { scope: 'notes:read', state: 's', ...pkceParams() }));
+    const signedIn = await browser.submit(login, '/login', { username: user.username, password: user.password });
+    const consent = await browser.get(signedIn.location!);
+    expect(isConsentPage(consent)).toBe(true);
+    expect(consent.body).toContain('href="https://reader.example/privacy"');
+    expect(consent.body).toContain('href="https://reader.example/terms"');
+  });
+
+  it.each([
+    ['policy_uri', 'javascript:alert(1)'],
+    ['tos_uri', 'http://reader.example/terms'],
+    ['logo_uri', 'data:image/png;base64,AAAA'],
+    ['client_uri', 'https:///home'],
+    ['client_uri', 'https://reader.example/\nx'],
+  ])('refuses %s=%j from the client itself: 400 invalid_client_metadata naming the field, nothing stored', async (field, value) => {
+    const client = await register();
+    const before = await row(client.id);
+    const reply = await call('PUT', `/register/${client.id}`, client.rat, update(client, { [field]: value }));
+    expect({ status: reply.status, error: reply.json.error }).toEqual({ status: 400, error: 'invalid_client_metadata' });
+    expect(reply.json.error_description).toContain(field);
+    expect(await row(client.id)).toEqual(before);
+    expect(await auditOf(client.id)).toHaveLength(1); // only the registration
   });
 
   it('does not let a narrowed client widen back to what it had', async () => {

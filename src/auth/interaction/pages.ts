@@ -58,6 +58,10 @@ export class Pages {
       {
         title: `Allow ${authorization.client.name}?`,
         clientName: authorization.client.name,
+        // Registered https URLs only (clients.service.ts checks them); shown as plain links, no remote logo image.
+        clientUri: authorization.client.clientUri,
+        policyUri: authorization.client.policyUri,
+        tosUri: authorization.client.tosUri,
         redirectHost: describeDestination(authorization.redirectUri),
         scopes: authorization.scope.map((s) => this.scopes.describe(s)),
         username: user.username,

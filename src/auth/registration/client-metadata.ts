@@ -1,7 +1,7 @@
 import { ClientAuthMethod, GrantType, ResponseType, TokenType } from '../../common/oauth.constants.js';
 import { createAjv, describeSchemaErrors } from '../../collections/json-schema-validator.js';
 import { DomainError } from '../../common/domain-error.js';
-import { responseTypesOf, type NewClient } from '../../clients/clients.service.js';
+import { DESCRIPTIVE_FIELDS, responseTypesOf, type DescriptiveMetadata, type NewClient } from '../../clients/clients.service.js';
 import { isStorableJson } from '../../resources/items/storable-text.js';
 
 /** RFC 7591 §2: the client metadata Latchkey understands. Anything else is ignored, as §2 requires. */
@@ -18,6 +18,10 @@ const METADATA_SCHEMA = {
     client_secret: { type: 'string', maxLength: 200 },
     // A Latchkey extension: which access token type the client receives (draft-ietf-oauth-v2-http-mac).
     access_token_type: { type: 'string', maxLength: 16 },
+    client_uri: { type: 'string', maxLength: 2000 },
+    logo_uri: { type: 'string', maxLength: 2000 },
+    policy_uri: { type: 'string', maxLength: 2000 },
+    tos_uri: { type: 'string', maxLength: 2000 },
   },
 } as const;
 
@@ -40,7 +44,7 @@ export interface ParsedMetadata {
 export function parseClientMetadata(body: Record<string, unknown>): ParsedMetadata {
   if (!validate(body)) throw new DomainError('invalid_client_metadata', describeSchemaErrors(validate.errors));
   if (!isStorableJson(body)) throw new DomainError('invalid_client_metadata', 'Text must be valid Unicode without NUL characters.');
-  const metadata = body as { redirect_uris?: string[]; client_name?: string; grant_types?: string[]; response_types?: string[]; token_endpoint_auth_method?: string; scope?: string; client_id?: string; client_secret?: string; access_token_type?: string };
+  const metadata = body as { redirect_uris?: string[]; client_name?: string; grant_types?: string[]; response_types?: string[]; token_endpoint_auth_method?: string; scope?: string; client_id?: string; client_secret?: string; access_token_type?: string } & DescriptiveMetadata;
 
   // §2: grant_types defaults to authorization_code, response_types to code.
   const grantTypes = metadata.grant_types ?? [GrantType.AuthorizationCode];
@@ -71,6 +75,7 @@ export function parseClientMetadata(body: Record<string, unknown>): ParsedMetada
       grantTypes: grantTypes as GrantType[],
       tokenEndpointAuthMethod: method as ClientAuthMethod,
       accessTokenType: accessTokenType as TokenType,
+      descriptive: Object.fromEntries(DESCRIPTIVE_FIELDS.filter((field) => metadata[field] !== undefined).map((field) => [field, metadata[field]])),
     },
     clientId: metadata.client_id,
     clientSecret: metadata.client_secret,

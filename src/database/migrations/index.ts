@@ -2,7 +2,7 @@ import { InitialSchema1763800000000 } from './1763800000000-initial-schema.js';
 import { Items1763900000000 } from './1763900000000-items.js';
 import { RegistrationAndAudit1764000000000 } from './1764000000000-registration-and-audit.js';
 import { MacTokens1764100000000 } from './1764100000000-mac-tokens.js';
-import { Sessions1764200000000 } from './1764200000000-sessions.js';
+import { SessionsAndClientMetadata1764200000000 } from './1764200000000-sessions-and-client-metadata.js';
 
 /** Every migration, in order. */
-export const MIGRATIONS = [InitialSchema1763800000000, Items1763900000000, RegistrationAndAudit1764000000000, MacTokens1764100000000, Sessions1764200000000];
+export const MIGRATIONS = [InitialSchema1763800000000, Items1763900000000, RegistrationAndAudit1764000000000, MacTokens1764100000000, SessionsAndClientMetadata1764200000000];
