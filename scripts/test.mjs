@@ -1,14 +1,85 @@
 #!/usr/bin/env node
-// `npm test`: the whole suite on SQLite, then again on PostgreSQL when TEST_DATABASE_URL is set.
-// Extra arguments go to Jest (e.g. `npm test -- test/e2e/token`).
+// The test suite in tiers (README, "Development"):
+//
+//   npm run test:unit       pure logic: no server, no database, no build (seconds)
+//   npm test                what every change must pass: unit, integration, e2e and the attack
+//                           tests on SQLite, the browser test, and again on PostgreSQL when
+//                           TEST_DATABASE_URL is set; the Redis test when TEST_REDIS_URL is set
+//   npm run test:security   the long fuzz and timing runs (SQLite, and PostgreSQL when set)
+//
+// Each group runs in its own Jest process, so a group whose dependency is missing (no browser, no
+// Redis) fails alone and the others still run; every group runs, and a summary ends the output.
+// Extra arguments go to every Jest run (e.g. `npm test -- -t "refresh"`).
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 
-const jest = ['--experimental-vm-modules', '--no-warnings=ExperimentalWarning', 'node_modules/jest/bin/jest.js', '--runInBand', ...process.argv.slice(2)];
-const runs = [{ name: 'SQLite', env: { ...process.env, TEST_DATABASE_URL: '' } }];
-if (process.env.TEST_DATABASE_URL) runs.push({ name: 'PostgreSQL', env: process.env });
-
-for (const run of runs) {
-  console.log(`\n=== Test suite on ${run.name} ===\n`);
-  const result = spawnSync(process.execPath, jest, { stdio: 'inherit', env: run.env });
-  if (result.status !== 0) process.exit(result.status ?? 1);
+const [tier = 'all', ...jestArgs] = process.argv.slice(2);
+const TIERS = ['unit', 'all', 'security'];
+if (!TIERS.includes(tier)) {
+  console.error(`scripts/test.mjs: unknown tier "${tier}" (one of: ${TIERS.join(', ')})`);
+  process.exit(2);
 }
+
+const wanted = readFileSync(new URL('../.nvmrc', import.meta.url), 'utf8').trim().replace(/^v/, '');
+if (process.versions.node.split('.')[0] !== wanted.split('.')[0]) {
+  console.warn(`Note: Latchkey is tested on Node ${wanted} (.nvmrc); this is ${process.version}. ` + 'Run `. scripts/use-node.sh` first to use that release (README, "Development").\n');
+}
+
+// Jest 30 reads these as regular expressions over the file's path.
+const UNIT = ['/src/.*\\.spec\\.ts$', '/test/.*/support/.*\\.spec\\.ts$'];
+const LONG = ['/test/security/fuzz-[^/]*\\.e2e-spec\\.ts$', '/test/security/timing\\.e2e-spec\\.ts$'];
+const BROWSER = ['/test/browser/'];
+const REDIS = ['/test/e2e/rate-limits-redis\\.e2e-spec\\.ts$'];
+
+const sqlite = { ...process.env, TEST_DATABASE_URL: '' };
+const postgres = process.env.TEST_DATABASE_URL ? process.env : undefined;
+const redis = Boolean(process.env.TEST_REDIS_URL);
+
+/** The Jest arguments for: the unit files, or every file but the unit ones, minus `exclude`. */
+const unitFiles = () => ['--testPathPatterns', ...UNIT];
+const serverFiles = (exclude, only) => [
+  ...(only ? ['--testPathPatterns', ...only] : []),
+  '--testPathIgnorePatterns',
+  '/node_modules/',
+  ...UNIT,
+  ...exclude,
+];
+
+const groups = [];
+const notes = [];
+if (tier === 'unit') {
+  groups.push({ name: 'unit', env: sqlite, args: unitFiles() });
+} else if (tier === 'all') {
+  const skip = [...LONG, ...BROWSER, ...(redis ? [] : REDIS)];
+  groups.push({ name: 'unit', env: sqlite, args: unitFiles() });
+  groups.push({ name: 'integration and e2e on SQLite', env: sqlite, args: serverFiles(skip), build: true });
+  groups.push({ name: 'browser (Chromium) on SQLite', env: sqlite, args: serverFiles([], BROWSER), build: true });
+  if (postgres) groups.push({ name: 'integration and e2e on PostgreSQL', env: postgres, args: serverFiles(skip), build: true });
+  else notes.push('PostgreSQL: not run (set TEST_DATABASE_URL, e.g. postgres://postgres@127.0.0.1:5432/test)');
+  if (!redis) notes.push('Redis (test/e2e/rate-limits-redis): not run (set TEST_REDIS_URL, e.g. redis://127.0.0.1:6379)');
+} else {
+  groups.push({ name: 'fuzz and timing on SQLite', env: sqlite, args: serverFiles([], LONG), build: true });
+  if (postgres) groups.push({ name: 'fuzz and timing on PostgreSQL', env: postgres, args: serverFiles([], LONG), build: true });
+  else notes.push('PostgreSQL: not run (set TEST_DATABASE_URL)');
+}
+
+// The e2e tests start `node dist/src/main.js` and the CLI as real processes: build once, first.
+if (groups.some((g) => g.build)) {
+  console.log('\n=== Build (tsc) ===\n');
+  const build = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+  if (build.status !== 0) process.exit(build.status ?? 1);
+}
+
+const jest = ['--experimental-vm-modules', '--no-warnings=ExperimentalWarning', 'node_modules/jest/bin/jest.js', '--runInBand'];
+const results = [];
+for (const group of groups) {
+  console.log(`\n=== ${group.name} ===\n`);
+  const started = Date.now();
+  const run = spawnSync(process.execPath, [...jest, ...jestArgs, ...group.args], { stdio: 'inherit', env: group.env });
+  results.push({ name: group.name, ok: run.status === 0, seconds: (Date.now() - started) / 1000 });
+}
+
+console.log('\n=== Summary ===');
+for (const r of results) console.log(`${r.ok ? 'passed' : 'FAILED'}  ${r.name} (${r.seconds.toFixed(0)} s)`);
+for (const note of notes) console.log(`note    ${note}`);
+process.exit(results.every((r) => r.ok) ? 0 : 1);

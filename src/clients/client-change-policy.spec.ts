@@ -1,0 +1,46 @@
+import { DomainError } from '../common/domain-error.js';
+import { assertNotWidenedBySelf, type ClientRights } from './client-change-policy.js';
+
+/** Issue 15, §1: what a client managing itself (RFC 7592) may change, as a pure rule. */
+describe('a client managing itself', () => {
+  const registered: ClientRights = {
+    scope: ['notes:read', 'notes:write'],
+    grantTypes: ['authorization_code', 'refresh_token'],
+    redirectUris: ['https://app.example/cb', 'https://app.example/cb2'],
+    accessTokenType: 'bearer',
+  };
+
+  function refusal(next: Partial<ClientRights>): DomainError {
+    try {
+      assertNotWidenedBySelf(registered, { ...registered, ...next });
+    } catch (error) {
+      return error as DomainError;
+    }
+    throw new Error(`accepted ${JSON.stringify(next)}`);
+  }
+
+  it('may keep everything or narrow any of it', () => {
+    expect(() => assertNotWidenedBySelf(registered, registered)).not.toThrow();
+    expect(() =>
+      assertNotWidenedBySelf(registered, { scope: ['notes:read'], grantTypes: ['authorization_code'], redirectUris: ['https://app.example/cb2'], accessTokenType: 'bearer' }),
+    ).not.toThrow();
+  });
+
+  it.each<[string, Partial<ClientRights>, string, RegExp]>([
+    ['a data scope', { scope: ['notes:read', 'photos:write'] }, 'scope', /only an administrator can widen/],
+    ['clients:register', { scope: ['notes:read', 'clients:register'] }, 'scope', /clients:register can be granted only by an administrator/],
+    ['tokens:introspect', { scope: ['tokens:introspect'] }, 'scope', /tokens:introspect can be granted only by an administrator/],
+    ['client_credentials', { grantTypes: ['authorization_code', 'client_credentials'] }, 'grant_types', /only an administrator can widen/],
+    ['the password grant', { grantTypes: ['password'] }, 'grant_types', /the password grant can be allowed only by an administrator/],
+    ['the implicit grant', { grantTypes: ['implicit'] }, 'grant_types', /the implicit grant/],
+    ['a redirect URI', { redirectUris: ['https://app.example/cb', 'https://evil.example/cb'] }, 'redirect_uris', /evil\.example/],
+    ['a redirect URI differing only in a trailing slash', { redirectUris: ['https://app.example/cb/'] }, 'redirect_uris', /new redirect URIs/],
+    ['another token type', { accessTokenType: 'mac' }, 'access_token_type', /only an administrator can change it/],
+  ])('may not add %s', (_, next, field, why) => {
+    const error = refusal(next);
+    expect(error).toBeInstanceOf(DomainError);
+    expect(error.code).toBe('invalid_client_metadata');
+    expect(error.message.startsWith(`${field} `)).toBe(true);
+    expect(error.message).toMatch(why);
+  });
+});
