@@ -1,6 +1,6 @@
 /**
- * The authorization-code flow as a person does it, in a real browser: headless Chromium (Debian's
- * `chromium`, driven by playwright-core) against the real app on a real port, with the client's
+ * The authorization-code flow as a person does it, in a real browser: headless Chromium (found by
+ * support/chromium.ts, driven by playwright-core) against the real app on a real port, with the client's
  * redirect URI served by a small HTTP server of this test. Each page is checked for accessibility
  * basics (support/a11y.ts) and photographed into test-results/screenshots/ (kept by CI).
  */
@@ -9,12 +9,13 @@ import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { chromium, type Browser as Chromium, type BrowserContext, type Page as PlaywrightPage } from 'playwright-core';
+import type { Browser as Chromium, BrowserContext, Page as PlaywrightPage } from 'playwright-core';
 import { PROJECT_ROOT } from '../../src/common/project-root.js';
 import { appConfig } from '../../src/config/app.config.js';
 import { authorizeUrl, newPkce, tokenRequest } from '../helpers/oauth-flow.js';
 import { TestApp, type RegisteredClient, type TestUser } from '../helpers/test-app.js';
 import { pageStructure, submitButtons, tabOrder, textContrast, watchPage } from './support/a11y.js';
+import { launchChromium } from './support/chromium.js';
 
 type Watcher = ReturnType<typeof watchPage>;
 
@@ -80,11 +81,15 @@ describe('the authorization-code flow in a real browser (RFC 6749 §4.1, RFC 763
 
   beforeAll(async () => {
     mkdirSync(SCREENSHOTS, { recursive: true });
-    [app, callbacks, chromiumBrowser] = await Promise.all([
-      TestApp.start(),
-      ClientServer.start(),
-      chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox'] }),
+    // Started together, but each kept as soon as it is up: if one fails (no browser), afterAll
+    // still stops the others, so the failure stays in this suite and leaves nothing running.
+    const started = await Promise.allSettled([
+      TestApp.start().then((value) => (app = value)),
+      ClientServer.start().then((value) => (callbacks = value)),
+      launchChromium().then((value) => (chromiumBrowser = value.browser)),
     ]);
+    const failure = started.find((result) => result.status === 'rejected');
+    if (failure) throw failure.reason;
     issuer = app.app.get(appConfig.KEY).issuer;
     client = await app.createClient({ name: 'Acme Notes', redirectUris: [`${callbacks.origin}/callback`], scope: 'notes:read notes:write photos:read' });
     user = await app.createUser('ada.lovelace', 'analytical engine 1843');

@@ -10,6 +10,8 @@ import { join } from 'node:path';
 
 const id = `${process.pid}_${randomBytes(4).toString('hex')}`;
 process.env.NODE_ENV = 'test';
+// Tests read the JSON log lines of the servers they start, whatever the developer's shell sets.
+delete process.env.LOG_FORMAT;
 process.env.MIGRATIONS_RUN = 'true';
 if (process.env.TEST_DATABASE_URL) {
   process.env.DATABASE_URL = process.env.TEST_DATABASE_URL;
