@@ -5,8 +5,9 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
 import { destination, pino, stdTimeFunctions } from 'pino';
 import { createApp } from './app.setup.js';
-import { appConfig, type AppConfig } from './config/app.config.js';
+import { appConfig, startupLogFormat, type AppConfig } from './config/app.config.js';
 import { installConnectionDrain, type ConnectionDrain } from './http/connection-drain.js';
+import { logDestination } from './logging/pino-options.js';
 
 async function main(): Promise<void> {
   const app = await createApp();
@@ -49,12 +50,13 @@ async function shutDown(app: NestFastifyApplication, drain: ConnectionDrain, log
 
 /**
  * A start-up failure (a wrong setting, a port in use, a database that cannot be reached) as one
- * JSON line like every other log line, so that log collectors see it, with the message that names
- * the setting to change. No stack trace: the message is the explanation.
+ * line in the format of every other log line (JSON, so that log collectors see it, or pretty at a
+ * terminal), with the message that names the setting to change. No stack trace: the message is the explanation.
  */
 main().catch((error: unknown) => {
   const message = error instanceof Error ? error.message : String(error);
   // Written synchronously: process.exit() below would drop a line still in an asynchronous buffer.
-  pino({ base: { service: 'latchkey' }, timestamp: stdTimeFunctions.isoTime }, destination({ dest: 1, sync: true })).fatal({ context: 'Main' }, `Latchkey could not start: ${message}`);
+  const out = logDestination({ ...startupLogFormat(), isTTY: process.stdout.isTTY === true }) ?? destination({ dest: 1, sync: true });
+  pino({ base: { service: 'latchkey' }, timestamp: stdTimeFunctions.isoTime }, out).fatal({ context: 'Main' }, `Latchkey could not start: ${message}`);
   process.exit(1);
 });

@@ -8,6 +8,10 @@ import { ConfigValidationError, validateEnv } from './validate-env.js';
 export const UNSAFE_DEFAULTS = ['sqlite', 'http', 'generated-keys'] as const;
 export type UnsafeDefault = (typeof UNSAFE_DEFAULTS)[number];
 
+/** LOG_FORMAT's values: JSON lines, or pino-pretty's coloured lines for a person (logging/pino-options.ts). */
+export const LOG_FORMATS = ['json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
 /** Names proxy-addr understands besides addresses: loopback, linklocal, uniquelocal. */
 const PROXY_KEYWORDS = new Set(['loopback', 'linklocal', 'uniquelocal']);
 
@@ -31,6 +35,10 @@ class AppEnv {
 
   @IsOptional() @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL?: string;
+
+  /** json or pretty; unset: pretty on a terminal outside production, JSON otherwise (pino-options.ts). */
+  @IsOptional() @IsIn(LOG_FORMATS)
+  LOG_FORMAT?: LogFormat;
 
   /** Comma-separated addresses or CIDR ranges of the load balancers whose X-Forwarded-* headers are believed. */
   @IsOptional() @IsString()
@@ -85,6 +93,15 @@ export function listenAddress(): { port: number; host: string } {
   return listenAddressOf(validateEnv(AppEnv, process.env));
 }
 
+/**
+ * LOG_FORMAT and NODE_ENV read without validation, for main.ts's start-up failure line: that line
+ * is written when the configuration itself may be what is wrong. A value it does not know counts as unset.
+ */
+export function startupLogFormat(): { format?: LogFormat; production: boolean } {
+  const format = (LOG_FORMATS as readonly string[]).includes(process.env.LOG_FORMAT ?? '') ? (process.env.LOG_FORMAT as LogFormat) : undefined;
+  return { format, production: process.env.NODE_ENV === 'production' };
+}
+
 export const appConfig = registerAs('app', () => {
   const env = validateEnv(AppEnv, process.env);
   const problems: string[] = [];
@@ -120,6 +137,7 @@ export const appConfig = registerAs('app', () => {
     production: env.NODE_ENV === 'production',
     bodyLimitBytes: env.BODY_LIMIT_BYTES ?? 64 * 1024,
     logLevel: env.LOG_LEVEL ?? 'info',
+    logFormat: env.LOG_FORMAT,
     trustProxy,
     tls,
     allowUnsafe: new Set(allowUnsafe as UnsafeDefault[]),

@@ -20,6 +20,7 @@ const CONFIG_VARIABLES = [
   'NODE_ENV',
   'BODY_LIMIT_BYTES',
   'LOG_LEVEL',
+  'LOG_FORMAT',
   'TRUST_PROXY',
   'TLS_CERT_FILE',
   'TLS_KEY_FILE',
@@ -240,11 +241,19 @@ describe('configuration validation', () => {
         production: false,
         bodyLimitBytes: 64 * 1024,
         logLevel: 'info',
+        logFormat: undefined,
         trustProxy: [],
         tls: undefined,
         allowUnsafe: new Set(),
         shutdownTimeoutMs: 10_000,
       });
+    });
+
+    it('accepts LOG_FORMAT=json and LOG_FORMAT=pretty', () => {
+      process.env.LOG_FORMAT = 'pretty';
+      expect(appConfig().logFormat).toBe('pretty');
+      process.env.LOG_FORMAT = 'json';
+      expect(appConfig().logFormat).toBe('json');
     });
 
     it('derives the default issuer from PORT and drops a trailing slash from ISSUER', () => {
@@ -263,6 +272,7 @@ describe('configuration validation', () => {
       ['PORT', 'http'],
       ['NODE_ENV', 'staging'],
       ['LOG_LEVEL', 'verbose'],
+      ['LOG_FORMAT', 'text'],
     ])('refuses %s=%s', (name, value) => {
       process.env[name] = value;
       expect(errorOf(() => appConfig())?.message).toContain(name);

@@ -2,7 +2,7 @@ import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { Logger, PinoLogger } from 'nestjs-pino';
 import type { DestinationStream, LevelWithSilent } from 'pino';
 import { appConfig, type AppConfig } from '../config/app.config.js';
-import { pinoHttpOptions } from './pino-options.js';
+import { logDestination, pinoHttpOptions } from './pino-options.js';
 
 export interface LoggingOptions {
   /** Overrides LOG_LEVEL (tests keep their output quiet). */
@@ -29,8 +29,10 @@ export class LoggingModule {
           inject: [appConfig.KEY],
           useFactory: (app: AppConfig) => {
             const http = pinoHttpOptions(options.level ?? (app.logLevel as LevelWithSilent));
-            // The root logger (pino, with the request serializers and redaction of pino-options.ts).
-            return new PinoLogger({ pinoHttp: options.destination ? [http, options.destination] : http });
+            // The root logger (pino, with the request serializers and redaction of pino-options.ts),
+            // writing JSON, or pretty lines for a person at a terminal; a test's destination gets JSON.
+            const destination = options.destination ?? logDestination({ format: app.logFormat, production: app.production, isTTY: process.stdout.isTTY === true });
+            return new PinoLogger({ pinoHttp: destination ? [http, destination] : http });
           },
         },
         { provide: Logger, inject: [PinoLogger], useFactory: (pino: PinoLogger) => new Logger(pino, {}) },
