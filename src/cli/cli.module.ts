@@ -1,11 +1,11 @@
-import { Module } from '@nestjs/common';
-import { ConfigModule } from '@nestjs/config';
+import { Module, type DynamicModule } from '@nestjs/common';
+import { ConfigModule, registerAs } from '@nestjs/config';
 import { ClientsModule } from '../clients/clients.module.js';
 import { AuditModule } from '../audit/audit.module.js';
 import { CollectionsModule } from '../collections/collections.module.js';
 import { CommonModule } from '../common/common.module.js';
 import { apiConfig } from '../config/api.config.js';
-import { databaseConfig } from '../config/database.config.js';
+import { databaseConfig, readDatabaseConfig } from '../config/database.config.js';
 import { housekeepingConfig } from '../config/housekeeping.config.js';
 import { oauthConfig } from '../config/oauth.config.js';
 import { sessionConfig } from '../config/session.config.js';
@@ -13,17 +13,30 @@ import { DatabaseModule } from '../database/database.module.js';
 import { PurgeModule } from '../housekeeping/purge.module.js';
 import { UsersModule } from '../users/users.module.js';
 
+/**
+ * The database settings for `migrations:run`: the command applies the migrations itself, so the
+ * connection must not apply them first (on SQLite it would, by default, and the command would then
+ * report nothing applied). The same namespace as databaseConfig, whose place it takes.
+ */
+const databaseConfigWithoutMigrations = registerAs('database', () => ({ ...readDatabaseConfig(), migrationsRun: false }));
+
 /** What the admin CLI needs: the same configuration and database as the server, no HTTP. */
-@Module({
-  imports: [
-    ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, databaseConfig, housekeepingConfig, oauthConfig, sessionConfig] }),
-    CommonModule,
-    CollectionsModule,
-    DatabaseModule,
-    AuditModule,
-    UsersModule,
-    ClientsModule,
-    PurgeModule,
-  ],
-})
-export class CliModule {}
+@Module({})
+export class CliModule {
+  static forCommand(command: string): DynamicModule {
+    const database = command === 'migrations:run' ? databaseConfigWithoutMigrations : databaseConfig;
+    return {
+      module: CliModule,
+      imports: [
+        ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, database, housekeepingConfig, oauthConfig, sessionConfig] }),
+        CommonModule,
+        CollectionsModule,
+        DatabaseModule,
+        AuditModule,
+        UsersModule,
+        ClientsModule,
+        PurgeModule,
+      ],
+    };
+  }
+}

@@ -1,12 +1,11 @@
 import type { INestApplicationContext } from '@nestjs/common';
-import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { AuditService } from '../audit/audit.service.js';
-import { ClientsService } from '../clients/clients.service.js';
+import type { AuditService } from '../audit/audit.service.js';
+import type { ClientsService } from '../clients/clients.service.js';
 import { DomainError } from '../common/domain-error.js';
 import { ClientAuthMethod, GrantType, TokenType } from '../common/oauth.constants.js';
-import { PurgeService } from '../housekeeping/purge.service.js';
-import { UsersService } from '../users/users.service.js';
+import type { PurgeService } from '../housekeeping/purge.service.js';
+import type { UsersService } from '../users/users.service.js';
 
 export type Flags = Record<string, string | boolean | (string | boolean)[] | undefined>;
 
@@ -36,6 +35,14 @@ async function password(flags: Flags): Promise<string> {
   return required(flags, 'password');
 }
 
+// Services are imported when a command runs, not with this table: `--help` and a mistyped command
+// line are answered without loading Nest, TypeORM and the rest (main.ts loads them after parsing).
+const usersService = async (app: INestApplicationContext): Promise<UsersService> => app.get((await import('../users/users.service.js')).UsersService);
+const clientsService = async (app: INestApplicationContext): Promise<ClientsService> => app.get((await import('../clients/clients.service.js')).ClientsService);
+const auditService = async (app: INestApplicationContext): Promise<AuditService> => app.get((await import('../audit/audit.service.js')).AuditService);
+const purgeService = async (app: INestApplicationContext): Promise<PurgeService> => app.get((await import('../housekeeping/purge.service.js')).PurgeService);
+const dataSource = async (app: INestApplicationContext): Promise<DataSource> => app.get<DataSource>((await import('@nestjs/typeorm')).getDataSourceToken());
+
 const GRANT_TYPES = new Set<string>(Object.values(GrantType));
 const TOKEN_TYPES = new Set<string>(Object.values(TokenType));
 const SECRET_AUTH_METHODS = new Set<string>([ClientAuthMethod.ClientSecretBasic, ClientAuthMethod.ClientSecretPost]);
@@ -45,7 +52,7 @@ export const COMMANDS: Record<string, Command> = {
     usage: "users:create --username NAME (--password 'PASSWORD' | --password-stdin)",
     options: { username: { type: 'string' }, password: { type: 'string' }, 'password-stdin': { type: 'boolean' } },
     async run(app, flags) {
-      const users = app.get(UsersService);
+      const users = await usersService(app);
       return users.toView(await users.create(required(flags, 'username'), await password(flags)));
     },
   },
@@ -53,7 +60,7 @@ export const COMMANDS: Record<string, Command> = {
     usage: 'users:list',
     options: {},
     async run(app) {
-      const users = app.get(UsersService);
+      const users = await usersService(app);
       return (await users.list()).map((u) => users.toView(u));
     },
   },
@@ -62,7 +69,7 @@ export const COMMANDS: Record<string, Command> = {
     options: { username: { type: 'string' } },
     async run(app, flags) {
       const username = required(flags, 'username');
-      await app.get(UsersService).delete(username);
+      await (await usersService(app)).delete(username);
       return { deleted: true, username };
     },
   },
@@ -70,7 +77,7 @@ export const COMMANDS: Record<string, Command> = {
     usage: "users:set-password --username NAME (--password 'PASSWORD' | --password-stdin)",
     options: { username: { type: 'string' }, password: { type: 'string' }, 'password-stdin': { type: 'boolean' } },
     async run(app, flags) {
-      const users = app.get(UsersService);
+      const users = await usersService(app);
       return users.toView(await users.setPassword(required(flags, 'username'), await password(flags)));
     },
   },
@@ -103,7 +110,7 @@ export const COMMANDS: Record<string, Command> = {
         throw new UsageError(`unsupported --auth-method ${authMethod} (supported: ${[...SECRET_AUTH_METHODS].join(', ')}; a --public client uses none)`);
       }
       if (authMethod !== undefined && flags.public === true) throw new UsageError('--auth-method applies to confidential clients; a --public client authenticates with none');
-      const clients = app.get(ClientsService);
+      const clients = await clientsService(app);
       const { client, secret } = await clients.create({
         name: required(flags, 'name'),
         redirectUris: (flags['redirect-uri'] as string[] | undefined) ?? [],
@@ -126,7 +133,7 @@ export const COMMANDS: Record<string, Command> = {
     usage: 'clients:list',
     options: {},
     async run(app) {
-      const clients = app.get(ClientsService);
+      const clients = await clientsService(app);
       return (await clients.list()).map((c) => clients.toView(c));
     },
   },
@@ -135,7 +142,7 @@ export const COMMANDS: Record<string, Command> = {
     options: { 'client-id': { type: 'string' } },
     async run(app, flags) {
       const clientId = required(flags, 'client-id');
-      await app.get(ClientsService).delete(clientId);
+      await (await clientsService(app)).delete(clientId);
       return { deleted: true, client_id: clientId };
     },
   },
@@ -143,7 +150,7 @@ export const COMMANDS: Record<string, Command> = {
     usage: 'clients:rotate-secret --client-id ID',
     options: { 'client-id': { type: 'string' } },
     async run(app, flags) {
-      const clients = app.get(ClientsService);
+      const clients = await clientsService(app);
       const { client, secret } = await clients.rotateSecret(required(flags, 'client-id'));
       return clients.toView(client, secret);
     },
@@ -154,7 +161,7 @@ export const COMMANDS: Record<string, Command> = {
     async run(app, flags) {
       const raw = (flags.limit as string | undefined) ?? '100';
       if (!/^[0-9]{1,5}$/.test(raw) || Number(raw) < 1) throw new UsageError('--limit must be a positive integer');
-      const events = await app.get(AuditService).list(Number(raw));
+      const events = await (await auditService(app)).list(Number(raw));
       return events.map((e) => ({ at: e.at.toISOString(), actor: e.actor, action: e.action, subject: e.subject, details: e.details }));
     },
   },
@@ -163,14 +170,14 @@ export const COMMANDS: Record<string, Command> = {
     options: {},
     // The scheduled purge's work, once, now (cron, or instances run with PURGE_INTERVAL_SECONDS=0).
     async run(app) {
-      return app.get(PurgeService).purge();
+      return (await purgeService(app)).purge();
     },
   },
   'migrations:run': {
     usage: 'migrations:run',
     options: {},
     async run(app) {
-      const applied = await app.get<DataSource>(getDataSourceToken()).runMigrations({ transaction: 'each' });
+      const applied = await (await dataSource(app)).runMigrations({ transaction: 'each' });
       return { applied: applied.map((m) => m.name) };
     },
   },

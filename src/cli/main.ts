@@ -1,15 +1,41 @@
 import 'reflect-metadata';
-import { NestFactory } from '@nestjs/core';
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { CliModule } from './cli.module.js';
-import { COMMANDS, isUserError, UsageError } from './commands.js';
+import { COMMANDS, isUserError, UsageError, type Command, type Flags } from './commands.js';
 
 /**
- * Latchkey's admin CLI: `npm run -s cli -- <command> [flags]`.
+ * Latchkey's admin CLI: `npx latchkey <command> [flags]` or `npm run -s cli -- <command> [flags]`
+ * (both run scripts/latchkey.mjs, which builds dist/ when needed and then calls runCli).
  * Prints one JSON document on stdout for scripts; problems go to stderr with a non-zero exit.
  */
 function help(): string {
-  return ['Usage: npm run -s cli -- <command> [flags]', '', 'Commands:', ...Object.values(COMMANDS).map((c) => `  ${c.usage}`)].join('\n');
+  return [
+    'Usage: latchkey <command> [flags]',
+    '  (from the project: npx latchkey <command> [flags], or npm run -s cli -- <command> [flags])',
+    '',
+    'Commands:',
+    ...Object.values(COMMANDS).map((c) => `  ${c.usage}`),
+  ].join('\n');
+}
+
+/**
+ * The command's flags. A string flag takes the next argument as its value even when that starts
+ * with '-' (a client id or a secret may): util.parseArgs refuses `--client-id -abc` as ambiguous,
+ * so such a value is joined to its flag first (`--client-id=-abc`), which parseArgs accepts as is.
+ */
+function parseFlags(command: Command, args: string[]): Flags {
+  const joined: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    const name = arg.startsWith('--') && !arg.includes('=') ? arg.slice(2) : undefined;
+    if (name !== undefined && command.options[name]?.type === 'string' && i + 1 < args.length && args[i + 1].startsWith('-')) {
+      joined.push(`${arg}=${args[++i]}`);
+    } else {
+      joined.push(arg);
+    }
+  }
+  return parseArgs({ args: joined, options: command.options, strict: true, allowPositionals: false }).values;
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -19,26 +45,29 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`latchkey: no command given\n\n${help()}\n`);
     return 2;
   }
-  if (name === '--help' || name === 'help') {
+  if (name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(help() + '\n');
     return 0;
   }
-  const command = COMMANDS[name];
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!command) {
     process.stderr.write(`latchkey: unknown command "${name}"\n\n${help()}\n`);
     return 2;
   }
 
-  let flags;
+  let flags: Flags;
   try {
-    flags = parseArgs({ args: rest, options: command.options, strict: true, allowPositionals: false }).values;
+    flags = parseFlags(command, rest);
   } catch (error) {
     process.stderr.write(`latchkey: ${(error as Error).message}\nUsage: ${command.usage}\n`);
     return 2;
   }
 
+  // Nest and the application, most of a call's start-up, are loaded only once the command line has
+  // parsed: help and usage errors answer at once.
+  const [{ NestFactory }, { CliModule }] = await Promise.all([import('@nestjs/core'), import('./cli.module.js')]);
   // No framework logs: stdout carries exactly one JSON document.
-  const app = await NestFactory.createApplicationContext(CliModule, { logger: false, abortOnError: false });
+  const app = await NestFactory.createApplicationContext(CliModule.forCommand(name), { logger: false, abortOnError: false });
   try {
     const result = await command.run(app, flags);
     process.stdout.write(JSON.stringify(result, null, 2) + '\n');
@@ -53,10 +82,24 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    process.stderr.write(`latchkey: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(1);
-  },
-);
+/** Runs one command line (without `node` and the script) and exits the process with its status. */
+export function runCli(argv: string[]): void {
+  main(argv).then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      process.stderr.write(`latchkey: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exit(1);
+    },
+  );
+}
+
+/** True when Node was started on this file (`node dist/src/cli/main.js`), not when it is imported. */
+function isEntryPoint(): boolean {
+  try {
+    return process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryPoint()) runCli(process.argv.slice(2));

@@ -1,19 +1,23 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { rm, utimes } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from '../../src/clients/client.entity.js';
 import { MIGRATIONS } from '../../src/database/migrations/index.js';
 import { User } from '../../src/users/user.entity.js';
 import { UsersService } from '../../src/users/users.service.js';
 import { Browser } from '../helpers/browser.js';
-import { PROJECT, runCli as cli, type CliResult } from '../helpers/cli.js';
+import { CLI, PROJECT, runCli as cli, type CliResult } from '../helpers/cli.js';
 import { obtainCode, tokenRequest } from '../helpers/oauth-flow.js';
 import { TestApp, type RegisteredClient } from '../helpers/test-app.js';
 import { createTestDatabase } from '../helpers/test-database.js';
 
 /**
- * The admin CLI (issue #2, "CLI"): `node dist/src/cli/main.js <command>`, run as a separate
- * process on this file's database while the server runs on the same database.
+ * The admin CLI (issue #2, "CLI"): `npx latchkey <command>`, that is scripts/latchkey.mjs, run as
+ * a separate process on this file's database while the server runs on the same database.
  */
 
 const RFC7591_FIELDS = ['client_id', 'client_name', 'redirect_uris', 'scope', 'grant_types', 'token_endpoint_auth_method', 'client_id_issued_at'];
@@ -31,10 +35,14 @@ function sha256Hex(value: string): string {
 
 describe('admin CLI', () => {
   let app: TestApp;
+  let firstCall: CliResult;
   let migrationsRun: CliResult;
 
   beforeAll(async () => {
-    await promisify(execFile)('npm', ['run', '-s', 'build'], { cwd: PROJECT });
+    // As if src/ had been edited since the last build: the next call must build dist/ first.
+    const buildInfo = join(PROJECT, 'dist/.tsbuildinfo');
+    if (existsSync(buildInfo)) await utimes(buildInfo, 0, 0);
+    firstCall = await cli(['--help']);
     await createTestDatabase();
     // The operator's path for PostgreSQL: migrations run by the CLI, not by the server's start-up.
     migrationsRun = await cli(['migrations:run'], { env: { MIGRATIONS_RUN: 'false' } });
@@ -50,6 +58,31 @@ describe('admin CLI', () => {
   const rawClientRow = (clientId: string): Promise<Record<string, unknown>> =>
     app.dataSource.createQueryBuilder().select('*').from('clients', 'c').where('c.id = :id', { id: clientId }).getRawOne() as Promise<Record<string, unknown>>;
 
+  describe('the bin entry, scripts/latchkey.mjs (`npx latchkey`, `npm run -s cli --`)', () => {
+    it('is the package\'s bin "latchkey" and its npm script "cli"', () => {
+      const manifest = JSON.parse(readFileSync(join(PROJECT, 'package.json'), 'utf8')) as { bin: Record<string, string>; scripts: Record<string, string> };
+      expect(manifest.bin).toEqual({ latchkey: CLI });
+      expect(manifest.scripts.cli).toBe(`node ${CLI}`);
+    });
+
+    it('builds dist/ on the first call after the sources changed, then runs the command', () => {
+      expect(firstCall).toMatchObject({ code: 0, built: true, stderr: '' });
+      expect(firstCall.stdout).toMatch(/^Usage: latchkey <command>/);
+      expect(firstCall.stdout).toContain('npx latchkey <command>');
+      expect(firstCall.stdout).toContain('npm run -s cli -- <command>');
+    });
+
+    it('runs as an executable from any directory, and does not build again while dist/ is up to date', async () => {
+      // What npm's bin link does: execute the file (shebang), from wherever the caller is.
+      const second = await promisify(execFile)(join(PROJECT, CLI), ['--help'], {
+        cwd: tmpdir(),
+        env: { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}` },
+      });
+      expect(second.stderr).toBe('');
+      expect(second.stdout).toBe(firstCall.stdout);
+    });
+  });
+
   describe('migrations:run', () => {
     it('applies every migration to a fresh database and prints their names', () => {
       expect(migrationsRun.stderr).toBe('');
@@ -59,6 +92,16 @@ describe('admin CLI', () => {
 
     it('applies nothing the second time', async () => {
       expect(await cliJson(['migrations:run'], { env: { MIGRATIONS_RUN: 'false' } })).toEqual({ applied: [] });
+    });
+
+    it('reports what it applied even where start-up would apply migrations (MIGRATIONS_RUN=true, the SQLite default)', async () => {
+      const file = join(tmpdir(), `latchkey-cli-migrations-${process.pid}.sqlite`);
+      try {
+        const result = await cliJson(['migrations:run'], { env: { DATABASE_URL: `sqlite:${file}`, MIGRATIONS_RUN: 'true' } });
+        expect(result).toEqual({ applied: MIGRATIONS.map((migration) => new migration().name) });
+      } finally {
+        for (const suffix of ['', '-wal', '-shm']) await rm(file + suffix, { force: true });
+      }
     });
   });
 
@@ -85,6 +128,13 @@ describe('admin CLI', () => {
       const users = app.app.get(UsersService);
       expect(await users.authenticate('stdin-user', 'a password from stdin')).not.toBeNull();
       expect(await users.authenticate('stdin-user', 'a password from stdin\n')).toBeNull();
+    });
+
+    it('takes flag values that start with "-" (util.parseArgs alone refuses `--password -x` as ambiguous)', async () => {
+      // (A username may not start with '-'; a client id with one is in the bad-input cases below.)
+      const user = await cliJson(['users:create', '--username', 'dash-user', '--password', '--a password with dashes']);
+      expect(user).toMatchObject({ username: 'dash-user' });
+      expect(await app.app.get(UsersService).authenticate('dash-user', '--a password with dashes')).not.toBeNull();
     });
 
     it('users:list lists every user without password hashes', async () => {
@@ -270,6 +320,8 @@ describe('admin CLI', () => {
       ['users:create with a too-short password', ['users:create', '--username', 'short-pw', '--password', 'short'], /[Pp]assword/],
       ['users:delete of an unknown user', ['users:delete', '--username', 'nobody-here'], /nobody-here/],
       ['clients:delete of an unknown client', ['clients:delete', '--client-id', 'no-such-client'], /no-such-client/],
+      ['clients:delete of an unknown client whose id starts with "-"', ['clients:delete', '--client-id', '-abc'], /No client with id "-abc"/],
+      ['a string flag without its value', ['users:delete', '--username'], /--username/],
       ['clients:rotate-secret of an unknown client', ['clients:rotate-secret', '--client-id', 'no-such-client'], /no-such-client/],
       ['clients:rotate-secret of a public client', ['clients:rotate-secret', '--client-id', '<public>'], /public/],
       ['an unknown command', ['users:frobnicate'], /unknown command/],
