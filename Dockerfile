@@ -1,17 +1,16 @@
 # syntax=docker/dockerfile:1
-# Latchkey: multi-stage build on Node 22 LTS, the release line CI tests (.nvmrc), running as the unprivileged `node` user.
+# Latchkey: multi-stage build on Node 24 LTS, the release line CI tests (.nvmrc), running as the unprivileged `node` user.
 
-FROM node:22-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
-# better-sqlite3 compiles from source.
-RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
+# No compiler needed: better-sqlite3 13 (Node-API) and the argon2 binding ship prebuilt binaries.
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json nest-cli.json ormconfig.ts ./
 COPY src ./src
 RUN npm run build && npm prune --omit=dev
 
-FROM node:22-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production PORT=3000 HOST=0.0.0.0
 WORKDIR /app
 COPY --from=build --chown=node:node /app/node_modules ./node_modules
