@@ -12,17 +12,30 @@
 // Extra arguments go to every Jest run (e.g. `npm test -- -t "refresh"`).
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { delimiter, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-const [tier = 'all', ...jestArgs] = process.argv.slice(2);
+// The first argument names a tier when it is one; everything else goes to Jest.
 const TIERS = ['unit', 'all', 'security'];
-if (!TIERS.includes(tier)) {
-  console.error(`scripts/test.mjs: unknown tier "${tier}" (one of: ${TIERS.join(', ')})`);
-  process.exit(2);
-}
+const argv = process.argv.slice(2);
+const tier = TIERS.includes(argv[0]) ? argv[0] : 'all';
+const jestArgs = TIERS.includes(argv[0]) ? argv.slice(1) : argv;
 
+// The tests run on the Node release of .nvmrc, the one CI tests and the Docker image ships. On a
+// machine with another Node (Debian's 20, say), scripts/use-node.sh fetches that release from the
+// npm registry once, and this script runs again under it. node_modules does not need reinstalling:
+// the one native addon, better-sqlite3 13, uses Node-API, whose binaries work on any release.
 const wanted = readFileSync(new URL('../.nvmrc', import.meta.url), 'utf8').trim().replace(/^v/, '');
-if (process.versions.node.split('.')[0] !== wanted.split('.')[0]) {
-  console.warn(`Note: Latchkey is tested on Node ${wanted} (.nvmrc); this is ${process.version}. ` + 'Run `. scripts/use-node.sh` first to use that release (README, "Development").\n');
+if (process.versions.node.split('.')[0] !== wanted.split('.')[0] && !process.env.LATCHKEY_TEST_NODE_SWITCHED) {
+  const found = spawnSync('bash', ['-c', '. scripts/use-node.sh >&2 && command -v node'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  const node = found.status === 0 ? found.stdout.trim() : '';
+  if (node) {
+    console.log(`This is Node ${process.version}; running the tests on Node ${wanted} (.nvmrc), as CI does.`);
+    const rerun = spawnSync(node, [fileURLToPath(import.meta.url), tier, ...jestArgs], { stdio: 'inherit', env: { ...process.env, PATH: `${dirname(node)}${delimiter}${process.env.PATH}`, LATCHKEY_TEST_NODE_SWITCHED: '1' },
+    });
+    process.exit(rerun.status ?? 1);
+  }
+  console.warn(`Note: Latchkey is tested on Node ${wanted} (.nvmrc), which could not be fetched; running on ${process.version}.\n`);
 }
 
 // Jest 30 reads these as regular expressions over the file's path.
