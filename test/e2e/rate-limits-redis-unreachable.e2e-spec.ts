@@ -5,20 +5,11 @@
  * rate-limits-redis.e2e-spec.ts.
  */
 import { randomBytes } from 'node:crypto';
-import { basicAuth } from '../helpers/oauth-flow.js';
-import { TestApp, type RegisteredClient } from '../helpers/test-app.js';
+import { clientCredentialsStatus } from '../helpers/oauth-flow.js';
+import { TestApp } from '../helpers/test-app.js';
 
 const PREFIX = `latchkey_test_${randomBytes(4).toString('hex')}:`;
 
-async function clientCredentials(baseUrl: string, client: RegisteredClient): Promise<number> {
-  const response = await fetch(`${baseUrl}/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basicAuth(client.clientId, client.clientSecret!) },
-    body: 'grant_type=client_credentials',
-  });
-  await response.arrayBuffer();
-  return response.status;
-}
 
 describe('an unreachable Redis', () => {
   let app: TestApp;
@@ -36,7 +27,7 @@ describe('an unreachable Redis', () => {
 
     const client = await app.createClient({ grantTypes: ['client_credentials'], scope: 'notes:read' });
     const statuses = [];
-    for (let i = 0; i < 3; i++) statuses.push(await clientCredentials(app.baseUrl, client));
+    for (let i = 0; i < 3; i++) statuses.push(await clientCredentialsStatus(app.baseUrl, client));
     expect(statuses).toEqual([200, 200, 429]);
   });
 });

@@ -12,8 +12,8 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { createApp } from '../../src/app.setup.js';
 import { Browser, hiddenFields } from '../helpers/browser.js';
-import { basicAuth } from '../helpers/oauth-flow.js';
-import { TestApp, type RegisteredClient } from '../helpers/test-app.js';
+import { clientCredentialsStatus } from '../helpers/oauth-flow.js';
+import { TestApp } from '../helpers/test-app.js';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? '';
 if (!REDIS_URL) {
@@ -28,15 +28,6 @@ async function startSecondInstance(): Promise<{ nest: NestFastifyApplication; ba
   return { nest, baseUrl: `http://127.0.0.1:${port}` };
 }
 
-async function clientCredentials(baseUrl: string, client: RegisteredClient): Promise<number> {
-  const response = await fetch(`${baseUrl}/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basicAuth(client.clientId, client.clientSecret!) },
-    body: 'grant_type=client_credentials',
-  });
-  await response.arrayBuffer();
-  return response.status;
-}
 
 async function signIn(baseUrl: string, username: string, password: string): Promise<{ status: number; retryAfter: string | null }> {
   const browser = new Browser(baseUrl);
@@ -84,8 +75,8 @@ describe('rate limits shared through Redis by two instances', () => {
     const client = await first.createClient({ grantTypes: ['client_credentials'], scope: 'notes:read' });
     const statuses = [];
     for (let i = 0; i < 3; i++) {
-      statuses.push(await clientCredentials(first.baseUrl, client));
-      statuses.push(await clientCredentials(second.baseUrl, client));
+      statuses.push(await clientCredentialsStatus(first.baseUrl, client));
+      statuses.push(await clientCredentialsStatus(second.baseUrl, client));
     }
     // Four allowed in all, not four per instance.
     expect(statuses).toEqual([200, 200, 200, 200, 429, 429]);

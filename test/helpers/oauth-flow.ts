@@ -47,6 +47,17 @@ export function basicAuth(clientId: string, secret: string): string {
   return `Basic ${Buffer.from(`${encode(clientId)}:${encode(secret)}`).toString('base64')}`;
 }
 
+/** A client_credentials request to the server at `baseUrl` (any instance); resolves to the status. */
+export async function clientCredentialsStatus(baseUrl: string, client: RegisteredClient): Promise<number> {
+  const response = await fetch(`${baseUrl}/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basicAuth(client.clientId, client.clientSecret!) },
+    body: 'grant_type=client_credentials',
+  });
+  await response.arrayBuffer();
+  return response.status;
+}
+
 export interface TokenResult {
   status: number;
   headers: Headers;
