@@ -1,42 +1,19 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { createRequire } from 'node:module';
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { DataSource } from 'typeorm';
+import type { CheckpointReport, CheckpointWorkerData, Ready } from './sqlite-checkpoint.worker.js';
 
 /** How often the worker copies the WAL back into the database file. */
 const CHECKPOINT_INTERVAL_MS = 250;
-/** The driver the server uses, by path: an evaluated worker resolves bare names from the working directory. */
-const DRIVER = createRequire(import.meta.url).resolve('better-sqlite3');
+/** The worker's entry file, next to this one: .js in dist/, .ts under Jest (Node strips the types). */
+const WORKER_FILE = new URL(`./sqlite-checkpoint.worker${extname(fileURLToPath(import.meta.url))}`, import.meta.url);
 /** SQLite's own default, restored on the server's connection if the worker ever stops. */
 const DEFAULT_AUTOCHECKPOINT_PAGES = 1000;
 
-/** What the worker reports after each checkpoint: SQLite's wal_checkpoint result. */
-export interface CheckpointReport {
-  busy: number;
-  log: number;
-  checkpointed: number;
-}
-
-/**
- * The worker's script (CommonJS, evaluated): its own connection to the same file, and a PASSIVE
- * checkpoint on a timer. PASSIVE never waits for or blocks the server's writers and readers.
- */
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const Database = require(workerData.driver);
-const db = new Database(workerData.file, { timeout: 5000 });
-db.pragma('synchronous = NORMAL');
-let last = '';
-setInterval(() => {
-  const [result] = db.pragma('wal_checkpoint(PASSIVE)');
-  // Report only what changed: an idle server's WAL keeps its frames, and its main thread sleeps.
-  const report = JSON.stringify(result);
-  if (result.log > 0 && report !== last) parentPort.postMessage(result);
-  last = report;
-}, workerData.intervalMs);
-parentPort.postMessage('ready');
-`;
+export type { CheckpointReport };
 
 /**
  * SQLite checkpoints in a worker thread instead of on the event loop.
@@ -78,14 +55,15 @@ export class SqliteCheckpointer implements OnApplicationBootstrap, OnModuleDestr
 
   /** Starts the worker on `file`; resolves once it has opened the database, or has failed to. */
   async start(file: string): Promise<void> {
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { file, driver: DRIVER, intervalMs: CHECKPOINT_INTERVAL_MS } });
+    const workerData: CheckpointWorkerData = { file, intervalMs: CHECKPOINT_INTERVAL_MS };
+    const worker = new Worker(WORKER_FILE, { workerData });
     // A background thread must not keep a process alive that is otherwise done (the CLI, tests).
     worker.unref();
     const ready = new Promise<boolean>((resolve) => {
-      worker.once('message', (message) => resolve(message === 'ready'));
+      worker.once('message', (message) => resolve(message === ('ready' satisfies Ready)));
       worker.once('error', () => resolve(false));
     });
-    worker.on('message', (message: CheckpointReport | 'ready') => {
+    worker.on('message', (message: CheckpointReport | Ready) => {
       if (message !== 'ready') this.lastReport = message;
     });
     worker.on('error', (error) => this.logger.error(`The SQLite checkpoint worker failed: ${error.message}`));

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
@@ -98,5 +98,11 @@ describe('the server', () => {
       expect(checkpointer.running).toBe(true);
       expect(await autocheckpoint(app.dataSource)).toBe(0);
     }
+  });
+
+  it('runs the worker from its own file, built next to the checkpointer (dist/ when started with npm start)', () => {
+    // Here, under Jest, the worker is src/database/sqlite-checkpoint.worker.ts (the tests above ran it).
+    const built = (file: string) => existsSync(new URL(`../../dist/src/database/${file}`, import.meta.url));
+    expect(built('sqlite-checkpointer.js') && built('sqlite-checkpoint.worker.js')).toBe(true);
   });
 });
