@@ -13,6 +13,7 @@ import { AuthorizeService } from './authorize/authorize.service.js';
 import { ClientAuthenticationGuard } from './client-auth/client-authentication.guard.js';
 import { ClientBasicStrategy } from './client-auth/client-basic.strategy.js';
 import { ClientCredentialsVerifier } from './client-auth/client-credentials.verifier.js';
+import { ClientNoneStrategy, ClientSecretPostStrategy } from './client-auth/client-form.strategies.js';
 import { InteractionExceptionFilter } from './errors/interaction-exception.filter.js';
 import { AuthorizationCodeGrant } from './grants/authorization-code.grant.js';
 import { ClientCredentialsGrant } from './grants/client-credentials.grant.js';
@@ -49,6 +50,8 @@ import { TokenEndpointService } from './token/token-endpoint.service.js';
     PageRenderer,
     InteractionExceptionFilter,
     ClientBasicStrategy,
+    ClientSecretPostStrategy,
+    ClientNoneStrategy,
     ClientCredentialsVerifier,
     ClientAuthenticationGuard,
     TokenEndpointService,

@@ -44,6 +44,11 @@ export const LEGACY_GRANT_TYPES: readonly GrantType[] = [GrantType.Implicit, Gra
 
 /** Passport strategy names. */
 export const Strategy = {
+  /** client_secret_basic (RFC 6749 §2.3.1), through passport-http. */
   ClientBasic: 'client-basic',
+  /** client_secret_post (RFC 6749 §2.3.1): the secret in the form body. */
+  ClientSecretPost: 'client-secret-post',
+  /** none (RFC 7591 §2): a public client naming itself; PKCE proves possession instead. */
+  ClientNone: 'client-none',
   Bearer: 'bearer',
 } as const;

@@ -1,75 +1,87 @@
-import { Injectable, type ExecutionContext } from '@nestjs/common';
+import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { AuthGuard } from '@nestjs/passport';
 import type { FastifyRequest } from 'fastify';
 import type { Client } from '../../clients/client.entity.js';
 import { ClientAuthMethod, Strategy } from '../../common/oauth.constants.js';
 import { InvalidClientError, InvalidRequestError } from '../errors/oauth-error.js';
-import { ClientCredentialsVerifier } from './client-credentials.verifier.js';
 
 export interface AuthenticatedClientRequest extends FastifyRequest {
   client: Client;
   clientAuthMethod: ClientAuthMethod;
 }
 
+/** A passport guard for one client authentication strategy; its failure is invalid_client. */
+function passportGuardFor(strategy: string): { canActivate(context: ExecutionContext): Promise<boolean> } {
+  class ClientPassportGuard extends AuthGuard(strategy) {
+    constructor() {
+      // passport stores the authenticated client on request.client.
+      super({ session: false, property: 'client' });
+    }
+
+    override handleRequest<TUser = Client>(err: unknown, client: TUser | false): TUser {
+      if (err) throw err;
+      if (!client) throw new InvalidClientError('Client authentication failed');
+      return client;
+    }
+  }
+  return new ClientPassportGuard() as { canActivate(context: ExecutionContext): Promise<boolean> };
+}
+
+/** Each method's passport strategy (client-basic.strategy.ts, client-form.strategies.ts). */
+const PASSPORT_BY_METHOD: Record<ClientAuthMethod, { canActivate(context: ExecutionContext): Promise<boolean> }> = {
+  [ClientAuthMethod.ClientSecretBasic]: passportGuardFor(Strategy.ClientBasic),
+  [ClientAuthMethod.ClientSecretPost]: passportGuardFor(Strategy.ClientSecretPost),
+  [ClientAuthMethod.None]: passportGuardFor(Strategy.ClientNone),
+};
+
 /**
- * Authenticates the client at the token endpoint (RFC 6749 §2.3, §3.2.1) with exactly one method:
+ * Authenticates the client at the token, revocation and introspection endpoints (RFC 6749 §2.3,
+ * §3.2.1) with exactly one method, each through its passport strategy:
  * - client_secret_basic: the Authorization header, through passport-http;
  * - client_secret_post: client_id and client_secret in the form body;
  * - none: a public client naming itself with client_id (it proves possession with PKCE instead).
- * A body client_id that disagrees with the authenticated client is refused, and so is a method
- * other than the one the client registered (token_endpoint_auth_method).
+ * This guard decides which method a request uses, and then what holds for every method: a body
+ * client_id that disagrees with the authenticated client is refused, and so is a method other than
+ * the one the client registered (token_endpoint_auth_method).
  */
 @Injectable()
-export class ClientAuthenticationGuard extends AuthGuard(Strategy.ClientBasic) {
-  constructor(private readonly verifier: ClientCredentialsVerifier) {
-    // passport stores the authenticated client on request.client.
-    super({ session: false, property: 'client' });
-  }
-
-  override async canActivate(context: ExecutionContext): Promise<boolean> {
+export class ClientAuthenticationGuard implements CanActivate {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<AuthenticatedClientRequest>();
-    const body = (request.body ?? {}) as Record<string, unknown>;
-    const bodyId = singleParam(body, 'client_id');
-    const bodySecret = singleParam(body, 'client_secret');
-    const header = request.headers.authorization;
+    const method = presentedMethod(request);
+    await PASSPORT_BY_METHOD[method].canActivate(context);
+    request.clientAuthMethod = method;
 
-    if (header !== undefined) {
-      // RFC 6749 §2.3: a client MUST NOT use more than one authentication method per request.
-      if (bodySecret !== undefined) throw new InvalidRequestError('Use either HTTP Basic or client_secret in the body, not both');
-      if (!/^basic /i.test(header)) throw new InvalidClientError('Client authentication must use the HTTP Basic scheme');
-      await super.canActivate(context);
-      request.clientAuthMethod = ClientAuthMethod.ClientSecretBasic;
-    } else if (bodySecret !== undefined) {
-      const client = bodyId === undefined ? null : await this.verifier.verifySecret(bodyId, bodySecret);
-      if (!client) throw new InvalidClientError('Client authentication failed');
-      request.client = client;
-      request.clientAuthMethod = ClientAuthMethod.ClientSecretPost;
-    } else if (bodyId !== undefined) {
-      const client = await this.verifier.findPublic(bodyId);
-      if (!client) throw new InvalidClientError('Client authentication failed');
-      request.client = client;
-      request.clientAuthMethod = ClientAuthMethod.None;
-    } else {
-      throw new InvalidClientError('Client authentication is required');
-    }
-
+    const bodyId = singleParam((request.body ?? {}) as Record<string, unknown>, 'client_id');
     if (bodyId !== undefined && bodyId !== request.client.id) {
       throw new InvalidClientError('client_id does not match the authenticated client');
     }
     // RFC 7591 §2 and OpenID Connect Core §9: the client authenticates with the method it
     // registered, and no other, so that a secret meant for one channel is not accepted on another.
-    if (request.clientAuthMethod !== request.client.tokenEndpointAuthMethod) {
+    if (method !== request.client.tokenEndpointAuthMethod) {
       throw new InvalidClientError(`This client is registered for ${request.client.tokenEndpointAuthMethod}; authenticate with that method`);
     }
     return true;
   }
+}
 
-  /** passport's verdict: the client, or a failure that becomes invalid_client. */
-  override handleRequest<TUser = Client>(err: unknown, client: TUser | false): TUser {
-    if (err) throw err;
-    if (!client) throw new InvalidClientError('Client authentication failed');
-    return client;
+/** The one authentication method the request presents (RFC 6749 §2.3: never more than one). */
+function presentedMethod(request: FastifyRequest): ClientAuthMethod {
+  const body = (request.body ?? {}) as Record<string, unknown>;
+  const bodyId = singleParam(body, 'client_id');
+  const bodySecret = singleParam(body, 'client_secret');
+  const header = request.headers.authorization;
+  if (header !== undefined) {
+    if (bodySecret !== undefined) throw new InvalidRequestError('Use either HTTP Basic or client_secret in the body, not both');
+    if (!/^basic /i.test(header)) throw new InvalidClientError('Client authentication must use the HTTP Basic scheme');
+    return ClientAuthMethod.ClientSecretBasic;
   }
+  if (bodySecret !== undefined) {
+    if (bodyId === undefined) throw new InvalidClientError('Client authentication failed');
+    return ClientAuthMethod.ClientSecretPost;
+  }
+  if (bodyId !== undefined) return ClientAuthMethod.None;
+  throw new InvalidClientError('Client authentication is required');
 }
 
 /** A parameter that must appear at most once (RFC 6749 §3.2: parameters MUST NOT be included more than once). */
