@@ -36,10 +36,14 @@ import { MetadataController } from './metadata/metadata.controller.js';
 import { MetadataService } from './metadata/metadata.service.js';
 import { TokenController } from './token/token.controller.js';
 import { TokenEndpointService } from './token/token-endpoint.service.js';
+import { CommonModule } from '../common/common.module.js';
+import { AuditModule } from '../audit/audit.module.js';
+import { MetricsModule } from '../metrics/metrics.module.js';
+import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 
 /** The authorization server: authorization and token endpoints, login and consent, metadata. */
 @Module({
-  imports: [PassportModule, UsersModule, SessionsModule, ClientsModule, CodesModule, TokensModule, ConsentsModule, ScopesModule],
+  imports: [CommonModule, AuditModule, MetricsModule, RateLimitModule, PassportModule, UsersModule, SessionsModule, ClientsModule, CodesModule, TokensModule, ConsentsModule, ScopesModule],
   controllers: [AuthorizeController, TokenController, RevocationController, IntrospectionController, RegistrationController, LoginController, HomeController, AccessController, MetadataController],
   providers: [
     AuthorizationRequestValidator,

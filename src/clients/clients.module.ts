@@ -3,9 +3,10 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { ScopesModule } from '../scopes/scopes.module.js';
 import { Client } from './client.entity.js';
 import { ClientsService } from './clients.service.js';
+import { AuditModule } from '../audit/audit.module.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Client]), ScopesModule],
+  imports: [AuditModule, TypeOrmModule.forFeature([Client]), ScopesModule],
   providers: [ClientsService],
   exports: [ClientsService],
 })

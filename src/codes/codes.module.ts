@@ -2,9 +2,10 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthorizationCode } from './authorization-code.entity.js';
 import { CodesService } from './codes.service.js';
+import { CommonModule } from '../common/common.module.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([AuthorizationCode])],
+  imports: [CommonModule, TypeOrmModule.forFeature([AuthorizationCode])],
   providers: [CodesService],
   exports: [CodesService],
 })

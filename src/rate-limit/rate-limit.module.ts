@@ -1,4 +1,4 @@
-import { Global, Logger, Module } from '@nestjs/common';
+import { Logger, Module } from '@nestjs/common';
 import { appConfig, type AppConfig } from '../config/app.config.js';
 import { rateLimitConfig, type RateLimitConfig } from '../config/rate-limit.config.js';
 import { REDIS_CLIENT, type RedisClient } from '../redis/redis.constants.js';
@@ -8,21 +8,21 @@ import { LoginThrottle } from './login-throttle.service.js';
 import { MemoryThrottlerStorage, RATE_LIMIT_STORAGE } from './memory-throttler.storage.js';
 import { RedisLoginAttemptStore } from './redis-login-attempts.store.js';
 import { RedisThrottlerStorage } from './redis-throttler.storage.js';
+import { CommonModule } from '../common/common.module.js';
 
 /**
  * Rate limits: the counters (in Redis when REDIS_URL is set, so that every instance behind the
  * load balancer enforces one limit together; else in this instance's memory), LoginThrottle for
- * POST /login, and the storage that ClientRateLimitGuard and ApiRateLimitGuard count in. Global,
- * because those guards run in the auth and resources modules.
+ * POST /login, and the storage that ClientRateLimitGuard and ApiRateLimitGuard count in. The auth
+ * and resources modules import it, since those guards run there.
  *
  * @nestjs/throttler 6.7 is CommonJS and `require`s @nestjs/common, which Nest 12 ships as ES
  * modules only. Node (20.19+) allows that; Jest before Node 24.9 does not, so importing the
  * package's index (ThrottlerModule, ThrottlerGuard, its in-memory storage) fails every e2e test.
  * We keep its storage contract (ThrottlerStorage, a type) and implement it twice.
  */
-@Global()
 @Module({
-  imports: [RedisModule],
+  imports: [CommonModule, RedisModule],
   providers: [
     {
       provide: RATE_LIMIT_STORAGE,

@@ -1,4 +1,4 @@
-import { Global, Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { redisConfig } from '../config/redis.config.js';
 import { createRedisClient } from './redis-client.factory.js';
 import { REDIS_CLIENT, type RedisClient } from './redis.constants.js';
@@ -17,7 +17,6 @@ class RedisConnectionCloser implements OnApplicationShutdown {
 }
 
 /** The optional shared Redis (REDIS_URL): injected as REDIS_CLIENT, null when not configured. */
-@Global()
 @Module({
   providers: [{ provide: REDIS_CLIENT, inject: [redisConfig.KEY], useFactory: createRedisClient }, RedisConnectionCloser],
   exports: [REDIS_CLIENT],

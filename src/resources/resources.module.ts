@@ -12,10 +12,13 @@ import { ItemsService } from './items/items.service.js';
 import { ListQueryParser } from './items/list-query.parser.js';
 import { ResourceLinks } from './items/resource-links.js';
 import { ResourceRoutes } from './resource-routes.js';
+import { CommonModule } from '../common/common.module.js';
+import { CollectionsModule } from '../collections/collections.module.js';
+import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 
 /** The resource server: the versioned REST API over the declared collections, behind bearer and MAC tokens. */
 @Module({
-  imports: [PassportModule, TokensModule, ItemsModule],
+  imports: [CommonModule, CollectionsModule, RateLimitModule, PassportModule, TokensModule, ItemsModule],
   controllers: [CollectionController, ItemController],
   providers: [BearerStrategy, BearerAuthGuard, MacTokenVerifier, CollectionAccessGuard, ItemsService, ListQueryParser, ResourceLinks, ResourceRoutes],
   exports: [ResourceRoutes],

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ScopeCatalog } from './scope-catalog.js';
+import { CollectionsModule } from '../collections/collections.module.js';
 
-@Module({ providers: [ScopeCatalog], exports: [ScopeCatalog] })
+@Module({ imports: [CollectionsModule], providers: [ScopeCatalog], exports: [ScopeCatalog] })
 export class ScopesModule {}

@@ -2,10 +2,11 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { Session } from './session.entity.js';
 import { SessionsService } from './sessions.service.js';
+import { CommonModule } from '../common/common.module.js';
 
 /** Server-side sign-in sessions (issue 15: signing out ends the session on every instance). */
 @Module({
-  imports: [TypeOrmModule.forFeature([Session])],
+  imports: [CommonModule, TypeOrmModule.forFeature([Session])],
   providers: [SessionsService],
   exports: [SessionsService],
 })

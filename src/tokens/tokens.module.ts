@@ -5,9 +5,11 @@ import { MacKeyCipher } from './mac-key-cipher.js';
 import { MacNoncesService } from './mac-nonces.service.js';
 import { Token } from './token.entity.js';
 import { TokensService } from './tokens.service.js';
+import { CommonModule } from '../common/common.module.js';
+import { AuditModule } from '../audit/audit.module.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Token]), KeysModule],
+  imports: [CommonModule, AuditModule, TypeOrmModule.forFeature([Token]), KeysModule],
   providers: [TokensService, MacKeyCipher, MacNoncesService],
   exports: [TokensService, MacNoncesService],
 })
