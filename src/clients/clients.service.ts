@@ -39,11 +39,6 @@ export interface DescriptiveMetadata {
 
 export const DESCRIPTIVE_FIELDS = ['client_uri', 'logo_uri', 'policy_uri', 'tos_uri'] as const;
 
-/** RFC 7592 §3: what a client registered over HTTP receives to manage itself. */
-export interface RegistrationCredentials {
-  registrationAccessToken: string;
-}
-
 /** RFC 7591 §3.2.1 client information response. */
 export interface ClientView {
   client_id: string;

@@ -21,6 +21,3 @@ export class ApiError extends Error {
 
   readonly headers: Record<string, string>;
 }
-
-export const badRequest = (description: string) => new ApiError(400, description);
-export const notFound = (description = 'No such item') => new ApiError(404, description);

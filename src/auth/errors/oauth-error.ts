@@ -66,12 +66,6 @@ export class AccessDeniedError extends OAuthError {
   readonly status = 403;
 }
 
-/** RFC 6749 §4.1.2.1: anything unexpected; nothing about the cause is exposed. */
-export class ServerError extends OAuthError {
-  readonly error = 'server_error';
-  readonly status = 500;
-}
-
 /**
  * The authorization request names no known client, or a redirect URI that is not registered for it.
  * RFC 6749 §4.1.2.1: the user must be told, and must not be redirected anywhere.
