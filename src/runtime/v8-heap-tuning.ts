@@ -7,10 +7,9 @@ import { setFlagsFromString } from 'node:v8';
  * Why: during start-up and the first requests, V8 sees objects from some allocation sites survive
  * young-generation collections and decides to allocate everything from those sites straight into
  * the old generation. On a busy server most of those objects are per-request and die within
- * milliseconds, so the old generation fills with garbage: under load a mark-compact every ~1.6 s,
- * scavenges of 7–9 ms, 26% of CPU in the collector and an RSS of ~280 MB. Without pretenuring they
- * die young, where collecting them is nearly free: the bearer read went from ~10,000 to ~15,700
- * req/s, p99 from 15 to 4 ms and RSS to ~170–200 MB (bench/RESULTS.md, "Memory").
+ * milliseconds, so the old generation fills with garbage and the collector runs mark-compacts
+ * constantly. Without pretenuring they die young, where collecting them is nearly free: more
+ * throughput, a lower p99 and less memory (the figures are in bench/RESULTS.md, "Memory").
  *
  * The flag only changes where new objects are placed, never what a program computes. Setting it
  * at run time rather than on the command line keeps every way of starting the server (npm start,

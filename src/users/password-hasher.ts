@@ -13,7 +13,7 @@ const OPTIONS = { algorithm: Algorithm.Argon2id, memoryCost: 19456, timeCost: 2,
 /**
  * At most one hash per core at a time. More would not finish sooner (each one is all CPU), but each
  * holds its 19 MiB: a burst of sign-ins would push the process's memory up by that much per attempt
- * in flight (bench: 255 MB with 16 concurrent logins). The others wait their turn in order.
+ * in flight (bench/RESULTS.md has the figures). The others wait their turn in order.
  */
 const hashing = pLimit(availableParallelism());
 
