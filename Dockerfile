@@ -26,7 +26,7 @@ VOLUME ["/app/data"]
 EXPOSE 3000 9464
 HEALTHCHECK --interval=30s --timeout=3s --start-period=20s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health/live').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-# The same process settings as `npm start` (package.json; bench/RESULTS.md, "Memory"): two glibc
+# The process settings of src/runtime/process-tuning.ts, as in `npm start` (bench/RESULTS.md, "Memory"): two glibc
 # malloc arenas and an 8 MB young-generation semi-space keep RSS under load below 200 MB.
 ENV MALLOC_ARENA_MAX=2
 CMD ["node", "--max-semi-space-size=8", "dist/src/main.js"]

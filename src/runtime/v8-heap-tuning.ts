@@ -1,8 +1,9 @@
 import { setFlagsFromString } from 'node:v8';
+import { PROCESS_TUNING } from './process-tuning.js';
 
 /**
- * Switches off V8's allocation-site pretenuring before any other module loads (main.ts imports
- * this first).
+ * Sets the V8 flags of process-tuning.ts before any other module loads (main.ts imports this
+ * first): allocation-site pretenuring off.
  *
  * Why: during start-up and the first requests, V8 sees objects from some allocation sites survive
  * young-generation collections and decides to allocate everything from those sites straight into
@@ -15,4 +16,4 @@ import { setFlagsFromString } from 'node:v8';
  * at run time rather than on the command line keeps every way of starting the server (npm start,
  * the Docker image, the benchmark, a process manager) on the same setting.
  */
-setFlagsFromString('--no-allocation-site-pretenuring');
+for (const flag of PROCESS_TUNING.v8FlagsAtStartup) setFlagsFromString(flag);

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { PROCESS_TUNING } from '../../src/runtime/process-tuning.js';
 // @ts-expect-error: the benchmark's plain-JavaScript helper has no type declarations.
 import { parseStartScript, startCommand } from '../../bench/lib/start-command.mjs';
 
@@ -9,21 +10,22 @@ interface StartCommand {
 }
 
 /**
- * `npm start`, the Docker image and the benchmark must start the server the same way: the memory
- * settings below are what keeps RSS under load below 200 MB (bench/RESULTS.md, "Memory").
+ * `npm start`, the Docker image and the benchmark must start the server the same way, the way
+ * src/runtime/process-tuning.ts says (bench/RESULTS.md, "Memory").
  */
 describe('how the server process is started', () => {
   const start = startCommand() as StartCommand;
 
-  it('npm start runs the server with two malloc arenas and an 8 MB semi-space', () => {
+  it('npm start runs the server as process-tuning.ts says: two malloc arenas and an 8 MB semi-space', () => {
+    expect(start).toEqual(PROCESS_TUNING.launch);
     expect(start).toEqual({ env: { MALLOC_ARENA_MAX: '2' }, nodeArgs: ['--max-semi-space-size=8'], entry: 'dist/src/main.js' });
   });
 
-  it('the Docker image sets the same environment and Node options as npm start', () => {
+  it('the Docker image sets the same environment and Node options as process-tuning.ts', () => {
     const dockerfile = readFileSync('Dockerfile', 'utf8');
-    for (const [name, value] of Object.entries(start.env)) expect(dockerfile).toMatch(new RegExp(`^ENV .*\\b${name}=${value}\\b`, 'm'));
+    for (const [name, value] of Object.entries(PROCESS_TUNING.launch.env)) expect(dockerfile).toMatch(new RegExp(`^ENV .*\\b${name}=${value}\\b`, 'm'));
     const cmd = JSON.parse(/^CMD (\[.*\])$/m.exec(dockerfile)?.[1] ?? '[]') as string[];
-    expect(cmd).toEqual(['node', ...start.nodeArgs, start.entry]);
+    expect(cmd).toEqual(['node', ...PROCESS_TUNING.launch.nodeArgs, PROCESS_TUNING.launch.entry]);
   });
 
   it('reads environment assignments, Node options and the entry point, and refuses anything else', () => {
