@@ -1,8 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { FastifyRequest } from 'fastify';
 import { Clock } from '../common/clock.js';
 import { rateLimitConfig, type RateLimitConfig } from '../config/rate-limit.config.js';
-import { clientAddress } from './client-address.js';
 import { LOGIN_ATTEMPT_STORE, type AttemptCounter, type LoginAttemptStore } from './login-attempts.store.js';
 import { rateLimitKey } from './rate-limit-key.js';
 
@@ -26,8 +24,8 @@ export class LoginThrottle {
    * counts as a failure until `succeeded` says otherwise, so a burst of concurrent attempts cannot
    * slip through before the first failure is recorded.
    */
-  async begin(request: FastifyRequest, username: string): Promise<number> {
-    const waitMs = await this.store.begin(this.counters(request, username), this.config.login, this.now());
+  async begin(address: string, username: string): Promise<number> {
+    const waitMs = await this.store.begin(this.counters(address, username), this.config.login, this.now());
     return Math.ceil(waitMs / 1000);
   }
 
@@ -36,13 +34,12 @@ export class LoginThrottle {
    * address's counter only takes back this attempt, so signing in to one's own account in between
    * does not reset a stuffing run's count.
    */
-  async succeeded(request: FastifyRequest, username: string): Promise<void> {
-    const [pair, address] = this.counters(request, username);
-    await Promise.all([this.store.clear(pair.key), this.store.forgive(address, this.now())]);
+  async succeeded(address: string, username: string): Promise<void> {
+    const [pair, addressCounter] = this.counters(address, username);
+    await Promise.all([this.store.clear(pair.key), this.store.forgive(addressCounter, this.now())]);
   }
 
-  private counters(request: FastifyRequest, username: string): [AttemptCounter, AttemptCounter] {
-    const address = clientAddress(request);
+  private counters(address: string, username: string): [AttemptCounter, AttemptCounter] {
     return [
       { key: `login:${rateLimitKey(address, username.toLowerCase())}`, freeFailures: this.config.login.freeFailures },
       { key: `login-ip:${rateLimitKey(address)}`, freeFailures: this.config.login.ipFreeFailures },

@@ -10,14 +10,21 @@ import { TokensService, type IssuedTokens } from '../../tokens/tokens.service.js
 import { InvalidGrantError, InvalidRequestError, type OAuthError } from '../errors/oauth-error.js';
 import type { TokenRequestDto } from '../token/token-request.dto.js';
 import { toTokenResponse, type TokenResponse } from '../token/token-response.js';
-import type { GrantHandler } from './grant-handler.js';
+import type { GrantContext, GrantHandler } from './grant-handler.js';
 import { verifyS256 } from './pkce.js';
+
+/** RFC 6749 §4.1.3 and RFC 7636 §4.5. */
+export interface AuthorizationCodeParameters {
+  code: string;
+  redirectUri?: string;
+  codeVerifier?: string;
+}
 
 type Redemption = { kind: 'replayed' } | { kind: 'refused'; error: OAuthError } | { kind: 'issued'; tokens: IssuedTokens };
 
 /** RFC 6749 §4.1.3 / §4.1.4 with PKCE (RFC 7636 §4.5, §4.6). */
 @Injectable()
-export class AuthorizationCodeGrant implements GrantHandler {
+export class AuthorizationCodeGrant implements GrantHandler<AuthorizationCodeParameters> {
   readonly grantType = GrantType.AuthorizationCode;
 
   constructor(
@@ -28,8 +35,12 @@ export class AuthorizationCodeGrant implements GrantHandler {
     private readonly metrics: MetricsService,
   ) {}
 
-  async handle(request: TokenRequestDto, client: Client): Promise<TokenResponse> {
-    if (request.code === undefined) throw new InvalidRequestError('The code parameter is required');
+  parameters(form: TokenRequestDto): AuthorizationCodeParameters {
+    if (form.code === undefined) throw new InvalidRequestError('The code parameter is required');
+    return { code: form.code, redirectUri: form.redirect_uri, codeVerifier: form.code_verifier };
+  }
+
+  async handle(request: AuthorizationCodeParameters, { client }: GrantContext): Promise<TokenResponse> {
     const code = await this.codes.findByCode(request.code);
     if (!code) throw new InvalidGrantError('The authorization code is invalid, expired or already used');
 
@@ -69,20 +80,20 @@ export class AuthorizationCodeGrant implements GrantHandler {
   }
 
   /** The checks of RFC 6749 §4.1.3 and RFC 7636 §4.6; returns the error, or undefined when the code may be redeemed. */
-  private checkBinding(code: AuthorizationCode, client: Client, request: TokenRequestDto): OAuthError | undefined {
+  private checkBinding(code: AuthorizationCode, client: Client, request: AuthorizationCodeParameters): OAuthError | undefined {
     if (code.clientId !== client.id) return new InvalidGrantError('The authorization code was issued to another client');
     if (code.expiresAt.getTime() <= this.clock.now().getTime()) return new InvalidGrantError('The authorization code has expired');
     // §4.1.3: redirect_uri is REQUIRED if it was included in the authorization request, and the values MUST be identical.
-    if (code.redirectUriInRequest && request.redirect_uri === undefined) {
+    if (code.redirectUriInRequest && request.redirectUri === undefined) {
       return new InvalidGrantError('redirect_uri is required because the authorization request included it');
     }
-    if (request.redirect_uri !== undefined && request.redirect_uri !== code.redirectUri) {
+    if (request.redirectUri !== undefined && request.redirectUri !== code.redirectUri) {
       return new InvalidGrantError('redirect_uri does not match the authorization request');
     }
     if (code.codeChallenge !== null) {
-      if (request.code_verifier === undefined) return new InvalidGrantError('code_verifier is required (PKCE, RFC 7636 §4.5)');
-      if (!verifyS256(request.code_verifier, code.codeChallenge)) return new InvalidGrantError('code_verifier does not match the code_challenge');
-    } else if (request.code_verifier !== undefined) {
+      if (request.codeVerifier === undefined) return new InvalidGrantError('code_verifier is required (PKCE, RFC 7636 §4.5)');
+      if (!verifyS256(request.codeVerifier, code.codeChallenge)) return new InvalidGrantError('code_verifier does not match the code_challenge');
+    } else if (request.codeVerifier !== undefined) {
       // RFC 9700 §2.1.1 / §4.8.2: a verifier for a code issued without a challenge is a PKCE downgrade attempt.
       return new InvalidGrantError('code_verifier was sent but the authorization request had no code_challenge');
     }

@@ -1,25 +1,33 @@
 import { Injectable } from '@nestjs/common';
 import { v7 as uuidv7 } from 'uuid';
-import type { Client } from '../../clients/client.entity.js';
 import { GrantType } from '../../common/oauth.constants.js';
 import { formatScope, isSubset, parseScope, splitScope } from '../../common/scope.js';
 import { TokensService } from '../../tokens/tokens.service.js';
 import { InvalidScopeError, UnauthorizedClientError } from '../errors/oauth-error.js';
 import type { TokenRequestDto } from '../token/token-request.dto.js';
 import { toTokenResponse, type TokenResponse } from '../token/token-response.js';
-import type { GrantHandler } from './grant-handler.js';
+import type { GrantContext, GrantHandler } from './grant-handler.js';
+
+/** RFC 6749 §4.4.2. */
+export interface ClientCredentialsParameters {
+  scope?: string;
+}
 
 /**
  * RFC 6749 §4.4: a confidential client asks for a token for itself. The token has no resource
  * owner (the data API refuses it) and no refresh token comes with it (§4.4.3).
  */
 @Injectable()
-export class ClientCredentialsGrant implements GrantHandler {
+export class ClientCredentialsGrant implements GrantHandler<ClientCredentialsParameters> {
   readonly grantType = GrantType.ClientCredentials;
 
   constructor(private readonly tokens: TokensService) {}
 
-  async handle(request: TokenRequestDto, client: Client): Promise<TokenResponse> {
+  parameters(form: TokenRequestDto): ClientCredentialsParameters {
+    return { scope: form.scope };
+  }
+
+  async handle(request: ClientCredentialsParameters, { client }: GrantContext): Promise<TokenResponse> {
     // §4.4.2: only confidential clients; a public one has proved nothing about itself.
     if (client.isPublic) throw new UnauthorizedClientError('Only a confidential client may use the client_credentials grant');
     const registered = splitScope(client.scope);

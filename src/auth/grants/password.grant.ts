@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { FastifyRequest } from 'fastify';
 import { v7 as uuidv7 } from 'uuid';
 import type { Client } from '../../clients/client.entity.js';
 import { GrantType } from '../../common/oauth.constants.js';
@@ -14,7 +13,14 @@ import { UsersService } from '../../users/users.service.js';
 import { InvalidGrantError, InvalidRequestError, InvalidScopeError, UnauthorizedClientError } from '../errors/oauth-error.js';
 import type { TokenRequestDto } from '../token/token-request.dto.js';
 import { toTokenResponse, type TokenResponse } from '../token/token-response.js';
-import type { GrantHandler } from './grant-handler.js';
+import type { GrantContext, GrantHandler } from './grant-handler.js';
+
+/** RFC 6749 §4.3.2. */
+export interface PasswordParameters {
+  username: string;
+  password: string;
+  scope?: string;
+}
 
 /**
  * RFC 6749 §4.3, the resource owner password credentials grant, for confidential clients an
@@ -24,7 +30,7 @@ import type { GrantHandler } from './grant-handler.js';
  * as a consent so that the person sees it on /account/access and can withdraw it.
  */
 @Injectable()
-export class PasswordGrant implements GrantHandler {
+export class PasswordGrant implements GrantHandler<PasswordParameters> {
   readonly grantType = GrantType.Password;
 
   constructor(
@@ -36,24 +42,28 @@ export class PasswordGrant implements GrantHandler {
     @Inject(legacyGrantsConfig.KEY) private readonly config: LegacyGrantsConfig,
   ) {}
 
-  async handle(request: TokenRequestDto, client: Client, http: FastifyRequest): Promise<TokenResponse> {
+  parameters(form: TokenRequestDto): PasswordParameters {
+    // §4.3.2: username and password are REQUIRED.
+    const username = form.username?.trim() ?? '';
+    if (username === '') throw new InvalidRequestError('The username parameter is required');
+    if (form.password === undefined) throw new InvalidRequestError('The password parameter is required');
+    return { username, password: form.password, scope: form.scope };
+  }
+
+  async handle({ username, password, scope: requestedScope }: PasswordParameters, { client, clientAddress }: GrantContext): Promise<TokenResponse> {
     // Registration refuses it already; a public client has proved nothing, so anyone could guess passwords through it.
     if (client.isPublic) throw new UnauthorizedClientError('Only a confidential client may use the password grant');
-    // §4.3.2: username and password are REQUIRED.
-    const username = request.username?.trim() ?? '';
-    if (username === '') throw new InvalidRequestError('The username parameter is required');
-    if (request.password === undefined) throw new InvalidRequestError('The password parameter is required');
-    const scope = this.resolveScope(request.scope, client);
+    const scope = this.resolveScope(requestedScope, client);
 
     // The same counters as the sign-in form (LoginThrottle), so a wait earned on one applies to the
     // other: RFC 6749 §4.3.2 asks for protection against brute force at this endpoint.
-    const wait = await this.throttle.begin(http, username);
+    const wait = await this.throttle.begin(clientAddress, username);
     if (wait > 0) throw tooManyRequests(wait, 'Too many failed sign-ins for this username from this address.');
     // An unknown username costs the same argon2id verification as a wrong password (UsersService):
     // the answer and its timing say nothing about which one it was.
-    const user = await this.users.authenticate(username, request.password);
+    const user = await this.users.authenticate(username, password);
     if (!user) throw new InvalidGrantError('The username or password is incorrect');
-    await this.throttle.succeeded(http, username);
+    await this.throttle.succeeded(clientAddress, username);
 
     await this.consents.grant(user.id, client.id, scope);
     const refresh = this.config.passwordGrantRefreshTokens && client.grantTypes.includes(GrantType.RefreshToken);

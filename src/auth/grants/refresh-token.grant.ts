@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { Client } from '../../clients/client.entity.js';
 import { GrantType } from '../../common/oauth.constants.js';
 import { Transactions } from '../../database/transactions.js';
 import { formatScope, isSubset, parseScope, splitScope } from '../../common/scope.js';
@@ -8,7 +7,13 @@ import { TokensService, type IssuedTokens } from '../../tokens/tokens.service.js
 import { InvalidGrantError, InvalidRequestError, InvalidScopeError } from '../errors/oauth-error.js';
 import type { TokenRequestDto } from '../token/token-request.dto.js';
 import { toTokenResponse, type TokenResponse } from '../token/token-response.js';
-import type { GrantHandler } from './grant-handler.js';
+import type { GrantContext, GrantHandler } from './grant-handler.js';
+
+/** RFC 6749 §6. */
+export interface RefreshTokenParameters {
+  refreshToken: string;
+  scope?: string;
+}
 
 const INVALID = 'The refresh token is invalid, expired or revoked';
 
@@ -17,7 +22,7 @@ const INVALID = 'The refresh token is invalid, expired or revoked';
  * token and kills the old one; presenting a dead one again revokes the whole family.
  */
 @Injectable()
-export class RefreshTokenGrant implements GrantHandler {
+export class RefreshTokenGrant implements GrantHandler<RefreshTokenParameters> {
   readonly grantType = GrantType.RefreshToken;
 
   constructor(
@@ -25,9 +30,13 @@ export class RefreshTokenGrant implements GrantHandler {
     private readonly tokens: TokensService,
   ) {}
 
-  async handle(request: TokenRequestDto, client: Client): Promise<TokenResponse> {
-    if (request.refresh_token === undefined) throw new InvalidRequestError('The refresh_token parameter is required');
-    const token = await this.tokens.findByValue(request.refresh_token);
+  parameters(form: TokenRequestDto): RefreshTokenParameters {
+    if (form.refresh_token === undefined) throw new InvalidRequestError('The refresh_token parameter is required');
+    return { refreshToken: form.refresh_token, scope: form.scope };
+  }
+
+  async handle(request: RefreshTokenParameters, { client }: GrantContext): Promise<TokenResponse> {
+    const token = await this.tokens.findByValue(request.refreshToken);
     if (!token || token.kind !== TokenKind.Refresh || token.clientId !== client.id) throw new InvalidGrantError(INVALID);
 
     // Reuse is detected before anything else about the request is judged: a replayed token must

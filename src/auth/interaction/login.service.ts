@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
+import { clientAddress } from '../../rate-limit/client-address.js';
 import { parse as parseQuery } from 'node:querystring';
 import { LoginThrottle } from '../../rate-limit/login-throttle.service.js';
 import { UsersService } from '../../users/users.service.js';
@@ -50,14 +51,14 @@ export class LoginService {
     const password = typeof form.password === 'string' ? form.password : '';
     // Only attempts that check a password count: an empty field guesses nothing.
     const guessing = username !== '' && password !== '';
-    const wait = guessing ? await this.throttle.begin(request, username) : 0;
+    const wait = guessing ? await this.throttle.begin(clientAddress(request), username) : 0;
     if (wait > 0) return this.pages.loginThrottled(wait, returnTo);
     const user = guessing ? await this.users.authenticate(username, password) : null;
     if (!user) {
       const authorization = returnTo.startsWith('/authorize?') ? await this.authorizationFor(returnTo) : undefined;
       return this.pages.login(request, { returnTo, authorization, username, failed: true });
     }
-    await this.throttle.succeeded(request, username);
+    await this.throttle.succeeded(clientAddress(request), username);
     await this.session.logIn(request, user);
     // 303: the browser follows with GET (RFC 9700 §4.12 warns against 307 after a credential POST).
     return { kind: 'redirect', status: 303, location: returnTo };

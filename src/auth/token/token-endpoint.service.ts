@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import type { Client } from '../../clients/client.entity.js';
 import { MetricsService } from '../../metrics/metrics.service.js';
+import { clientAddress } from '../../rate-limit/client-address.js';
 import { InvalidRequestError, OAuthError, UnauthorizedClientError, UnsupportedGrantTypeError } from '../errors/oauth-error.js';
 import { GRANT_HANDLERS, type GrantHandler } from '../grants/grant-handler.js';
 import type { TokenRequestDto } from './token-request.dto.js';
@@ -46,6 +47,6 @@ export class TokenEndpointService {
     if (!client.grantTypes.includes(handler.grantType)) {
       throw new UnauthorizedClientError(`This client is not registered for the ${handler.grantType} grant`);
     }
-    return handler.handle(request, client, http);
+    return handler.handle(handler.parameters(request), { client, clientAddress: clientAddress(http) });
   }
 }
