@@ -48,11 +48,10 @@ const PASSPORT_BY_METHOD: Record<ClientAuthMethod, { canActivate(context: Execut
 export class ClientAuthenticationGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<AuthenticatedClientRequest>();
-    const method = presentedMethod(request);
+    const { method, bodyId } = presentedMethod(request);
     await PASSPORT_BY_METHOD[method].canActivate(context);
     request.clientAuthMethod = method;
 
-    const bodyId = singleParam((request.body ?? {}) as Record<string, unknown>, 'client_id');
     if (bodyId !== undefined && bodyId !== request.client.id) {
       throw new InvalidClientError('client_id does not match the authenticated client');
     }
@@ -65,8 +64,8 @@ export class ClientAuthenticationGuard implements CanActivate {
   }
 }
 
-/** The one authentication method the request presents (RFC 6749 §2.3: never more than one). */
-function presentedMethod(request: FastifyRequest): ClientAuthMethod {
+/** The one authentication method the request presents (RFC 6749 §2.3: never more than one), and the form's client_id. */
+function presentedMethod(request: FastifyRequest): { method: ClientAuthMethod; bodyId?: string } {
   const body = (request.body ?? {}) as Record<string, unknown>;
   const bodyId = singleParam(body, 'client_id');
   const bodySecret = singleParam(body, 'client_secret');
@@ -74,13 +73,13 @@ function presentedMethod(request: FastifyRequest): ClientAuthMethod {
   if (header !== undefined) {
     if (bodySecret !== undefined) throw new InvalidRequestError('Use either HTTP Basic or client_secret in the body, not both');
     if (!/^basic /i.test(header)) throw new InvalidClientError('Client authentication must use the HTTP Basic scheme');
-    return ClientAuthMethod.ClientSecretBasic;
+    return { method: ClientAuthMethod.ClientSecretBasic, bodyId };
   }
   if (bodySecret !== undefined) {
     if (bodyId === undefined) throw new InvalidClientError('Client authentication failed');
-    return ClientAuthMethod.ClientSecretPost;
+    return { method: ClientAuthMethod.ClientSecretPost, bodyId };
   }
-  if (bodyId !== undefined) return ClientAuthMethod.None;
+  if (bodyId !== undefined) return { method: ClientAuthMethod.None, bodyId };
   throw new InvalidClientError('Client authentication is required');
 }
 

@@ -7,8 +7,11 @@ import type { TokenResponse } from '../token/token-response.js';
 export interface GrantContext {
   /** The authenticated client, registered for this grant. */
   readonly client: Client;
-  /** The caller's address (as TRUST_PROXY reads it), for the password grant's sign-in throttle. */
-  readonly clientAddress: string;
+  /**
+   * The caller's address (as TRUST_PROXY reads it), for the password grant's sign-in throttle.
+   * A function: working it out costs a proxy-addr walk, which the other grants never need.
+   */
+  readonly clientAddress: () => string;
 }
 
 /**

@@ -57,13 +57,14 @@ export class PasswordGrant implements GrantHandler<PasswordParameters> {
 
     // The same counters as the sign-in form (LoginThrottle), so a wait earned on one applies to the
     // other: RFC 6749 §4.3.2 asks for protection against brute force at this endpoint.
-    const wait = await this.throttle.begin(clientAddress, username);
+    const address = clientAddress();
+    const wait = await this.throttle.begin(address, username);
     if (wait > 0) throw tooManyRequests(wait, 'Too many failed sign-ins for this username from this address.');
     // An unknown username costs the same argon2id verification as a wrong password (UsersService):
     // the answer and its timing say nothing about which one it was.
     const user = await this.users.authenticate(username, password);
     if (!user) throw new InvalidGrantError('The username or password is incorrect');
-    await this.throttle.succeeded(clientAddress, username);
+    await this.throttle.succeeded(address, username);
 
     await this.consents.grant(user.id, client.id, scope);
     const refresh = this.config.passwordGrantRefreshTokens && client.grantTypes.includes(GrantType.RefreshToken);

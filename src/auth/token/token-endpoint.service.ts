@@ -47,6 +47,6 @@ export class TokenEndpointService {
     if (!client.grantTypes.includes(handler.grantType)) {
       throw new UnauthorizedClientError(`This client is not registered for the ${handler.grantType} grant`);
     }
-    return handler.handle(handler.parameters(request), { client, clientAddress: clientAddress(http) });
+    return handler.handle(handler.parameters(request), { client, clientAddress: () => clientAddress(http) });
   }
 }
