@@ -10,15 +10,16 @@ cd "$(dirname "$0")/.." || exit 0
 want="$(tr -d ' \nv' < .nvmrc)"
 have="$(node -p 'process.versions.node' 2>/dev/null || true)"
 link=node_modules/.bin/node
+# shellcheck source=use-node.sh
+. scripts/use-node.sh --define-only
 
 if [ "${have%%.*}" = "${want%%.*}" ]; then
   # npm itself runs on the right line: drop a link that an earlier install made here.
-  if [ -L "$link" ] && [[ "$(readlink "$link")" == */latchkey/node-v* ]]; then rm -f "$link"; fi
+  if [ -L "$link" ] && [[ "$(readlink "$link")" == "$(latchkey_node_cache)"/* ]]; then rm -f "$link"; fi
   exit 0
 fi
 
-# shellcheck source=use-node.sh
-if ! . scripts/use-node.sh; then
+if ! latchkey_use_node; then
   echo "latchkey: this is Node $have and Node $want could not be fetched; npm start and npm test need Node ${want%%.*} (README)" >&2
   exit 0
 fi

@@ -10,12 +10,17 @@
 #
 # Nothing is installed system-wide, and a shell that already runs the right release is left alone.
 
+# Where fetched releases are kept (scripts/link-node.sh recognises its links by it).
+latchkey_node_cache() {
+  echo "${LATCHKEY_NODE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/latchkey}"
+}
+
 latchkey_use_node() {
   local root want have cache dir arch tarball
   root="$(cd "$(dirname "${BASH_SOURCE[0]:-$0}")/.." && pwd)"
   want="$(tr -d ' \nv' < "$root/.nvmrc")"
   have="$(node -p 'process.versions.node' 2>/dev/null || true)"
-  cache="${LATCHKEY_NODE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/latchkey}"
+  cache="$(latchkey_node_cache)"
   dir="$cache/node-v$want"
 
   if [ "$have" = "$want" ]; then
@@ -44,4 +49,5 @@ latchkey_use_node() {
   echo "use-node: using $(node --version) from $dir" >&2
 }
 
-latchkey_use_node
+# `. scripts/use-node.sh --define-only` defines the functions above and changes nothing.
+[ "${1:-}" = "--define-only" ] || latchkey_use_node
