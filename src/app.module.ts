@@ -15,7 +15,7 @@ import { oauthConfig } from './config/oauth.config.js';
 import { rateLimitConfig } from './config/rate-limit.config.js';
 import { redisConfig } from './config/redis.config.js';
 import { sessionConfig } from './config/session.config.js';
-import { DatabaseModule } from './database/database.module.js';
+import { DatabaseModule } from './schema/database.module.js';
 import { SqliteCheckpointer } from './database/sqlite-checkpointer.js';
 import { HealthModule } from './health/health.module.js';
 import { HousekeepingModule } from './housekeeping/housekeeping.module.js';

@@ -32,7 +32,7 @@ function run({ ids, checkpointPages }) {
   const file = join(dir, `run-${ids}-${checkpointPages}.sqlite`);
   copyFileSync(template, file);
   const db = new Database(file);
-  // As src/database/data-source.options.ts opens it.
+  // As src/schema/data-source.options.ts opens it.
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');

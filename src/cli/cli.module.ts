@@ -9,7 +9,7 @@ import { databaseConfig, readDatabaseConfig } from '../config/database.config.js
 import { housekeepingConfig } from '../config/housekeeping.config.js';
 import { oauthConfig } from '../config/oauth.config.js';
 import { sessionConfig } from '../config/session.config.js';
-import { DatabaseModule } from '../database/database.module.js';
+import { DatabaseModule } from '../schema/database.module.js';
 import { PurgeModule } from '../housekeeping/purge.module.js';
 import { UsersModule } from '../users/users.module.js';
 

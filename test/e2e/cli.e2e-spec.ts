@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from '../../src/clients/client.entity.js';
-import { MIGRATIONS } from '../../src/database/migrations/index.js';
+import { MIGRATIONS } from '../../src/schema/migrations/index.js';
 import { User } from '../../src/users/user.entity.js';
 import { UsersService } from '../../src/users/users.service.js';
 import { Browser } from '../helpers/browser.js';

@@ -1,8 +1,8 @@
 import { DataSource } from 'typeorm';
 import { readDatabaseConfig } from '../../src/config/database.config.js';
-import { buildDataSourceOptions } from '../../src/database/data-source.options.js';
-import { ENTITIES } from '../../src/database/entities.js';
-import { MIGRATIONS } from '../../src/database/migrations/index.js';
+import { buildDataSourceOptions } from '../../src/schema/data-source.options.js';
+import { ENTITIES } from '../../src/schema/entities.js';
+import { MIGRATIONS } from '../../src/schema/migrations/index.js';
 import { createTestDatabase, dropTestDatabase } from '../helpers/test-database.js';
 
 /**

@@ -2,7 +2,7 @@ import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { databaseConfig, type DatabaseConfigSlice } from '../config/database.config.js';
 import { buildDataSourceOptions } from './data-source.options.js';
-import { Transactions } from './transactions.js';
+import { Transactions } from '../database/transactions.js';
 
 // Global like the TypeORM connection it wraps: every module that writes may need Transactions.
 @Global()
