@@ -6,8 +6,10 @@ import { VersioningType, type DynamicModule } from '@nestjs/common';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hkdfSync } from 'node:crypto';
 import { AppModule } from './app.module.js';
-import { httpErrorCode } from './auth/errors/http-error-code.js';
-import { JsonExceptionFilter } from './auth/errors/json-exception.filter.js';
+import { OAuthExceptionFilter } from './auth/errors/oauth-exception.filter.js';
+import { OAUTH_TRANSPORT } from './auth/token/oauth-form-endpoint.decorator.js';
+import { httpErrorCode } from './http/http-error-code.js';
+import { JsonExceptionFilter } from './http/json-exception.filter.js';
 import { loadCollections } from './collections/collections-loader.js';
 import { apiConfig } from './config/api.config.js';
 import { appConfig, type AppConfig } from './config/app.config.js';
@@ -86,7 +88,9 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
   logRequests(app.getHttpAdapter().getInstance(), app.get(PinoLogger).logger);
   enforceTransportSecurity(app.getHttpAdapter().getInstance(), config);
   const routes = app.get(ResourceRoutes);
-  app.useGlobalFilters(new JsonExceptionFilter((path) => routes.allowedMethods(path)));
+  // The fallback for errors no route's own filter caught; those Fastify raises before a route runs
+  // go to the filter of the transport that route declares (the OAuth endpoints').
+  app.useGlobalFilters(new JsonExceptionFilter({ allowedMethodsOf: (path) => routes.allowedMethods(path), transports: { [OAUTH_TRANSPORT]: app.get(OAuthExceptionFilter) } }));
   // The REST API lives at /api/v1/…: URI versioning with the prefix "api/v", so a v2 can live beside it.
   app.enableVersioning({ type: VersioningType.URI, prefix: 'api/v' });
   app.useSecurityHeaders({

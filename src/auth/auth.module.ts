@@ -29,7 +29,10 @@ import { PageRenderer } from './interaction/page-renderer.js';
 import { Pages } from './interaction/pages.js';
 import { IntrospectionController } from './introspection/introspection.controller.js';
 import { LegacyGrantsWarning } from './legacy-grants/legacy-grants.warning.js';
-import { RegistrationAccess } from './registration/registration-access.js';
+import { ClientManagementAccess } from './registration/registration-access.js';
+import { RegistrationService } from './registration/registration.service.js';
+import { OAuthExceptionFilter } from './errors/oauth-exception.filter.js';
+import { AccessModule } from '../access/access.module.js';
 import { RegistrationController } from './registration/registration.controller.js';
 import { RevocationController } from './revocation/revocation.controller.js';
 import { MetadataController } from './metadata/metadata.controller.js';
@@ -43,7 +46,7 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 
 /** The authorization server: authorization and token endpoints, login and consent, metadata. */
 @Module({
-  imports: [CommonModule, AuditModule, MetricsModule, RateLimitModule, PassportModule, UsersModule, SessionsModule, ClientsModule, CodesModule, TokensModule, ConsentsModule, ScopesModule],
+  imports: [CommonModule, AuditModule, MetricsModule, RateLimitModule, PassportModule, AccessModule, UsersModule, SessionsModule, ClientsModule, CodesModule, TokensModule, ConsentsModule, ScopesModule],
   controllers: [AuthorizeController, TokenController, RevocationController, IntrospectionController, RegistrationController, LoginController, HomeController, AccessController, MetadataController],
   providers: [
     AuthorizationRequestValidator,
@@ -53,6 +56,7 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
     Pages,
     PageRenderer,
     InteractionExceptionFilter,
+    OAuthExceptionFilter,
     ClientBasicStrategy,
     ClientSecretPostStrategy,
     ClientNoneStrategy,
@@ -60,7 +64,8 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
     ClientAuthenticationGuard,
     TokenEndpointService,
     MetadataService,
-    RegistrationAccess,
+    ClientManagementAccess,
+    RegistrationService,
     LegacyGrantsWarning,
     AuthorizationCodeGrant,
     RefreshTokenGrant,

@@ -1,10 +1,21 @@
+/** The rules of the domain a caller's input can break, each a stable snake_case code. */
+export type DomainErrorCode =
+  | 'invalid_client_metadata'
+  | 'invalid_redirect_uri'
+  | 'client_not_found'
+  | 'public_client'
+  | 'invalid_username'
+  | 'invalid_password'
+  | 'username_taken'
+  | 'user_not_found';
+
 /**
  * A rule of the domain was broken by the caller's input (a taken username, a malformed redirect
- * URI). The CLI prints it to stderr; HTTP layers map it to a 4xx. `code` is a stable snake_case id.
+ * URI). The CLI prints it to stderr; over HTTP, src/http/domain-error-response.ts maps each code.
  */
 export class DomainError extends Error {
   constructor(
-    readonly code: string,
+    readonly code: DomainErrorCode,
     message: string,
   ) {
     super(message);

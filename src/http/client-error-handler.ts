@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import { httpErrorCode } from '../auth/errors/http-error-code.js';
+import { httpErrorCode } from './http-error-code.js';
 
 /** The statuses Node's HTTP parser can refuse a request with before Fastify sees it. */
 const STATUS_BY_PARSER_CODE: Record<string, number> = {

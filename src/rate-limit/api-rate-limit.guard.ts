@@ -1,10 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import type { TokenPrincipal } from '../resources/auth/token-principal.js';
 import { PerMinuteRateLimitGuard } from './per-minute-rate-limit.guard.js';
 
 /**
- * RATE_LIMIT_API_PER_MINUTE on the data API, per access token. Runs after BearerAuthGuard and
+ * RATE_LIMIT_API_PER_MINUTE on the data API, per access token. Runs after AccessTokenGuard and
  * keys on the token's stored id, never on the token itself.
  */
 @Injectable()
@@ -15,7 +14,7 @@ export class ApiRateLimitGuard extends PerMinuteRateLimitGuard {
     return this.config.apiPerMinute;
   }
 
-  protected subject(request: FastifyRequest & { user: TokenPrincipal }): string[] {
+  protected subject(request: FastifyRequest & { user: { tokenId: string } }): string[] {
     return [request.user.tokenId];
   }
 

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { AuthenticatedClientRequest } from '../auth/client-auth/client-authentication.guard.js';
+import type { FastifyRequest } from 'fastify';
 import { clientAddress } from './client-address.js';
 import { PerMinuteRateLimitGuard } from './per-minute-rate-limit.guard.js';
 
@@ -16,7 +16,7 @@ export class ClientRateLimitGuard extends PerMinuteRateLimitGuard {
     return this.config.clientPerMinute;
   }
 
-  protected subject(request: AuthenticatedClientRequest): string[] {
+  protected subject(request: FastifyRequest & { client: { id: string; isPublic: boolean } }): string[] {
     const { client } = request;
     // A public client proves nothing (RFC 6749 §2.1, §10.1: its id is no secret), so anyone could
     // claim it: its budget is per address too, lest a stranger spend a whole mobile app's budget.

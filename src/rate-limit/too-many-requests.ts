@@ -1,4 +1,4 @@
-import { ApiError } from '../resources/api-error.js';
+import { ApiError } from '../http/api-error.js';
 
 /**
  * 429 (RFC 6585 §4) with Retry-After in whole seconds (RFC 9110 §10.2.3) and the application's

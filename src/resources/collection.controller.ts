@@ -1,9 +1,9 @@
-import { Controller, Get, Options, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
+import { Controller, Get, Options, Post, Query, Req, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { ApiRateLimitGuard } from '../rate-limit/api-rate-limit.guard.js';
-import { BearerAuthGuard } from './auth/bearer-auth.guard.js';
-import { CollectionAccessGuard, type ResourceRequest } from './auth/collection-access.guard.js';
-import { assertAcceptsJson, jsonObjectBody } from './http/content-negotiation.js';
+import { RequireScope } from '../access/require-access.decorator.js';
+import { CollectionScope, type ResourceRequest } from './collection-scope.js';
+import { assertAcceptsJson, jsonObjectBody } from '../http/content-negotiation.js';
 import { itemEtag, weakEtag } from './http/conditional-requests.js';
 import { sendRepresentation } from './http/json-response.js';
 import { toResource } from './items/item-representation.js';
@@ -16,8 +16,8 @@ export const COLLECTION_METHODS = 'GET, HEAD, POST, OPTIONS';
 
 /** /api/v1/<collection>: list (GET, and HEAD through Fastify), create (POST), describe (OPTIONS). */
 @Controller({ path: ':collection', version: API_VERSION })
-// The rate limit counts per token, so it runs once the bearer guard has found the token.
-@UseGuards(BearerAuthGuard, ApiRateLimitGuard, CollectionAccessGuard)
+// A token speaking for a person, with the collection's read or write scope; the rate limit counts per token, so it runs once the token is known.
+@RequireScope(CollectionScope, { resourceOwner: true, then: [ApiRateLimitGuard] })
 export class CollectionController {
   constructor(
     private readonly items: ItemsService,

@@ -1,9 +1,9 @@
-import { Controller, Delete, Get, Options, Param, Patch, Put, Req, Res, UseGuards } from '@nestjs/common';
+import { Controller, Delete, Get, Options, Param, Patch, Put, Req, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { ApiRateLimitGuard } from '../rate-limit/api-rate-limit.guard.js';
-import { BearerAuthGuard } from './auth/bearer-auth.guard.js';
-import { CollectionAccessGuard, type ResourceRequest } from './auth/collection-access.guard.js';
-import { assertAcceptsJson, jsonObjectBody } from './http/content-negotiation.js';
+import { RequireScope } from '../access/require-access.decorator.js';
+import { CollectionScope, type ResourceRequest } from './collection-scope.js';
+import { assertAcceptsJson, jsonObjectBody } from '../http/content-negotiation.js';
 import { itemEtag } from './http/conditional-requests.js';
 import { sendRepresentation } from './http/json-response.js';
 import type { Item } from '../items/item.entity.js';
@@ -18,8 +18,8 @@ const PATCH_TYPES = ['application/merge-patch+json', 'application/json'];
 
 /** /api/v1/<collection>/<id>: read, replace, merge-patch, delete, describe. */
 @Controller({ path: ':collection/:id', version: API_VERSION })
-// The rate limit counts per token, so it runs once the bearer guard has found the token.
-@UseGuards(BearerAuthGuard, ApiRateLimitGuard, CollectionAccessGuard)
+// A token speaking for a person, with the collection's read or write scope; the rate limit counts per token, so it runs once the token is known.
+@RequireScope(CollectionScope, { resourceOwner: true, then: [ApiRateLimitGuard] })
 export class ItemController {
   constructor(private readonly items: ItemsService) {}
 

@@ -1,11 +1,7 @@
 import { Module } from '@nestjs/common';
-import { PassportModule } from '@nestjs/passport';
+import { AccessModule } from '../access/access.module.js';
 import { ItemsModule } from '../items/items.module.js';
-import { TokensModule } from '../tokens/tokens.module.js';
-import { BearerAuthGuard } from './auth/bearer-auth.guard.js';
-import { BearerStrategy } from './auth/bearer.strategy.js';
-import { CollectionAccessGuard } from './auth/collection-access.guard.js';
-import { MacTokenVerifier } from './auth/mac-token.verifier.js';
+import { CollectionScope } from './collection-scope.js';
 import { CollectionController } from './collection.controller.js';
 import { ItemController } from './item.controller.js';
 import { ItemsService } from './items/items.service.js';
@@ -18,9 +14,9 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 
 /** The resource server: the versioned REST API over the declared collections, behind bearer and MAC tokens. */
 @Module({
-  imports: [CommonModule, CollectionsModule, RateLimitModule, PassportModule, TokensModule, ItemsModule],
+  imports: [CommonModule, CollectionsModule, RateLimitModule, AccessModule, ItemsModule],
   controllers: [CollectionController, ItemController],
-  providers: [BearerStrategy, BearerAuthGuard, MacTokenVerifier, CollectionAccessGuard, ItemsService, ListQueryParser, ResourceLinks, ResourceRoutes],
+  providers: [CollectionScope, ItemsService, ListQueryParser, ResourceLinks, ResourceRoutes],
   exports: [ResourceRoutes],
 })
 export class ResourcesModule {}

@@ -411,6 +411,24 @@ describe('MAC tokens (draft-ietf-oauth-v2-http-mac-02)', () => {
       issuedKeys.push(issued.body.mac_key as string);
     });
 
+    it('an administrator holding a MAC token registers clients with signed requests, as every protected route takes them (issue 17: one authenticator); as a bearer token it is refused', async () => {
+      const macAdmin = await registerClient('MAC admin', { accessTokenType: 'mac', grantTypes: ['client_credentials'], scope: 'clients:register' });
+      const issued = await tokenRequest(app, macAdmin, { grant_type: 'client_credentials' });
+      const credentials: MacCredentials = { token: issued.body.access_token as string, key: issued.body.mac_key as string };
+      issuedKeys.push(credentials.key);
+      const metadata = { client_name: 'Registered by a MAC admin', grant_types: ['client_credentials'], scope: 'notes:read' };
+      const before = await app.dataSource.query('SELECT COUNT(*) AS n FROM clients');
+
+      const unsigned = await register(metadata, credentials.token);
+      expect({ status: unsigned.status, error: unsigned.json.error }).toEqual({ status: 401, error: 'invalid_token' });
+      expectMacError(await signed(credentials, 'POST', '/register', metadata, { key: 'a'.repeat(43) }), 401, 'invalid_token');
+      expect(await app.dataSource.query('SELECT COUNT(*) AS n FROM clients')).toEqual(before);
+
+      const registered = await signed(credentials, 'POST', '/register', metadata);
+      expect(registered.status).toBe(201);
+      expect(registered.json).toMatchObject({ client_name: 'Registered by a MAC admin', registration_access_token: expect.any(String) });
+    });
+
     it('defaults to "bearer", and says so', async () => {
       const registered = await register({ client_name: 'Registered bearer service', grant_types: ['client_credentials'], scope: 'notes:read' });
       expect(registered.status).toBe(201);

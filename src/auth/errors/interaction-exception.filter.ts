@@ -6,7 +6,7 @@ import { errorRedirect } from '../authorize/authorization-response.js';
 import { sendOutcome } from '../interaction/interaction-responder.js';
 import { Pages } from '../interaction/pages.js';
 import { AuthorizationRedirectError, OAuthError } from './oauth-error.js';
-import { httpErrorCode } from './http-error-code.js';
+import { httpErrorCode } from '../../http/http-error-code.js';
 
 /**
  * Errors of the browser-facing endpoints (authorize, login, consent). An error whose client and

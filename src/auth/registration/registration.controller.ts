@@ -1,98 +1,53 @@
-import { Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Req, Res } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Post, Put, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Client } from '../../clients/client.entity.js';
-import { ClientsService } from '../../clients/clients.service.js';
-import { DomainError } from '../../common/domain-error.js';
-import { generateSecret, SECRET_PREFIX, secretMatchesHash } from '../../common/secrets.js';
-import { appConfig, type AppConfig } from '../../config/app.config.js';
-import { ApiError } from '../../resources/api-error.js';
-import { jsonObjectBody } from '../../resources/http/content-negotiation.js';
-import { parseClientMetadata } from './client-metadata.js';
-import { RegistrationAccess } from './registration-access.js';
+import { RequireAccess, RequireScope } from '../../access/require-access.decorator.js';
+import type { TokenPrincipal } from '../../access/token-principal.js';
+import { jsonObjectBody } from '../../http/content-negotiation.js';
+import { ClientManagementAccess, REGISTRATION_SCOPE, type ManagedClientRequest } from './registration-access.js';
+import { RegistrationService, type ClientInformation } from './registration.service.js';
+
+const JSON_TYPES = ['application/json'];
 
 /**
- * Dynamic client registration (RFC 7591) at POST /register, for holders of a `clients:register`
- * token (client_credentials), and its management (RFC 7592) at /register/{client_id}. Who may do
- * what is RegistrationAccess's decision; what a change may contain is ClientsService's.
+ * Dynamic client registration (RFC 7591) at POST /register, for an administrator's
+ * `clients:register` token, and its management (RFC 7592) at /register/{client_id}.
  */
 @Controller('register')
 export class RegistrationController {
-  constructor(
-    private readonly clients: ClientsService,
-    private readonly access: RegistrationAccess,
-    @Inject(appConfig.KEY) private readonly app: AppConfig,
-  ) {}
+  constructor(private readonly registration: RegistrationService) {}
 
   @Post()
-  async register(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    const registrar = await this.access.registrar(request);
-    const metadata = guard(() => parseClientMetadata(jsonObjectBody(request, ['application/json'])));
-    const registrationToken = generateSecret(SECRET_PREFIX.registrationToken);
-    const { client, secret } = await guardAsync(() => this.clients.create(metadata.client, `client:${registrar}`, { registrationToken }));
-    void reply
-      .code(201)
-      .header('Cache-Control', 'no-store')
-      .header('Pragma', 'no-cache')
-      .header('Location', this.clientUri(client))
-      .header('Content-Type', 'application/json;charset=UTF-8')
-      .send(JSON.stringify({ ...this.clients.toView(client, secret), registration_access_token: registrationToken, registration_client_uri: this.clientUri(client) }));
+  @RequireScope(REGISTRATION_SCOPE)
+  async register(@Req() request: FastifyRequest & { user: TokenPrincipal }, @Res() reply: FastifyReply): Promise<void> {
+    const information = await this.registration.register(request.user.clientId, jsonObjectBody(request, JSON_TYPES));
+    send(reply.code(201).header('Location', information.registration_client_uri), information);
   }
 
   @Get(':clientId')
-  async read(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Param('clientId') clientId: string): Promise<void> {
-    const { client } = await this.access.managed(request, clientId);
-    this.send(reply, client);
+  @RequireAccess(ClientManagementAccess)
+  read(@Req() request: ManagedClientRequest, @Res() reply: FastifyReply): void {
+    send(reply, this.registration.read(request.managed));
   }
 
   @Put(':clientId')
-  async update(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Param('clientId') clientId: string): Promise<void> {
-    const { client, editor } = await this.access.managed(request, clientId);
-    const metadata = guard(() => parseClientMetadata(jsonObjectBody(request, ['application/json'])));
-    // RFC 7592 §2.2: the body names the client, and a secret, if sent, must be the current one.
-    if (metadata.clientId !== client.id) throw new ApiError(400, 'The body must carry this client\'s client_id', { error: 'invalid_client_metadata' });
-    if (metadata.clientSecret !== undefined && !(client.secretHash && secretMatchesHash(metadata.clientSecret, client.secretHash))) {
-      throw new ApiError(400, 'client_secret does not match; a secret cannot be chosen by the client', { error: 'invalid_client_metadata' });
-    }
-    this.send(reply, await guardAsync(() => this.clients.update(client, metadata.client, editor)));
+  @RequireAccess(ClientManagementAccess)
+  async update(@Req() request: ManagedClientRequest, @Res() reply: FastifyReply): Promise<void> {
+    send(reply, await this.registration.update(request.managed, jsonObjectBody(request, JSON_TYPES)));
   }
 
   @Delete(':clientId')
+  @RequireAccess(ClientManagementAccess)
   @HttpCode(204)
-  async remove(@Req() request: FastifyRequest, @Param('clientId') clientId: string): Promise<void> {
-    const { client, editor } = await this.access.managed(request, clientId);
-    await this.clients.delete(client.id, editor.actor);
-  }
-
-  private send(reply: FastifyReply, client: Client): void {
-    void reply
-      .header('Cache-Control', 'no-store')
-      .header('Pragma', 'no-cache')
-      .header('Content-Type', 'application/json;charset=UTF-8')
-      .send(JSON.stringify({ ...this.clients.toView(client), registration_client_uri: this.clientUri(client) }));
-  }
-
-  private clientUri(client: Client): string {
-    return `${this.app.issuer}/register/${encodeURIComponent(client.id)}`;
+  async remove(@Req() request: ManagedClientRequest): Promise<void> {
+    await this.registration.remove(request.managed);
   }
 }
 
-/** RFC 7591 §3.2.2: metadata problems are 400 with their own error codes. */
-function guard<T>(work: () => T): T {
-  try {
-    return work();
-  } catch (error) {
-    throw asRegistrationError(error);
-  }
-}
-
-async function guardAsync<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    throw asRegistrationError(error);
-  }
-}
-
-function asRegistrationError(error: unknown): unknown {
-  return error instanceof DomainError ? new ApiError(400, error.message, { error: error.code }) : error;
+/** RFC 7591 §3.2.1: the response carries credentials, so it is never cached. */
+function send(reply: FastifyReply, information: ClientInformation): void {
+  void reply
+    .header('Cache-Control', 'no-store')
+    .header('Pragma', 'no-cache')
+    .header('Content-Type', 'application/json;charset=UTF-8')
+    .send(JSON.stringify(information));
 }

@@ -1,17 +1,26 @@
-import { applyDecorators, Header, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { applyDecorators, Header, HttpCode, Post, UseFilters, UseGuards } from '@nestjs/common';
+import { RouteConfig } from '@nestjs/platform-fastify';
+import { ERROR_TRANSPORT } from '../../http/json-exception.filter.js';
 import { ClientRateLimitGuard } from '../../rate-limit/client-rate-limit.guard.js';
 import { ClientAuthenticationGuard } from '../client-auth/client-authentication.guard.js';
+import { OAuthExceptionFilter } from '../errors/oauth-exception.filter.js';
 import { FormContentTypeGuard } from './form-content-type.guard.js';
+
+/** The error transport these endpoints declare to the application's fallback filter. */
+export const OAUTH_TRANSPORT = 'oauth';
 
 /**
  * A client-authenticated POST endpoint of the authorization server (/token, /introspect, /revoke):
  * a form body, 200 on success, never cached (RFC 6749 §5.1, RFC 7662 §2.2, RFC 7009 §2.2).
- * `json` adds the JSON content type for endpoints that answer with a body.
+ * `json` adds the JSON content type for endpoints that answer with a body. Its errors are RFC 6749
+ * §5.2 JSON (OAuthExceptionFilter), also those Fastify raises before the route runs.
  */
 export function OAuthFormEndpoint(options: { json: boolean }): MethodDecorator {
   return applyDecorators(
     Post(),
     HttpCode(200),
+    UseFilters(OAuthExceptionFilter),
+    RouteConfig({ [ERROR_TRANSPORT]: OAUTH_TRANSPORT }),
     // The rate limit counts per authenticated client, so it runs after client authentication.
     UseGuards(FormContentTypeGuard, ClientAuthenticationGuard, ClientRateLimitGuard),
     ...(options.json ? [Header('Content-Type', 'application/json;charset=UTF-8')] : []),

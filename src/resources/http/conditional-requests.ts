@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { Item } from '../../items/item.entity.js';
-import { ApiError } from '../api-error.js';
+import { ApiError } from '../../http/api-error.js';
 
 /** An item's strong ETag: its version, bumped by every write (RFC 9110 §8.8.3). */
 export function itemEtag(item: Item): string {

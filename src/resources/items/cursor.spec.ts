@@ -1,4 +1,4 @@
-import { ApiError } from '../api-error.js';
+import { ApiError } from '../../http/api-error.js';
 import { decodeCursor, encodeCursor, type Cursor } from './cursor.js';
 
 /** The keyset cursor of list pages (README, "Listing"): opaque to clients, checked when it comes back. */

@@ -1,4 +1,4 @@
-import { ApiError } from '../api-error.js';
+import { ApiError } from '../../http/api-error.js';
 import { isStorableText } from './storable-text.js';
 
 /** A keyset position: the sort that produced it, and the last item's sort value and id. */

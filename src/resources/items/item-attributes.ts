@@ -3,7 +3,7 @@ import { describeSchemaErrors } from '../../collections/json-schema-validator.js
 import { AttributeKind, SERVER_MANAGED_FIELDS, type Collection } from '../../collections/collection.js';
 import { normalizeDateTime } from './date-time.js';
 import type { Item } from '../../items/item.entity.js';
-import { ApiError } from '../api-error.js';
+import { ApiError } from '../../http/api-error.js';
 import { toResource } from './item-representation.js';
 import { applyMergePatch } from './json-merge-patch.js';
 import { isStorableJson } from './storable-text.js';

@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Collection } from '../../collections/collection.js';
 import type { Item } from '../../items/item.entity.js';
 import { ItemsRepository, type WriteOutcome } from '../../items/items.repository.js';
-import { ApiError } from '../api-error.js';
+import { ApiError } from '../../http/api-error.js';
 import { assertIfMatch, hasIfMatch } from '../http/conditional-requests.js';
 import { encodeCursor, UUID_PATTERN } from './cursor.js';
 import { ItemAttributes } from './item-attributes.js';

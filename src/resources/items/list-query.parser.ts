@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AttributeKind, type Attribute, type Collection } from '../../collections/collection.js';
 import { apiConfig, type ApiConfig } from '../../config/api.config.js';
 import type { ListQuery } from '../../items/items.repository.js';
-import { ApiError } from '../api-error.js';
+import { ApiError } from '../../http/api-error.js';
 import { decodeCursor } from './cursor.js';
 import { normalizeDateTime } from './date-time.js';
 import { isStorableText } from './storable-text.js';

@@ -1,4 +1,4 @@
-import { httpErrorCode } from '../auth/errors/http-error-code.js';
+import { httpErrorCode } from './http-error-code.js';
 
 /**
  * An error of the REST data API: `{ "error", "error_description" }` with its status and any headers

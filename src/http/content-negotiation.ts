@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { ApiError } from '../api-error.js';
+import { ApiError } from './api-error.js';
 
 /** RFC 9110 §12.5.1: a request whose Accept excludes JSON gets 406 instead of a body it cannot use. */
 export function assertAcceptsJson(request: FastifyRequest): void {

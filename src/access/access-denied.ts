@@ -1,0 +1,70 @@
+import { TokenType } from '../common/oauth.constants.js';
+import type { AccessScheme } from './token-principal.js';
+import { BEARER_REALM } from './token-principal.js';
+
+/**
+ * Why a protected route refuses a request, as RFC 6750 §3.1 names it. `missing`: no credentials
+ * at all (or a scheme we do not take), answered with bare challenges and no error code (§3.1).
+ */
+export type AccessRefusal =
+  | { error: 'missing' }
+  | { error: 'invalid_request'; description: string }
+  | { error: 'invalid_token'; description: string }
+  | { error: 'insufficient_scope'; description: string; scope: string };
+
+/**
+ * A refused request, and the scheme the client tried, so that the challenge speaks the same one
+ * (a MAC-signed request is answered under MAC). Thrown by the access-token guard; turned into a
+ * response only by ProtectedResourceExceptionFilter.
+ */
+export class AccessDenied extends Error {
+  constructor(
+    readonly refusal: AccessRefusal,
+    readonly scheme?: AccessScheme,
+  ) {
+    super(refusal.error === 'missing' ? 'This request needs an access token' : refusal.description);
+    this.name = 'AccessDenied';
+  }
+}
+
+export interface AccessDeniedResponse {
+  status: number;
+  error: string;
+  description: string;
+  challenge: string;
+}
+
+/** The status, body and `WWW-Authenticate` challenge of a refusal (RFC 6750 §3, §3.1; RFC 9110 §11.6.1). */
+export function describeAccessDenied({ refusal, scheme }: AccessDenied): AccessDeniedResponse {
+  switch (refusal.error) {
+    case 'missing':
+      // Both schemes the API accepts are offered: several challenges, comma-separated.
+      return {
+        status: 401,
+        error: 'unauthorized',
+        description: 'This request needs an access token: send "Authorization: Bearer <token>", or a MAC-signed request for a MAC token',
+        challenge: `Bearer realm="${BEARER_REALM}", MAC`,
+      };
+    case 'invalid_request':
+      return { status: 400, error: refusal.error, description: refusal.description, challenge: challenge(scheme, refusal.error, refusal.description) };
+    case 'invalid_token':
+      return { status: 401, error: refusal.error, description: refusal.description, challenge: challenge(scheme, refusal.error, refusal.description) };
+    case 'insufficient_scope':
+      return { status: 403, error: refusal.error, description: refusal.description, challenge: challenge(scheme, refusal.error, refusal.description, { scope: refusal.scope }) };
+    default:
+      return unreachable(refusal);
+  }
+}
+
+/** `Bearer realm="…", error="…", …` or, for a MAC-signed request, `MAC error="…", …` (the MAC draft has no realm). */
+function challenge(scheme: AccessScheme | undefined, error: string, description: string, extra: Record<string, string> = {}): string {
+  const mac = scheme === TokenType.Mac;
+  const parameters = Object.entries({ ...(mac ? {} : { realm: BEARER_REALM }), error, error_description: description, ...extra })
+    .map(([name, value]) => `${name}="${value.replace(/["\\]/g, '')}"`)
+    .join(', ');
+  return `${mac ? 'MAC' : 'Bearer'} ${parameters}`;
+}
+
+function unreachable(value: never): never {
+  throw new Error(`Unhandled access refusal ${JSON.stringify(value)}`);
+}

@@ -1,0 +1,29 @@
+import type { DomainError } from '../common/domain-error.js';
+import type { JsonError } from './json-error.js';
+
+/**
+ * A domain rule broken over HTTP. Registration's metadata errors keep their own codes (RFC 7591
+ * §3.2.2); the others take the status's code. Exhaustive: a new code does not compile until it is mapped here.
+ */
+export function domainErrorResponse(error: DomainError): JsonError {
+  switch (error.code) {
+    case 'invalid_client_metadata':
+    case 'invalid_redirect_uri':
+      return { status: 400, error: error.code, description: error.message };
+    case 'public_client':
+    case 'invalid_username':
+    case 'invalid_password':
+      return { status: 400, error: 'invalid_request', description: error.message };
+    case 'client_not_found':
+    case 'user_not_found':
+      return { status: 404, error: 'not_found', description: error.message };
+    case 'username_taken':
+      return { status: 409, error: 'conflict', description: error.message };
+    default:
+      return unreachable(error.code);
+  }
+}
+
+function unreachable(code: never): never {
+  throw new Error(`Unmapped domain error code ${String(code)}`);
+}
