@@ -7,7 +7,6 @@ import { InvalidClientError, InvalidRequestError } from '../errors/oauth-error.j
 
 export interface AuthenticatedClientRequest extends FastifyRequest {
   client: Client;
-  clientAuthMethod: ClientAuthMethod;
 }
 
 /** A passport guard for one client authentication strategy; its failure is invalid_client. */
@@ -50,7 +49,6 @@ export class ClientAuthenticationGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<AuthenticatedClientRequest>();
     const { method, bodyId } = presentedMethod(request);
     await PASSPORT_BY_METHOD[method].canActivate(context);
-    request.clientAuthMethod = method;
 
     if (bodyId !== undefined && bodyId !== request.client.id) {
       throw new InvalidClientError('client_id does not match the authenticated client');

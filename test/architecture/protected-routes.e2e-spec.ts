@@ -1,0 +1,74 @@
+import { GUARDS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
+import { RequestMethod, type Type } from '@nestjs/common';
+import { ModulesContainer } from '@nestjs/core';
+import { AccessTokenGuard } from '../../src/access/access-token.guard.js';
+import { ACCESS_REQUIREMENT } from '../../src/access/require-access.decorator.js';
+import { TestApp } from '../helpers/test-app.js';
+
+interface Route {
+  route: string;
+  guarded: boolean;
+  requirement: unknown;
+}
+
+/**
+ * Issue 17: every protected route declares its requirement in one decorator (@RequireScope or
+ * @RequireAccess), which brings the one AccessTokenGuard with it. This walks every route of the
+ * running application, so a route added with the guard but no requirement, or a protected
+ * controller losing its decorator, fails here by name.
+ */
+describe('protected routes', () => {
+  let app: TestApp;
+  let routes: Route[];
+
+  beforeAll(async () => {
+    app = await TestApp.start();
+    routes = [];
+    for (const module of app.app.get(ModulesContainer).values()) {
+      for (const wrapper of module.controllers.values()) {
+        const controller = wrapper.metatype as Type;
+        const base = String(Reflect.getMetadata(PATH_METADATA, controller) ?? '');
+        for (const name of Object.getOwnPropertyNames(controller.prototype)) {
+          const handler = (controller.prototype as Record<string, unknown>)[name];
+          if (name === 'constructor' || typeof handler !== 'function' || Reflect.getMetadata(PATH_METADATA, handler) === undefined) continue;
+          const guards = [...((Reflect.getMetadata(GUARDS_METADATA, controller) as unknown[]) ?? []), ...((Reflect.getMetadata(GUARDS_METADATA, handler) as unknown[]) ?? [])];
+          const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod];
+          routes.push({
+            route: `${method} /${[base, String(Reflect.getMetadata(PATH_METADATA, handler))].filter((part) => part !== '' && part !== '/').join('/')}`,
+            guarded: guards.includes(AccessTokenGuard),
+            requirement: Reflect.getMetadata(ACCESS_REQUIREMENT, handler) ?? Reflect.getMetadata(ACCESS_REQUIREMENT, controller),
+          });
+        }
+      }
+    }
+  });
+  afterAll(() => app?.stop());
+
+  it('finds the application\'s routes (the walk itself works)', () => {
+    expect(routes.length).toBeGreaterThan(20);
+    expect(routes.map((r) => r.route)).toEqual(expect.arrayContaining(['POST /token', 'GET /authorize', 'POST /register']));
+  });
+
+  it('every route behind the access-token guard declares its requirement, and every declared requirement brings the guard', () => {
+    expect(routes.filter((r) => r.guarded !== (r.requirement !== undefined))).toEqual([]);
+  });
+
+  it('protects exactly the data API and client registration', () => {
+    expect(routes.filter((r) => r.guarded).map((r) => r.route).sort()).toEqual(
+      [
+        'DELETE /:collection/:id',
+        'DELETE /register/:clientId',
+        'GET /:collection',
+        'GET /:collection/:id',
+        'GET /register/:clientId',
+        'OPTIONS /:collection',
+        'OPTIONS /:collection/:id',
+        'PATCH /:collection/:id',
+        'POST /:collection',
+        'POST /register',
+        'PUT /:collection/:id',
+        'PUT /register/:clientId',
+      ].sort(),
+    );
+  });
+});
