@@ -1,9 +1,10 @@
 import { httpErrorCode } from './http-error-code.js';
 
 /**
- * An error of the REST data API: `{ "error", "error_description" }` with its status and any headers
- * (Allow, WWW-Authenticate). `error` defaults to the one code per status of http-error-code.ts,
- * so the whole API maps statuses to codes the same way (README, "Errors").
+ * An HTTP error in the application's JSON shape, `{ "error", "error_description" }`, with its
+ * status and any headers (Allow, Retry-After): thrown by the data API, content negotiation and the
+ * rate limits, and written alike by every transport's filter. `error` defaults to the one code per
+ * status of http-error-code.ts, so statuses map to codes the same way everywhere (README, "Errors").
  */
 export class ApiError extends Error {
   readonly error: string;
