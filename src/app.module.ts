@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
+import { AccountsModule } from './accounts/accounts.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { AuditModule } from './audit/audit.module.js';
 import { CollectionsModule } from './collections/collections.module.js';
@@ -35,6 +36,7 @@ import { ResourcesModule } from './resources/resources.module.js';
     AuditModule,
     KeysModule,
     AuthModule,
+    AccountsModule,
     ResourcesModule,
     HealthModule,
     HousekeepingModule,

@@ -12,6 +12,7 @@ import { sessionConfig } from '../config/session.config.js';
 import { DatabaseModule } from '../schema/database.module.js';
 import { PurgeModule } from '../housekeeping/purge.module.js';
 import { UsersModule } from '../users/users.module.js';
+import { AccountsModule } from '../accounts/accounts.module.js';
 
 /**
  * The database settings for `migrations:run`: the command applies the migrations itself, so the
@@ -34,6 +35,7 @@ export class CliModule {
         DatabaseModule,
         AuditModule,
         UsersModule,
+        AccountsModule,
         ClientsModule,
         PurgeModule,
       ],

@@ -5,6 +5,7 @@ import type { ClientsService } from '../clients/clients.service.js';
 import { DomainError } from '../common/domain-error.js';
 import { ClientAuthMethod, GrantType, TokenType } from '../common/oauth.constants.js';
 import type { PurgeService } from '../housekeeping/purge.service.js';
+import type { AccountsService } from '../accounts/accounts.service.js';
 import type { UsersService } from '../users/users.service.js';
 
 export type Flags = Record<string, string | boolean | (string | boolean)[] | undefined>;
@@ -37,6 +38,7 @@ async function password(flags: Flags): Promise<string> {
 
 // Services are imported when a command runs, not with this table: `--help` and a mistyped command
 // line are answered without loading Nest, TypeORM and the rest (main.ts loads them after parsing).
+const accountsService = async (app: INestApplicationContext): Promise<AccountsService> => app.get((await import('../accounts/accounts.service.js')).AccountsService);
 const usersService = async (app: INestApplicationContext): Promise<UsersService> => app.get((await import('../users/users.service.js')).UsersService);
 const clientsService = async (app: INestApplicationContext): Promise<ClientsService> => app.get((await import('../clients/clients.service.js')).ClientsService);
 const auditService = async (app: INestApplicationContext): Promise<AuditService> => app.get((await import('../audit/audit.service.js')).AuditService);
@@ -77,8 +79,8 @@ export const COMMANDS: Record<string, Command> = {
     usage: "users:set-password --username NAME (--password 'PASSWORD' | --password-stdin)",
     options: { username: { type: 'string' }, password: { type: 'string' }, 'password-stdin': { type: 'boolean' } },
     async run(app, flags) {
-      const users = await usersService(app);
-      return users.toView(await users.setPassword(required(flags, 'username'), await password(flags)));
+      const user = await (await accountsService(app)).setPassword(required(flags, 'username'), await password(flags));
+      return (await usersService(app)).toView(user);
     },
   },
   'clients:create': {

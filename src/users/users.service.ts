@@ -1,10 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
-import type { Repository } from 'typeorm';
+import type { EntityManager, Repository } from 'typeorm';
 import { DomainError } from '../common/domain-error.js';
-import { Transactions } from '../database/transactions.js';
-import { SessionsService } from '../sessions/sessions.service.js';
 import { PasswordHasher } from './password-hasher.js';
 import { User } from './user.entity.js';
 
@@ -24,8 +22,6 @@ export class UsersService {
   constructor(
     @InjectRepository(User) private readonly users: Repository<User>,
     private readonly hasher: PasswordHasher,
-    private readonly sessions: SessionsService,
-    private readonly transactions: Transactions,
   ) {}
 
   async create(username: string, password: string): Promise<User> {
@@ -59,19 +55,15 @@ export class UsersService {
     return this.users.find({ order: { username: 'ASC' } });
   }
 
-  /**
-   * Sets a new password and ends every session of the person in the same transaction (OWASP ASVS
-   * 3.3.3): whoever signed in with the old password is signed out on every instance.
-   */
-  async setPassword(username: string, password: string): Promise<User> {
+  /** A password's hash, once it meets the rules (NIST SP 800-63B §5.1.1.2): a password change is AccountsService's, since it ends sessions too. */
+  async hashNewPassword(password: string): Promise<string> {
     this.assertPasswordAcceptable(password);
-    const user = await this.require(username);
-    user.passwordHash = await this.hasher.hash(password);
-    await this.transactions.run(async (manager) => {
-      await manager.update(User, { id: user.id }, { passwordHash: user.passwordHash });
-      await this.sessions.endAllOf(user.id, { manager });
-    });
-    return user;
+    return this.hasher.hash(password);
+  }
+
+  /** Stores a new password hash, in the caller's transaction. */
+  async storePasswordHash(userId: string, passwordHash: string, manager: EntityManager): Promise<void> {
+    await manager.update(User, { id: userId }, { passwordHash });
   }
 
   /** Deletes the user; their codes, tokens, consents and sessions go with them (ON DELETE CASCADE). */
@@ -84,7 +76,7 @@ export class UsersService {
     return { id: user.id, username: user.username, created_at: user.createdAt.toISOString() };
   }
 
-  private async require(username: string): Promise<User> {
+  async require(username: string): Promise<User> {
     const user = USERNAME.test(username) ? await this.users.findOneBy({ username }) : null;
     if (!user) throw new DomainError('user_not_found', `No user named "${username}".`);
     return user;

@@ -11,6 +11,7 @@
 import { jest } from '@jest/globals';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { IsNull } from 'typeorm';
+import { AccountsService } from '../../src/accounts/accounts.service.js';
 import { createApp } from '../../src/app.setup.js';
 import { PurgeService } from '../../src/housekeeping/purge.service.js';
 import { Session } from '../../src/sessions/session.entity.js';
@@ -107,7 +108,7 @@ describe('signing out ends the session on the server (OWASP ASVS 3.3.1)', () => 
     const phone = await signIn(user, second.baseUrl);
     const other = await signIn(bystander);
 
-    await app.app.get(UsersService).setPassword(user.username, 'a brand new passphrase');
+    await app.app.get(AccountsService).setPassword(user.username, 'a brand new passphrase');
 
     expect(await isSignedIn(laptop)).toBe(false);
     expect(await isSignedIn(phone)).toBe(false);
