@@ -3,7 +3,7 @@ import { Clock } from '../common/clock.js';
 import { computeMac, macMatches, type MacCredentials } from '../common/mac-signature.js';
 import { macTokenConfig, type MacTokenConfig } from '../config/mac-token.config.js';
 import type { Token } from '../tokens/token.entity.js';
-import { MacNoncesService } from '../tokens/mac-nonces.service.js';
+import { MacNonceStore } from '../tokens/mac-nonce.store.js';
 import { TokensService } from '../tokens/tokens.service.js';
 import type { AccessRefusal } from './access-denied.js';
 
@@ -28,7 +28,7 @@ export interface SignedRequest {
 export class MacProof {
   constructor(
     private readonly tokens: TokensService,
-    private readonly nonces: MacNoncesService,
+    private readonly nonces: MacNonceStore,
     private readonly clock: Clock,
     @Inject(macTokenConfig.KEY) private readonly config: MacTokenConfig,
   ) {}

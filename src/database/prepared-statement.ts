@@ -1,4 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
+import { AbstractSqliteDriver } from 'typeorm/driver/sqlite-abstract/AbstractSqliteDriver.js';
+import { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 
 /**
  * A timestamp column as a Date: PostgreSQL's driver returns Dates already; SQLite returns the
@@ -75,13 +77,15 @@ export class PreparedStatement<Row> {
   }
 
   async one(...parameters: unknown[]): Promise<Row | undefined> {
-    const driver = this.dataSource.driver as unknown as { databaseConnection?: SqliteConnection; master?: PgPool };
-    if (this.dataSource.options.type === 'postgres') {
-      if (!driver.master) throw new Error('Driver not Connected');
-      const result = await driver.master.query({ name: this.name, text: this.postgresSql, values: parameters });
+    // The drivers' public connection handles: node-postgres's pool, better-sqlite3's database.
+    const driver = this.dataSource.driver;
+    if (driver instanceof PostgresDriver) {
+      const pool = driver.master as PgPool | undefined;
+      if (!pool) throw new Error('Driver not Connected');
+      const result = await pool.query({ name: this.name, text: this.postgresSql, values: parameters });
       return result.rows[0] as Row | undefined;
     }
-    const connection = driver.databaseConnection;
+    const connection = driver instanceof AbstractSqliteDriver ? (driver.databaseConnection as SqliteConnection | undefined) : undefined;
     if (!connection) throw new Error('Driver not Connected');
     if (connection !== this.connection) {
       this.statement = connection.prepare(this.sql);

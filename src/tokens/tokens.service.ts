@@ -1,17 +1,16 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
-import { IsNull, type DataSource, type EntityManager, type Repository } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
 import { AuditService } from '../audit/audit.service.js';
 import { Clock } from '../common/clock.js';
 import { TokenType } from '../common/oauth.constants.js';
 import { generateSecret, hashSecret, SECRET_PREFIX } from '../common/secrets.js';
 import { oauthConfig, type OAuthConfig } from '../config/oauth.config.js';
-import { dateParameter, execute, placeholders, PreparedStatement, rowDate, toSqliteDate } from '../database/prepared-statement.js';
 import { Transactions } from '../database/transactions.js';
 import { MacKeyCipher } from './mac-key-cipher.js';
-import { Token, TokenKind } from './token.entity.js';
+import { TokenKind, type Token } from './token.entity.js';
+import { TokenStore, type TokenInsert } from './token.store.js';
 
 export interface TokenGrant {
   familyId: string;
@@ -37,37 +36,22 @@ export interface IssuedTokens {
   macKey?: string;
 }
 
-/** Every column of a token row, under the entity's property names. */
-const TOKEN_BY_HASH =
-  'SELECT "id", "kind", "token_hash" AS "tokenHash", "family_id" AS "familyId", "client_id" AS "clientId", "user_id" AS "userId", "scope", ' +
-  '"expires_at" AS "expiresAt", "consumed_at" AS "consumedAt", "revoked_at" AS "revokedAt", "created_at" AS "createdAt", "token_type" AS "tokenType", "mac_key" AS "macKey" ' +
-  'FROM "tokens" WHERE "token_hash" = ?';
-
-type TokenInsert = Omit<Token, 'createdAt' | 'client' | 'user'>;
-
-type TokenRow = Omit<Token, 'expiresAt' | 'consumedAt' | 'revokedAt' | 'createdAt'> & { expiresAt: Date | string; consumedAt: Date | string | null; revokedAt: Date | string | null; createdAt: Date | string };
-
 @Injectable()
 export class TokensService {
-  private readonly byHash: PreparedStatement<TokenRow>;
-
   constructor(
-    @InjectRepository(Token) private readonly tokens: Repository<Token>,
+    private readonly store: TokenStore,
     @Inject(oauthConfig.KEY) private readonly config: OAuthConfig,
     private readonly clock: Clock,
     private readonly audit: AuditService,
     private readonly macKeys: MacKeyCipher,
     private readonly transactions: Transactions,
-    @InjectDataSource() dataSource: DataSource,
-  ) {
-    this.byHash = new PreparedStatement(dataSource, 'latchkey_token_by_hash', TOKEN_BY_HASH);
-  }
+  ) {}
 
   /**
    * Issues an access token (and a refresh token when asked); only their hashes are stored. A MAC
    * token also gets a fresh 256-bit mac_key, stored encrypted and bound to the token's hash.
    */
-  async issue(grant: TokenGrant, manager: EntityManager = this.tokens.manager): Promise<IssuedTokens> {
+  async issue(grant: TokenGrant, manager?: EntityManager): Promise<IssuedTokens> {
     const accessToken = generateSecret(SECRET_PREFIX.accessToken);
     const accessTtl = grant.accessTokenTtlSeconds ?? this.config.accessTokenTtlSeconds;
     const access = this.row(TokenKind.Access, accessToken, grant, grant.scope, accessTtl);
@@ -84,7 +68,8 @@ export class TokensService {
       refreshToken = generateSecret(SECRET_PREFIX.refreshToken);
       rows.push(this.row(TokenKind.Refresh, refreshToken, grant, grant.refreshScope, this.config.refreshTokenTtlSeconds));
     }
-    await this.insert(rows, manager);
+    // In the caller's transaction; alone, on SQLite in this turn's group commit.
+    await this.store.insert(rows, this.clock.now(), manager);
     return { accessToken, refreshToken, expiresIn: accessTtl, scope: grant.scope, tokenType, ...(macKey ? { macKey } : {}) };
   }
 
@@ -95,15 +80,8 @@ export class TokensService {
   }
 
   /** One indexed lookup by the token's hash: on every API request, so a prepared statement. */
-  async findByValue(value: string): Promise<Token | null> {
-    const row = await this.byHash.one(hashSecret(value));
-    if (!row) return null;
-    return Object.assign(new Token(), row, {
-      expiresAt: rowDate(row.expiresAt),
-      consumedAt: rowDate(row.consumedAt),
-      revokedAt: rowDate(row.revokedAt),
-      createdAt: rowDate(row.createdAt),
-    });
+  findByValue(value: string): Promise<Token | null> {
+    return this.store.findByHash(hashSecret(value));
   }
 
   /** Usable now: not revoked, not expired, and (for refresh tokens) not yet rotated. */
@@ -115,47 +93,26 @@ export class TokensService {
    * Rotates a refresh token: marks it consumed with one conditional UPDATE. `false` means it was
    * already rotated or revoked, i.e. it is being reused (RFC 9700 §4.14.2).
    */
-  async consumeRefreshToken(tokenId: string, manager: EntityManager = this.tokens.manager): Promise<boolean> {
-    const now = dateParameter(this.clock.now(), manager.connection.options.type);
-    const sql = 'UPDATE "tokens" SET "consumed_at" = ? WHERE "id" = ? AND "kind" = ? AND "consumed_at" IS NULL AND "revoked_at" IS NULL';
-    return (await execute(manager, sql, [now, tokenId, TokenKind.Refresh])) === 1;
+  consumeRefreshToken(tokenId: string, manager?: EntityManager): Promise<boolean> {
+    const consume = (within: EntityManager) => this.store.consumeRefreshToken(tokenId, this.clock.now(), within);
+    return manager ? consume(manager) : this.transactions.write(consume);
   }
 
   /** Revokes one token (an access token, RFC 7009). */
   async revoke(tokenId: string): Promise<void> {
-    await this.tokens.update({ id: tokenId, revokedAt: IsNull() }, { revokedAt: this.clock.now() });
-  }
-
-  /** Revokes every token of a family: what one authorization code started, across all rotations. */
-  async revokeFamily(familyId: string, audit?: { actor: string; reason: string }): Promise<number> {
-    const result = await this.tokens.update({ familyId, revokedAt: IsNull() }, { revokedAt: this.clock.now() });
-    const revoked = result.affected ?? 0;
-    // Automatic revocations (a replayed code, a reused refresh token) belong in the audit trail too.
-    if (audit && revoked > 0) await this.audit.record({ actor: audit.actor, action: 'token.family_revoked', subject: `family:${familyId}`, details: { reason: audit.reason, tokens_revoked: revoked } });
-    return revoked;
+    await this.store.revoke(tokenId, this.clock.now());
   }
 
   /**
-   * One INSERT of all rows, in the caller's transaction; outside one, as Transactions.write
-   * places it (on SQLite, in the group commit of this turn of the event loop).
+   * Revokes every token of a family: what one authorization code started, across all rotations.
+   * Automatic revocations (a replayed code, a reused refresh token) are audited in the same transaction.
    */
-  private insert(rows: TokenInsert[], manager: EntityManager): Promise<void> {
-    if (manager.queryRunner?.isTransactionActive) return this.insertRows(rows, manager);
-    return this.transactions.write((batch) => this.insertRows(rows, batch));
-  }
-
-  /**
-   * Plain SQL: TypeORM's insert builds the statement anew each time and then reads created_at
-   * back, which doubled the cost of issuing a token (bench/RESULTS.md).
-   */
-  private async insertRows(rows: TokenInsert[], manager: EntityManager): Promise<void> {
-    const sqlite = manager.connection.options.type !== 'postgres';
-    const date = (value: Date | null) => (value && sqlite ? toSqliteDate(value) : value);
-    const now = this.clock.now();
-    const values = rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
-    const parameters = rows.flatMap((r) => [r.id, r.kind, r.tokenHash, r.familyId, r.clientId, r.userId, r.scope, date(r.expiresAt), date(r.consumedAt), date(r.revokedAt), date(now), r.tokenType, r.macKey]);
-    const sql = `INSERT INTO "tokens" ("id", "kind", "token_hash", "family_id", "client_id", "user_id", "scope", "expires_at", "consumed_at", "revoked_at", "created_at", "token_type", "mac_key") VALUES ${values}`;
-    await manager.query(placeholders(sql, manager.connection.options.type), parameters);
+  revokeFamily(familyId: string, audit?: { actor: string; reason: string }): Promise<number> {
+    return this.transactions.run(async (manager) => {
+      const revoked = await this.store.revokeFamily(familyId, this.clock.now(), manager);
+      if (audit && revoked > 0) await this.audit.record({ actor: audit.actor, action: 'token.family_revoked', subject: `family:${familyId}`, details: { reason: audit.reason, tokens_revoked: revoked } }, manager);
+      return revoked;
+    });
   }
 
   private row(kind: TokenKind, value: string, grant: TokenGrant, scope: string, ttlSeconds: number): TokenInsert {

@@ -1,0 +1,62 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
+import { EntityRows } from '../database/entity-rows.js';
+import { dateParameter, execute, PreparedStatement } from '../database/prepared-statement.js';
+import { Transactions } from '../database/transactions.js';
+import { AuthorizationCode } from './authorization-code.entity.js';
+
+/** A code row to insert. */
+export type CodeInsert = Omit<AuthorizationCode, 'consumedAt' | 'client' | 'user'>;
+
+/**
+ * The authorization_codes table, in plain SQL like the tokens (token.store.ts): the INSERT at
+ * every approval, the lookup by hash and the conditional UPDATE at every redemption.
+ */
+@Injectable()
+export class AuthorizationCodeStore {
+  private readonly rows: EntityRows<AuthorizationCode>;
+  private readonly byHash: PreparedStatement<Record<string, unknown>>;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
+  ) {
+    this.rows = new EntityRows(dataSource.getMetadata(AuthorizationCode));
+    this.byHash = new PreparedStatement(dataSource, 'latchkey_code_by_hash', `SELECT ${this.rows.selectList} FROM ${this.rows.table} WHERE "code_hash" = ?`);
+  }
+
+  /** Stores a new code on its own (on SQLite, in this turn's group commit). */
+  async insert(code: CodeInsert): Promise<void> {
+    const dialect = this.dataSource.options.type;
+    const sql =
+      'INSERT INTO "authorization_codes" ("id", "code_hash", "client_id", "user_id", "redirect_uri", "redirect_uri_in_request", "scope", "code_challenge", "expires_at", "consumed_at", "created_at") ' +
+      'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)';
+    const parameters = [
+      code.id,
+      code.codeHash,
+      code.clientId,
+      code.userId,
+      code.redirectUri,
+      // SQLite keeps booleans as 0/1 (as TypeORM writes them).
+      dialect === 'postgres' ? code.redirectUriInRequest : Number(code.redirectUriInRequest),
+      code.scope,
+      code.codeChallenge,
+      dateParameter(code.expiresAt, dialect),
+      dateParameter(code.createdAt, dialect),
+    ];
+    await this.transactions.write((manager) => execute(manager, sql, parameters));
+  }
+
+  /** One indexed lookup by the code's hash, as a prepared statement (the token endpoint's hot path). */
+  async findByHash(codeHash: string): Promise<AuthorizationCode | null> {
+    const row = await this.byHash.one(codeHash);
+    return row ? this.rows.decode(row) : null;
+  }
+
+  /** Marks the code used with one conditional UPDATE, in the caller's transaction: true for exactly one caller. */
+  async consume(codeId: string, now: Date, manager: EntityManager): Promise<boolean> {
+    const sql = 'UPDATE "authorization_codes" SET "consumed_at" = ? WHERE "id" = ? AND "consumed_at" IS NULL';
+    return (await execute(manager, sql, [dateParameter(now, this.dataSource.options.type), codeId])) === 1;
+  }
+}

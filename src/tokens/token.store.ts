@@ -1,0 +1,71 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
+import { EntityRows } from '../database/entity-rows.js';
+import { dateParameter, execute, PreparedStatement } from '../database/prepared-statement.js';
+import { Transactions } from '../database/transactions.js';
+import { Token, TokenKind } from './token.entity.js';
+
+/** A token row to insert: everything but what the database or the store fills in. */
+export type TokenInsert = Omit<Token, 'createdAt' | 'client' | 'user'>;
+
+/**
+ * The tokens table: every read and write of tokens, in plain SQL. The lookup by hash runs on every
+ * API request, the INSERT on every token issued and the conditional UPDATE on every refresh, where
+ * TypeORM's query builder cost more than the statements themselves (bench/RESULTS.md). Writes run
+ * in the caller's transaction when given its manager, otherwise through Transactions.
+ */
+@Injectable()
+export class TokenStore {
+  private readonly rows: EntityRows<Token>;
+  private readonly byHash: PreparedStatement<Record<string, unknown>>;
+  private readonly insertColumns: string;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
+  ) {
+    this.rows = new EntityRows(dataSource.getMetadata(Token));
+    this.byHash = new PreparedStatement(dataSource, 'latchkey_token_by_hash', `SELECT ${this.rows.selectList} FROM ${this.rows.table} WHERE "token_hash" = ?`);
+    this.insertColumns = '"id", "kind", "token_hash", "family_id", "client_id", "user_id", "scope", "expires_at", "consumed_at", "revoked_at", "created_at", "token_type", "mac_key"';
+  }
+
+  /** One indexed lookup by the token's hash, as a prepared statement. */
+  async findByHash(tokenHash: string): Promise<Token | null> {
+    const row = await this.byHash.one(tokenHash);
+    return row ? this.rows.decode(row) : null;
+  }
+
+  /** One INSERT of all rows, in the caller's transaction, or on its own (on SQLite in this turn's group commit). */
+  insert(rows: TokenInsert[], createdAt: Date, manager?: EntityManager): Promise<void> {
+    if (manager) return this.insertRows(rows, createdAt, manager);
+    return this.transactions.write((batch) => this.insertRows(rows, createdAt, batch));
+  }
+
+  /** Marks a refresh token rotated with one conditional UPDATE: false if it already was, or was revoked (RFC 9700 §4.14.2). */
+  async consumeRefreshToken(tokenId: string, now: Date, manager: EntityManager): Promise<boolean> {
+    const sql = 'UPDATE "tokens" SET "consumed_at" = ? WHERE "id" = ? AND "kind" = ? AND "consumed_at" IS NULL AND "revoked_at" IS NULL';
+    return (await execute(manager, sql, [dateParameter(now, this.dialect), tokenId, TokenKind.Refresh])) === 1;
+  }
+
+  /** Revokes one token; nothing if it already was. */
+  async revoke(tokenId: string, now: Date): Promise<void> {
+    await this.transactions.write((manager) => execute(manager, 'UPDATE "tokens" SET "revoked_at" = ? WHERE "id" = ? AND "revoked_at" IS NULL', [dateParameter(now, this.dialect), tokenId]));
+  }
+
+  /** Revokes every live token of a family, in the caller's transaction; returns how many. */
+  revokeFamily(familyId: string, now: Date, manager: EntityManager): Promise<number> {
+    return execute(manager, 'UPDATE "tokens" SET "revoked_at" = ? WHERE "family_id" = ? AND "revoked_at" IS NULL', [dateParameter(now, this.dialect), familyId]);
+  }
+
+  private get dialect(): string {
+    return this.dataSource.options.type;
+  }
+
+  private async insertRows(rows: TokenInsert[], createdAt: Date, manager: EntityManager): Promise<void> {
+    const date = (value: Date | null) => (value === null ? null : dateParameter(value, this.dialect));
+    const values = rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
+    const parameters = rows.flatMap((r) => [r.id, r.kind, r.tokenHash, r.familyId, r.clientId, r.userId, r.scope, date(r.expiresAt), date(r.consumedAt), date(r.revokedAt), date(createdAt), r.tokenType, r.macKey]);
+    await execute(manager, `INSERT INTO "tokens" (${this.insertColumns}) VALUES ${values}`, parameters);
+  }
+}
