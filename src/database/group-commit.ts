@@ -6,6 +6,32 @@ interface PendingWrite {
   reject: (reason: unknown) => void;
 }
 
+/** A unit of work awaited something other than its manager while its transaction was open. */
+export class UnitOfWorkRuleError extends Error {
+  constructor() {
+    super('A group-commit write awaited something other than the manager it was given (a timer, I/O); on SQLite a unit of work must not (src/database/group-commit.ts)');
+    this.name = 'UnitOfWorkRuleError';
+  }
+}
+
+/** Runs writes in an open transaction, refusing one that let the event loop turn. */
+async function runInOneTurn(writes: PendingWrite['write'][], manager: EntityManager): Promise<unknown[]> {
+  let turned = false;
+  const watch = setImmediate(() => {
+    turned = true;
+  });
+  try {
+    const out: unknown[] = [];
+    for (const write of writes) {
+      out.push(await write(manager));
+      if (turned) throw new UnitOfWorkRuleError();
+    }
+    return out;
+  } finally {
+    clearImmediate(watch);
+  }
+}
+
 /**
  * Group commit for SQLite: the writes submitted during one turn of the event loop run in one
  * transaction, started on the next turn (setImmediate), and each caller's promise settles only
@@ -22,17 +48,29 @@ interface PendingWrite {
  * manager it is given (which the rollback undoes) and return its result rather than publish it.
  *
  * Transactions never interleave on SQLite's one connection: a write's statements run synchronously
- * in better-sqlite3 and it must not await anything else (test/e2e/concurrency.e2e-spec.ts checks
- * it). PostgreSQL, with a connection per transaction and its own group commit, does not need this.
+ * in better-sqlite3, so it must not await anything else. This is enforced, not only written here:
+ * batches are committed one after another, never nested, and better-sqlite3's work through TypeORM
+ * settles in microtasks, so the event loop cannot reach its next turn while a transaction's writes
+ * run unless one of them awaited something else (a timer, I/O). A flag set on the
+ * next turn catches that: the write fails with UnitOfWorkRuleError and its neighbours commit
+ * without it (test/integration/group-commit.spec.ts). What settles without a turn (better-sqlite3
+ * work on another connection) cannot be told apart, and cannot interleave either.
+ * PostgreSQL, with a connection per transaction and its own group commit, does not need this.
  */
 export class GroupCommit {
   private queue: PendingWrite[] = [];
+  /** The batch being committed: the next one starts only after it, so two never nest on the connection. */
+  private committing: Promise<void> = Promise.resolve();
 
   constructor(private readonly dataSource: DataSource) {}
 
   run<T>(write: (manager: EntityManager) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      if (this.queue.length === 0) setImmediate(() => void this.flush());
+      if (this.queue.length === 0) {
+        setImmediate(() => {
+          this.committing = this.committing.then(() => this.flush());
+        });
+      }
       this.queue.push({ write, resolve: resolve as (value: unknown) => void, reject });
     });
   }
@@ -42,11 +80,7 @@ export class GroupCommit {
     this.queue = [];
     let results: unknown[];
     try {
-      results = await this.dataSource.transaction(async (manager) => {
-        const out: unknown[] = [];
-        for (const { write } of batch) out.push(await write(manager));
-        return out;
-      });
+      results = await this.dataSource.transaction((manager) => runInOneTurn(batch.map(({ write }) => write), manager));
     } catch (error) {
       if (batch.length === 1) batch[0].reject(error);
       else for (const pending of batch) await this.runAlone(pending);
@@ -57,7 +91,8 @@ export class GroupCommit {
 
   private async runAlone({ write, resolve, reject }: PendingWrite): Promise<void> {
     try {
-      resolve(await this.dataSource.transaction(write));
+      const [result] = await this.dataSource.transaction((manager) => runInOneTurn([write], manager));
+      resolve(result);
     } catch (error) {
       reject(error);
     }

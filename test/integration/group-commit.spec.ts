@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource, type EntityManager } from 'typeorm';
-import { GroupCommit } from '../../src/database/group-commit.js';
+import { GroupCommit, UnitOfWorkRuleError } from '../../src/database/group-commit.js';
 import { watchTransactionStatements, type TransactionStatement } from '../helpers/transaction-statements.js';
 
 /**
@@ -89,5 +89,34 @@ describe('group commit on SQLite', () => {
     await expect(later).resolves.toBe('stored d1');
     expect(await committedIds()).toContain('d1');
     expect(statements).toEqual(['BEGIN', 'ROLLBACK', 'BEGIN', 'COMMIT']);
+  });
+
+  describe('a unit of work that awaits something other than its manager', () => {
+    const awaiting = (id: string, pause: () => Promise<unknown>) => async (manager: EntityManager) => {
+      await manager.query('INSERT INTO "rows" ("id") VALUES (?)', [id]);
+      await pause();
+      return `stored ${id}`;
+    };
+
+    it.each([
+      ['a timer', () => new Promise((resolve) => setTimeout(resolve, 5))],
+      ['a zero timer', () => new Promise((resolve) => setTimeout(resolve, 0))],
+      ['the next turn of the event loop', () => new Promise((resolve) => setImmediate(resolve))],
+    ])('fails alone when it awaits %s: nothing it wrote is kept, its neighbours commit', async (_name, pause) => {
+      const id = `w-${Math.random().toString(36).slice(2)}`;
+      const outcomes = await Promise.allSettled([groupCommit.run(insert(`${id}-1`)), groupCommit.run(awaiting(`${id}-x`, pause)), groupCommit.run(insert(`${id}-2`))]);
+      expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      expect((outcomes[1] as PromiseRejectedResult).reason).toBeInstanceOf(UnitOfWorkRuleError);
+      expect((await committedIds()).filter((stored) => stored.startsWith(id))).toEqual([`${id}-1`, `${id}-2`]);
+      expect(statements.filter((statement) => statement === 'SAVEPOINT')).toEqual([]);
+    });
+
+    it('is not confused with one that awaits only its manager, however many statements', async () => {
+      const many = async (manager: EntityManager) => {
+        for (let i = 0; i < 50; i++) await manager.query('INSERT INTO "rows" ("id") VALUES (?)', [`m-${i}`]);
+        return (await manager.query('SELECT COUNT(*) AS n FROM "rows" WHERE "id" LIKE \'m-%\'')) as unknown;
+      };
+      await expect(groupCommit.run(many)).resolves.toEqual([{ n: 50 }]);
+    });
   });
 });
