@@ -2,4 +2,4 @@
 export type FolderGraph = Map<string, Set<string>>;
 export function folderGraph(): FolderGraph;
 export function cycles(graph: FolderGraph): string[][];
-export function mermaid(graph: FolderGraph): string;
+export function mermaid(graph: FolderGraph, options?: { reduced?: boolean }): string;

@@ -3,7 +3,8 @@
 // imports which other's. A folder is a unit of the design (one module, or shared infrastructure);
 // a cycle between folders means neither can be understood, tested or replaced without the other.
 //
-//   node scripts/import-graph.mjs            the edges, as a Mermaid flowchart (paste into the README)
+//   node scripts/import-graph.mjs            the edges, as a Mermaid flowchart
+//   node scripts/import-graph.mjs --reduced  without the edges other paths imply (the README's drawing)
 //   node scripts/import-graph.mjs --check    exit 1, naming them, if the folders form any cycle
 //
 // Only relative imports of .ts files count (type-only ones too: they couple the code just the same);
@@ -83,11 +84,31 @@ export function cycles(graph) {
   return found;
 }
 
-/** The graph as a Mermaid flowchart, edges sorted, dependencies pointing down. */
-export function mermaid(graph) {
+/** Whether `to` can be reached from `from` without the direct edge between them. */
+function reachableOtherwise(graph, from, to) {
+  const seen = new Set();
+  const stack = [...(graph.get(from) ?? [])].filter((next) => next !== to);
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (node === to) return true;
+    if (seen.has(node)) continue;
+    seen.add(node);
+    stack.push(...(graph.get(node) ?? []));
+  }
+  return false;
+}
+
+/**
+ * The graph as a Mermaid flowchart, edges sorted, dependencies pointing down. With `reduced`, an
+ * edge that another path already implies is left out (the transitive reduction of an acyclic
+ * graph), which is what a reader needs to see the layers.
+ */
+export function mermaid(graph, { reduced = false } = {}) {
   const lines = ['flowchart TD'];
   for (const from of [...graph.keys()].sort()) {
-    for (const to of [...graph.get(from)].sort()) lines.push(`  ${from} --> ${to}`);
+    for (const to of [...graph.get(from)].sort()) {
+      if (!reduced || !reachableOtherwise(graph, from, to)) lines.push(`  ${from} --> ${to}`);
+    }
   }
   return lines.join('\n');
 }
@@ -99,5 +120,5 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     for (const component of found) console.error(`import cycle between folders: ${component.join(' ↔ ')}`);
     process.exit(found.length > 0 ? 1 : 0);
   }
-  console.log(mermaid(graph));
+  console.log(mermaid(graph, { reduced: process.argv.includes('--reduced') }));
 }

@@ -4,6 +4,7 @@ import type { EntityManager, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import { v7 as uuidv7 } from 'uuid';
 import { Clock } from '../common/clock.js';
+import { Transactions } from '../database/transactions.js';
 import { AuditEvent } from './audit-event.entity.js';
 
 export interface AuditRecord {
@@ -25,12 +26,15 @@ export class AuditService {
   constructor(
     @InjectRepository(AuditEvent) private readonly events: Repository<AuditEvent>,
     private readonly clock: Clock,
+    private readonly transactions: Transactions,
   ) {}
 
-  async record(event: AuditRecord, manager: EntityManager = this.events.manager): Promise<void> {
+  /** Records the event in the caller's transaction, or on its own through Transactions. */
+  async record(event: AuditRecord, manager?: EntityManager): Promise<void> {
     // UUIDv7: ordered by time, and monotonic within a millisecond, so the newest-first list is stable.
     const row: AuditEvent = { id: uuidv7(), at: this.clock.now(), actor: event.actor, action: event.action, subject: event.subject, details: event.details ?? {} };
-    await manager.insert(AuditEvent, row as QueryDeepPartialEntity<AuditEvent>);
+    const insert = (within: EntityManager) => within.insert(AuditEvent, row as QueryDeepPartialEntity<AuditEvent>);
+    await (manager ? insert(manager) : this.transactions.write(insert));
     this.logger.log(JSON.stringify({ audit: { ...row, at: row.at.toISOString() } }));
   }
 

@@ -3,11 +3,12 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { ScopesModule } from '../scopes/scopes.module.js';
 import { Client } from './client.entity.js';
 import { ClientsService } from './clients.service.js';
+import { ClientStore } from './client.store.js';
 import { AuditModule } from '../audit/audit.module.js';
 
 @Module({
   imports: [AuditModule, TypeOrmModule.forFeature([Client]), ScopesModule],
-  providers: [ClientsService],
-  exports: [ClientsService],
+  providers: [ClientStore, ClientsService],
+  exports: [ClientsService, ClientStore],
 })
 export class ClientsModule {}

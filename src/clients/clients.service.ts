@@ -1,8 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
-import type { DataSource, Repository } from 'typeorm';
-import { PreparedStatement, rowDate } from '../database/prepared-statement.js';
 import { DomainError } from '../common/domain-error.js';
 import { ClientAuthMethod, GrantType, ResponseType, TokenType } from '../common/oauth.constants.js';
 import { formatScope, parseScope } from '../common/scope.js';
@@ -12,6 +9,7 @@ import { Transactions } from '../database/transactions.js';
 import { ScopeCatalog } from '../scopes/scope-catalog.js';
 import { assertNotWidenedBySelf, CLI_ADMINISTRATOR, type ClientEditor } from './client-change-policy.js';
 import { Client } from './client.entity.js';
+import { ClientStore } from './client.store.js';
 import { assertRedirectUrisAcceptable, descriptiveUriProblem } from './redirect-uri.policy.js';
 
 export interface NewClient {
@@ -63,30 +61,6 @@ const DEFAULT_GRANT_TYPES: GrantType[] = [GrantType.AuthorizationCode, GrantType
 const SUPPORTED_GRANT_TYPES = new Set<string>(Object.values(GrantType));
 const TOKEN_TYPES = new Set<string>(Object.values(TokenType));
 
-/** Every column of a client, under the entity's property names: read by every authenticated /token, /introspect and /revoke. */
-const CLIENT_BY_ID =
-  'SELECT "id", "name", "secret_hash" AS "secretHash", "redirect_uris" AS "redirectUris", "scope", "grant_types" AS "grantTypes", ' +
-  '"registration_token_hash" AS "registrationTokenHash", "token_endpoint_auth_method" AS "tokenEndpointAuthMethod", "access_token_type" AS "accessTokenType", ' +
-  '"client_uri" AS "clientUri", "logo_uri" AS "logoUri", "policy_uri" AS "policyUri", "tos_uri" AS "tosUri", ' +
-  '"created_at" AS "createdAt", "updated_at" AS "updatedAt" FROM "clients" WHERE "id" = ?';
-
-/** A row as the drivers return it: simple-json columns are text on both databases, dates text on SQLite. */
-type ClientRow = Omit<Client, 'redirectUris' | 'grantTypes' | 'createdAt' | 'updatedAt' | 'isPublic'> & {
-  redirectUris: string;
-  grantTypes: string;
-  createdAt: Date | string;
-  updatedAt: Date | string;
-};
-
-function toClient(row: ClientRow): Client {
-  return Object.assign(new Client(), row, {
-    redirectUris: JSON.parse(row.redirectUris) as string[],
-    grantTypes: JSON.parse(row.grantTypes) as GrantType[],
-    createdAt: rowDate(row.createdAt),
-    updatedAt: rowDate(row.updatedAt),
-  });
-}
-
 /** The registration fields whose value differs, with both values (for the audit trail; a view holds no secret). */
 function changedFields(before: ClientView, after: ClientView): Record<string, { old: unknown; new: unknown }> {
   const changes: Record<string, { old: unknown; new: unknown }> = {};
@@ -122,24 +96,19 @@ export function responseTypesOf(grantTypes: readonly GrantType[]): ResponseType[
 
 @Injectable()
 export class ClientsService {
-  private readonly byId: PreparedStatement<ClientRow>;
-
   constructor(
-    @InjectRepository(Client) private readonly clients: Repository<Client>,
+    private readonly store: ClientStore,
     private readonly scopes: ScopeCatalog,
     private readonly audit: AuditService,
     private readonly transactions: Transactions,
-    @InjectDataSource() dataSource: DataSource,
-  ) {
-    this.byId = new PreparedStatement(dataSource, 'latchkey_client_by_id', CLIENT_BY_ID);
-  }
+  ) {}
 
   /** Registers a client. The secret (confidential clients) is returned here once and stored only as a hash. */
   async create(input: NewClient, actor = CLI_ADMINISTRATOR.actor, options: { registrationToken?: string } = {}): Promise<{ client: Client; secret?: string }> {
     const name = input.name.trim();
     const { grantTypes, scope } = this.checked(input);
     const secret = input.isPublic ? undefined : generateSecret(SECRET_PREFIX.clientSecret);
-    const client = this.clients.create({
+    const client = Object.assign(new Client(), {
       id: newClientId(),
       name,
       secretHash: secret ? hashSecret(secret) : null,
@@ -152,7 +121,7 @@ export class ClientsService {
       ...descriptiveColumns(input.descriptive),
     });
     const saved = await this.transactions.run(async (manager) => {
-      const stored = await manager.save(client);
+      const stored = await this.store.save(client, manager);
       await this.audit.record({ actor, action: 'client.registered', subject: `client:${stored.id}`, details: { client_name: stored.name, grant_types: stored.grantTypes, scope: stored.scope } }, manager);
       return stored;
     });
@@ -189,7 +158,7 @@ export class ClientsService {
     const changes = changedFields(this.toView(client), this.toView(next));
     if (Object.keys(changes).length === 0) return client;
     return this.transactions.run(async (manager) => {
-      const saved = await manager.save(next);
+      const saved = await this.store.save(next, manager);
       await this.audit.record({ actor: editor.actor, action: 'client.updated', subject: `client:${client.id}`, details: { changes } }, manager);
       return saved;
     });
@@ -197,17 +166,17 @@ export class ClientsService {
 
   /** The client a registration access token manages (one indexed lookup by hash), or null. */
   findByRegistrationToken(token: string): Promise<Client | null> {
-    return this.clients.findOneBy({ registrationTokenHash: hashSecret(token) });
+    return this.store.findByRegistrationTokenHash(hashSecret(token));
   }
 
   findById(clientId: string): Promise<Client | null> {
     // PostgreSQL text cannot hold NUL: such an id names no client (and must not become a 500).
     if (clientId.includes('\0')) return Promise.resolve(null);
-    return this.byId.one(clientId).then((row) => (row ? toClient(row) : null));
+    return this.store.findById(clientId);
   }
 
   list(): Promise<Client[]> {
-    return this.clients.find({ order: { createdAt: 'ASC' } });
+    return this.store.list();
   }
 
   /** Checks a presented secret against the stored hash, in constant time. Public clients have none to match. */
@@ -221,16 +190,21 @@ export class ClientsService {
     if (client.isPublic) throw new DomainError('public_client', `Client ${clientId} is public and has no secret.`);
     const secret = generateSecret(SECRET_PREFIX.clientSecret);
     client.secretHash = hashSecret(secret);
-    const saved = await this.clients.save(client);
-    await this.audit.record({ actor, action: 'client.secret_rotated', subject: `client:${clientId}` });
+    const saved = await this.transactions.run(async (manager) => {
+      const stored = await this.store.save(client, manager);
+      await this.audit.record({ actor, action: 'client.secret_rotated', subject: `client:${clientId}` }, manager);
+      return stored;
+    });
     return { client: saved, secret };
   }
 
   /** Deletes the client with its codes, tokens and consents (ON DELETE CASCADE). */
   async delete(clientId: string, actor = 'cli'): Promise<void> {
     const client = await this.require(clientId);
-    await this.clients.delete({ id: clientId });
-    await this.audit.record({ actor, action: 'client.deleted', subject: `client:${clientId}`, details: { client_name: client.name } });
+    await this.transactions.run(async (manager) => {
+      await this.store.delete(clientId, manager);
+      await this.audit.record({ actor, action: 'client.deleted', subject: `client:${clientId}`, details: { client_name: client.name } }, manager);
+    });
   }
 
   toView(client: Client, secret?: string): ClientView {

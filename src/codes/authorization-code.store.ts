@@ -59,4 +59,17 @@ export class AuthorizationCodeStore {
     const sql = 'UPDATE "authorization_codes" SET "consumed_at" = ? WHERE "id" = ? AND "consumed_at" IS NULL';
     return (await execute(manager, sql, [dateParameter(now, this.dataSource.options.type), codeId])) === 1;
   }
+
+  /** One bounded DELETE of codes that expired before `cutoff` (PurgeService says why they may go); walks the expires_at index. */
+  purgeExpired(cutoff: Date, limit: number): Promise<number> {
+    const skipLocked = this.dataSource.options.type === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : '';
+    const sql = `DELETE FROM "authorization_codes" WHERE "id" IN (SELECT "id" FROM "authorization_codes" WHERE "expires_at" < ? LIMIT ?${skipLocked})`;
+    return this.transactions.write((manager) => execute(manager, sql, [dateParameter(cutoff, this.dataSource.options.type), limit]));
+  }
+
+  /** Marks every unused code of a person for a client used (consent withdrawn), in the caller's transaction. */
+  async consumeAllOf(userId: string, clientId: string, now: Date, manager: EntityManager): Promise<void> {
+    const sql = 'UPDATE "authorization_codes" SET "consumed_at" = ? WHERE "user_id" = ? AND "client_id" = ? AND "consumed_at" IS NULL';
+    await execute(manager, sql, [dateParameter(now, this.dataSource.options.type), userId, clientId]);
+  }
 }

@@ -8,6 +8,6 @@ import { CommonModule } from '../common/common.module.js';
 @Module({
   imports: [CommonModule, TypeOrmModule.forFeature([AuthorizationCode])],
   providers: [AuthorizationCodeStore, CodesService],
-  exports: [CodesService],
+  exports: [CodesService, AuthorizationCodeStore],
 })
 export class CodesModule {}

@@ -1,13 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { IsNull, type DataSource } from 'typeorm';
 import { AuditService } from '../audit/audit.service.js';
-import { Client } from '../clients/client.entity.js';
-import { AuthorizationCode } from '../codes/authorization-code.entity.js';
+import { ClientStore } from '../clients/client.store.js';
+import { AuthorizationCodeStore } from '../codes/authorization-code.store.js';
 import { Clock } from '../common/clock.js';
 import { splitScope } from '../common/scope.js';
-import { Token } from '../tokens/token.entity.js';
-import { Consent } from './consent.entity.js';
+import { Transactions } from '../database/transactions.js';
+import { TokenStore } from '../tokens/token.store.js';
+import { ConsentStore } from './consent.store.js';
 
 /** An application holding access to a person's data, as the access page shows it. */
 export interface GrantedAccess {
@@ -27,25 +26,20 @@ export interface GrantedAccess {
 @Injectable()
 export class AccessWithdrawalService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly consents: ConsentStore,
+    private readonly clients: ClientStore,
+    private readonly tokens: TokenStore,
+    private readonly codes: AuthorizationCodeStore,
+    private readonly transactions: Transactions,
     private readonly clock: Clock,
     private readonly audit: AuditService,
   ) {}
 
   async list(userId: string): Promise<GrantedAccess[]> {
-    const consents = await this.dataSource.getRepository(Consent).find({ where: { userId }, order: { createdAt: 'ASC' } });
+    const consents = await this.consents.listOf(userId);
     if (consents.length === 0) return [];
-    const clients = new Map((await this.dataSource.getRepository(Client).findBy(consents.map((c) => ({ id: c.clientId })))).map((c) => [c.id, c]));
-    // One grouped query over the (user_id, client_id) index.
-    const activity = await this.dataSource
-      .getRepository(Token)
-      .createQueryBuilder('token')
-      .select('token.clientId', 'clientId')
-      .addSelect('MAX(token.createdAt)', 'lastActiveAt')
-      .where('token.userId = :userId', { userId })
-      .groupBy('token.clientId')
-      .getRawMany<{ clientId: string; lastActiveAt: string | Date }>();
-    const lastActive = new Map(activity.map((a) => [a.clientId, new Date(a.lastActiveAt)]));
+    const clients = new Map((await this.clients.findByIds(consents.map((c) => c.clientId))).map((c) => [c.id, c]));
+    const lastActive = await this.tokens.lastIssuedByClient(userId);
     return consents.map((consent) => ({
       clientId: consent.clientId,
       clientName: clients.get(consent.clientId)?.name ?? consent.clientId,
@@ -57,13 +51,13 @@ export class AccessWithdrawalService {
 
   /** Withdraws everything the person granted the client. False when there was nothing to withdraw. */
   withdraw(userId: string, clientId: string): Promise<boolean> {
-    return this.dataSource.transaction(async (manager) => {
+    return this.transactions.run(async (manager) => {
       const now = this.clock.now();
-      const removed = await manager.delete(Consent, { userId, clientId });
-      await manager.update(AuthorizationCode, { userId, clientId, consumedAt: IsNull() }, { consumedAt: now });
-      const tokens = await manager.update(Token, { userId, clientId, revokedAt: IsNull() }, { revokedAt: now });
-      await this.audit.record({ actor: `user:${userId}`, action: 'consent.withdrawn', subject: `client:${clientId}`, details: { tokens_revoked: tokens.affected ?? 0 } }, manager);
-      return (removed.affected ?? 0) > 0;
+      const removed = await this.consents.delete(userId, clientId, manager);
+      await this.codes.consumeAllOf(userId, clientId, now, manager);
+      const revoked = await this.tokens.revokeAllOf(userId, clientId, now, manager);
+      await this.audit.record({ actor: `user:${userId}`, action: 'consent.withdrawn', subject: `client:${clientId}`, details: { tokens_revoked: revoked } }, manager);
+      return removed;
     });
   }
 }

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DataSource, EntityManager } from 'typeorm';
 
 interface PendingWrite {
@@ -6,13 +7,16 @@ interface PendingWrite {
   reject: (reason: unknown) => void;
 }
 
-/** A unit of work awaited something other than its manager while its transaction was open. */
+/** A unit of work broke the rules of group commit (the class comment): it awaited something other than its manager, or started another write. */
 export class UnitOfWorkRuleError extends Error {
-  constructor() {
-    super('A group-commit write awaited something other than the manager it was given (a timer, I/O); on SQLite a unit of work must not (src/database/group-commit.ts)');
+  constructor(what = 'awaited something other than the manager it was given (a timer, I/O)') {
+    super(`A group-commit write ${what}; on SQLite a unit of work must not (src/database/group-commit.ts)`);
     this.name = 'UnitOfWorkRuleError';
   }
 }
+
+/** Set while a unit of work runs, so that a write it starts itself (which would wait for this very batch) is refused at once. */
+const insideUnit = new AsyncLocalStorage<true>();
 
 /** Runs writes in an open transaction, refusing one that let the event loop turn. */
 async function runInOneTurn(writes: PendingWrite['write'][], manager: EntityManager): Promise<unknown[]> {
@@ -23,7 +27,7 @@ async function runInOneTurn(writes: PendingWrite['write'][], manager: EntityMana
   try {
     const out: unknown[] = [];
     for (const write of writes) {
-      out.push(await write(manager));
+      out.push(await insideUnit.run(true, () => write(manager)));
       if (turned) throw new UnitOfWorkRuleError();
     }
     return out;
@@ -65,6 +69,8 @@ export class GroupCommit {
   constructor(private readonly dataSource: DataSource) {}
 
   run<T>(write: (manager: EntityManager) => Promise<T>): Promise<T> {
+    // It would wait for the next batch, which waits for this one: a deadlock. The manager it was given is the way.
+    if (insideUnit.getStore()) return Promise.reject(new UnitOfWorkRuleError('started another write instead of using the manager it was given'));
     return new Promise<T>((resolve, reject) => {
       if (this.queue.length === 0) {
         setImmediate(() => {

@@ -1,10 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { DataSource } from 'typeorm';
 import { Clock } from '../common/clock.js';
 import { housekeepingConfig, type HousekeepingConfig } from '../config/housekeeping.config.js';
-import { TokenKind } from '../tokens/token.entity.js';
+import { AuthorizationCodeStore } from '../codes/authorization-code.store.js';
+import { SessionStore } from '../sessions/session.store.js';
+import { MacNonceStore } from '../tokens/mac-nonce.store.js';
+import { TokenStore } from '../tokens/token.store.js';
 
 export interface PurgeResult {
   codes: number;
@@ -21,7 +22,8 @@ export interface PurgeOptions {
 }
 
 /**
- * Deletes expired authorization codes, tokens, MAC nonces and sessions, at most PURGE_BATCH_SIZE rows per statement.
+ * Deletes expired authorization codes, tokens, MAC nonces and sessions, at most PURGE_BATCH_SIZE rows per
+ * statement; each table's statement is its store's purgeExpired.
  * Safe to run on every instance at once: each statement deletes whatever rows are still there and
  * match, so two instances never delete a row twice nor fail on one the other took; on PostgreSQL
  * SKIP LOCKED lets them take disjoint batches instead of queueing behind each other's locks.
@@ -50,78 +52,33 @@ export interface PurgeOptions {
 @Injectable()
 export class PurgeService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly codes: AuthorizationCodeStore,
+    private readonly tokens: TokenStore,
+    private readonly macNonces: MacNonceStore,
+    private readonly sessions: SessionStore,
     @Inject(housekeepingConfig.KEY) private readonly config: HousekeepingConfig,
     private readonly clock: Clock,
   ) {}
 
   async purge(options: PurgeOptions = {}): Promise<PurgeResult> {
     const cutoff = new Date(this.clock.now().getTime() - this.config.graceSeconds * 1000);
-    const codes = await this.deleteInBatches(this.codesStatement(), cutoff, options);
-    const tokens = await this.deleteInBatches(this.tokensStatement(), cutoff, options);
-    const macNonces = await this.deleteInBatches(this.macNoncesStatement(), cutoff, options);
-    const sessions = await this.deleteInBatches(this.sessionsStatement(), cutoff, options);
+    const codes = await this.deleteInBatches((limit) => this.codes.purgeExpired(cutoff, limit), options);
+    const tokens = await this.deleteInBatches((limit) => this.tokens.purgeExpired(cutoff, limit), options);
+    const macNonces = await this.deleteInBatches((limit) => this.macNonces.purgeExpired(cutoff, limit), options);
+    const sessions = await this.deleteInBatches((limit) => this.sessions.purgeExpired(cutoff, limit), options);
     return { codes, tokens, macNonces, sessions };
   }
 
-  /** Runs one bounded DELETE until a batch comes back short, the per-run cap is reached or the run is aborted. */
-  private async deleteInBatches(statement: string, cutoff: Date, options: PurgeOptions): Promise<number> {
+  /** Runs one store's bounded DELETE until a batch comes back short, the per-run cap is reached or the run is aborted. */
+  private async deleteInBatches(deleteBatch: (limit: number) => Promise<number>, options: PurgeOptions): Promise<number> {
     const { batchSize, maxBatches, batchPauseMs } = this.config;
-    // Named parameters in the driver's own placeholders; dates in the format the column stores.
-    const [sql, parameters] = this.dataSource.driver.escapeQueryWithParameters(statement, {
-      cutoff,
-      limit: batchSize,
-      access: TokenKind.Access,
-      refresh: TokenKind.Refresh,
-    });
     let deleted = 0;
     for (let batch = 0; batch < maxBatches && !options.signal?.aborted; batch++) {
       if (batch > 0) await sleep(batchPauseMs);
-      const affected = await this.execute(sql, parameters);
+      const affected = await deleteBatch(batchSize);
       deleted += affected;
       if (affected < batchSize) break;
     }
     return deleted;
-  }
-
-  private async execute(sql: string, parameters: unknown[]): Promise<number> {
-    const runner = this.dataSource.createQueryRunner();
-    try {
-      return (await runner.query(sql, parameters, true)).affected ?? 0;
-    } finally {
-      await runner.release();
-    }
-  }
-
-  /** PostgreSQL: concurrent purges skip the rows another one has locked rather than wait for them. */
-  private get skipLocked(): string {
-    return this.dataSource.options.type === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : '';
-  }
-
-  /** Walks the expires_at index. */
-  private codesStatement(): string {
-    return `DELETE FROM "authorization_codes" WHERE "id" IN (SELECT "id" FROM "authorization_codes" WHERE "expires_at" < :cutoff LIMIT :limit${this.skipLocked})`;
-  }
-
-  /** Walks the expires_at index. */
-  private sessionsStatement(): string {
-    return `DELETE FROM "sessions" WHERE "id" IN (SELECT "id" FROM "sessions" WHERE "expires_at" < :cutoff LIMIT :limit${this.skipLocked})`;
-  }
-
-  /** Walks the expires_at index; rows are named by their primary key (token_id, nonce, ts). */
-  private macNoncesStatement(): string {
-    return (
-      `DELETE FROM "mac_nonces" WHERE ("token_id", "nonce", "ts") IN ` +
-      `(SELECT "token_id", "nonce", "ts" FROM "mac_nonces" WHERE "expires_at" < :cutoff LIMIT :limit${this.skipLocked})`
-    );
-  }
-
-  /** Walks the expires_at index; the family check is a family_id index probe. */
-  private tokensStatement(): string {
-    const lock = this.skipLocked ? ' FOR UPDATE OF "t" SKIP LOCKED' : '';
-    return (
-      `DELETE FROM "tokens" WHERE "id" IN (SELECT "t"."id" FROM "tokens" "t" WHERE "t"."expires_at" < :cutoff AND ("t"."kind" = :access OR NOT EXISTS ` +
-      `(SELECT 1 FROM "tokens" "live" WHERE "live"."family_id" = "t"."family_id" AND "live"."kind" = :refresh AND "live"."expires_at" >= :cutoff)) LIMIT :limit${lock})`
-    );
   }
 }

@@ -1,9 +1,7 @@
 import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { createHash } from 'node:crypto';
-import type { DataSource } from 'typeorm';
 import { CollectionRegistry } from '../collections/collection-registry.js';
-import { ItemsRepository } from './items.repository.js';
+import { ItemStore } from './item.store.js';
 
 /**
  * Creates, at start-up, one expression index per filterable or sortable attribute of each declared
@@ -16,21 +14,12 @@ export class ItemIndexesService implements OnApplicationBootstrap {
   private readonly logger = new Logger(ItemIndexesService.name);
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
     private readonly collections: CollectionRegistry,
-    private readonly items: ItemsRepository,
+    private readonly items: ItemStore,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    for (const statement of this.statements()) {
-      try {
-        await this.dataSource.query(statement);
-      } catch (error) {
-        // Two instances creating the same index at the same instant: PostgreSQL may report the
-        // loser's duplicate catalog row although IF NOT EXISTS was given. The index exists.
-        if (!/already exists|duplicate key/i.test(error instanceof Error ? error.message : String(error))) throw error;
-      }
-    }
+    await this.items.createIndexes(this.statements());
   }
 
   /** The DDL, in a stable order; index names are hashes so that long names fit PostgreSQL's 63 bytes. */

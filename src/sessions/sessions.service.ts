@@ -1,11 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { IsNull, MoreThanOrEqual, Not, type EntityManager, type Repository } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import { Clock } from '../common/clock.js';
 import { generateSecret, hashSecret, SECRET_PREFIX } from '../common/secrets.js';
 import { sessionConfig, type SessionConfig } from '../config/session.config.js';
-import { Transactions } from '../database/transactions.js';
-import { Session } from './session.entity.js';
+import type { Session } from './session.entity.js';
+import { SessionStore } from './session.store.js';
 
 /**
  * Server-side sign-in sessions. Everything here is on the pages' path (login, consent, account);
@@ -15,8 +14,7 @@ import { Session } from './session.entity.js';
 @Injectable()
 export class SessionsService {
   constructor(
-    @InjectRepository(Session) private readonly sessions: Repository<Session>,
-    private readonly transactions: Transactions,
+    private readonly store: SessionStore,
     private readonly clock: Clock,
     @Inject(sessionConfig.KEY) private readonly config: SessionConfig,
   ) {}
@@ -26,20 +24,18 @@ export class SessionsService {
     const secret = generateSecret(SECRET_PREFIX.session);
     const createdAt = this.clock.now();
     const row: Session = { id: hashSecret(secret), userId, createdAt, expiresAt: new Date(createdAt.getTime() + this.config.ttlSeconds * 1000), endedAt: null };
-    await this.transactions.write((manager) => manager.insert(Session, row));
+    await this.store.insert(row);
     return { secret, createdAt };
   }
 
   /** Whether the cookie's secret names a session of this user that has neither ended nor expired. */
   async isActive(secret: string, userId: string): Promise<boolean> {
-    const found = await this.sessions.countBy({ id: hashSecret(secret), userId, endedAt: IsNull(), expiresAt: MoreThanOrEqual(this.clock.now()) });
-    return found === 1;
+    return this.store.isLive(hashSecret(secret), userId, this.clock.now());
   }
 
   /** Ends one session (sign-out). Ending an ended or unknown session changes nothing. */
   async end(secret: string): Promise<void> {
-    const now = this.clock.now();
-    await this.transactions.write((manager) => manager.update(Session, { id: hashSecret(secret), endedAt: IsNull() }, { endedAt: now, expiresAt: now }));
+    await this.store.end(hashSecret(secret), this.clock.now());
   }
 
   /**
@@ -48,15 +44,11 @@ export class SessionsService {
    * the end of the sessions the old one opened commit together. Returns how many ended.
    */
   async endAllOf(userId: string, options: { except?: string; manager?: EntityManager } = {}): Promise<number> {
-    const now = this.clock.now();
-    const keep = options.except === undefined ? {} : { id: Not(hashSecret(options.except)) };
-    const work = (manager: EntityManager) => manager.update(Session, { userId, endedAt: IsNull(), ...keep }, { endedAt: now, expiresAt: now });
-    const result = options.manager ? await work(options.manager) : await this.transactions.write(work);
-    return result.affected ?? 0;
+    return this.store.endAllOf(userId, this.clock.now(), { exceptId: options.except === undefined ? undefined : hashSecret(options.except), manager: options.manager });
   }
 
   /** How many sessions of the user are live, the caller's included. */
   countActive(userId: string): Promise<number> {
-    return this.sessions.countBy({ userId, endedAt: IsNull(), expiresAt: MoreThanOrEqual(this.clock.now()) });
+    return this.store.countLive(userId, this.clock.now());
   }
 }

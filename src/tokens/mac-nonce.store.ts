@@ -24,4 +24,11 @@ export class MacNonceStore {
     const parameters = [tokenId, nonce, ts, dateParameter(expiresAt, this.dataSource.options.type)];
     return this.transactions.write(async (manager) => (await execute(manager, sql, parameters)) === 1);
   }
+
+  /** One bounded DELETE of nonces whose timestamp left the window before `cutoff`; rows are named by their primary key. */
+  purgeExpired(cutoff: Date, limit: number): Promise<number> {
+    const skipLocked = this.dataSource.options.type === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : '';
+    const sql = `DELETE FROM "mac_nonces" WHERE ("token_id", "nonce", "ts") IN (SELECT "token_id", "nonce", "ts" FROM "mac_nonces" WHERE "expires_at" < ? LIMIT ?${skipLocked})`;
+    return this.transactions.write((manager) => execute(manager, sql, [dateParameter(cutoff, this.dataSource.options.type), limit]));
+  }
 }

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import { EntityRows } from '../database/entity-rows.js';
-import { dateParameter, execute, PreparedStatement } from '../database/prepared-statement.js';
+import { dateParameter, execute, placeholders, PreparedStatement, rowDate } from '../database/prepared-statement.js';
 import { Transactions } from '../database/transactions.js';
 import { Token, TokenKind } from './token.entity.js';
 
@@ -48,9 +48,9 @@ export class TokenStore {
     return (await execute(manager, sql, [dateParameter(now, this.dialect), tokenId, TokenKind.Refresh])) === 1;
   }
 
-  /** Revokes one token; nothing if it already was. */
-  async revoke(tokenId: string, now: Date): Promise<void> {
-    await this.transactions.write((manager) => execute(manager, 'UPDATE "tokens" SET "revoked_at" = ? WHERE "id" = ? AND "revoked_at" IS NULL', [dateParameter(now, this.dialect), tokenId]));
+  /** Revokes one token, in the caller's transaction; nothing if it already was. */
+  async revoke(tokenId: string, now: Date, manager: EntityManager): Promise<void> {
+    await execute(manager, 'UPDATE "tokens" SET "revoked_at" = ? WHERE "id" = ? AND "revoked_at" IS NULL', [dateParameter(now, this.dialect), tokenId]);
   }
 
   /** Revokes every live token of a family, in the caller's transaction; returns how many. */
@@ -67,5 +67,34 @@ export class TokenStore {
     const values = rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
     const parameters = rows.flatMap((r) => [r.id, r.kind, r.tokenHash, r.familyId, r.clientId, r.userId, r.scope, date(r.expiresAt), date(r.consumedAt), date(r.revokedAt), date(createdAt), r.tokenType, r.macKey]);
     await execute(manager, `INSERT INTO "tokens" (${this.insertColumns}) VALUES ${values}`, parameters);
+  }
+
+  /**
+   * One bounded DELETE of tokens that may go at `cutoff` (PurgeService says why): expired access
+   * tokens, and expired refresh tokens once no refresh token of their family expires later. Walks
+   * the expires_at index; the family check is a family_id index probe.
+   */
+  purgeExpired(cutoff: Date, limit: number): Promise<number> {
+    const lock = this.dialect === 'postgres' ? ' FOR UPDATE OF "t" SKIP LOCKED' : '';
+    const sql =
+      'DELETE FROM "tokens" WHERE "id" IN (SELECT "t"."id" FROM "tokens" "t" WHERE "t"."expires_at" < ? AND ("t"."kind" = ? OR NOT EXISTS ' +
+      `(SELECT 1 FROM "tokens" "live" WHERE "live"."family_id" = "t"."family_id" AND "live"."kind" = ? AND "live"."expires_at" >= ?)) LIMIT ?${lock})`;
+    const at = dateParameter(cutoff, this.dialect);
+    return this.transactions.write((manager) => execute(manager, sql, [at, TokenKind.Access, TokenKind.Refresh, at, limit]));
+  }
+
+  /** Revokes every live token of a person for a client (consent withdrawn), in the caller's transaction; returns how many. */
+  revokeAllOf(userId: string, clientId: string, now: Date, manager: EntityManager): Promise<number> {
+    const sql = 'UPDATE "tokens" SET "revoked_at" = ? WHERE "user_id" = ? AND "client_id" = ? AND "revoked_at" IS NULL';
+    return execute(manager, sql, [dateParameter(now, this.dialect), userId, clientId]);
+  }
+
+  /** When a token was last issued to each client for this person: one grouped read over the (user_id, client_id) index. */
+  async lastIssuedByClient(userId: string): Promise<Map<string, Date>> {
+    const rows = (await this.dataSource.query(placeholders('SELECT "client_id" AS "clientId", MAX("created_at") AS "lastIssuedAt" FROM "tokens" WHERE "user_id" = ? GROUP BY "client_id"', this.dialect), [userId])) as {
+      clientId: string;
+      lastIssuedAt: Date | string;
+    }[];
+    return new Map(rows.map((row) => [row.clientId, rowDate(row.lastIssuedAt)]));
   }
 }

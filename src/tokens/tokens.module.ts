@@ -2,16 +2,15 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { KeysModule } from '../keys/keys.module.js';
 import { MacKeyCipher } from './mac-key-cipher.js';
-import { MacNonceStore } from './mac-nonce.store.js';
 import { Token } from './token.entity.js';
 import { TokensService } from './tokens.service.js';
-import { TokenStore } from './token.store.js';
+import { TokenStoreModule } from './token-store.module.js';
 import { CommonModule } from '../common/common.module.js';
 import { AuditModule } from '../audit/audit.module.js';
 
 @Module({
-  imports: [CommonModule, AuditModule, TypeOrmModule.forFeature([Token]), KeysModule],
-  providers: [TokenStore, TokensService, MacKeyCipher, MacNonceStore],
-  exports: [TokensService, MacNonceStore],
+  imports: [CommonModule, AuditModule, TypeOrmModule.forFeature([Token]), KeysModule, TokenStoreModule],
+  providers: [TokensService, MacKeyCipher],
+  exports: [TokensService, TokenStoreModule],
 })
 export class TokensModule {}

@@ -98,9 +98,17 @@ export class TokensService {
     return manager ? consume(manager) : this.transactions.write(consume);
   }
 
-  /** Revokes one token (an access token, RFC 7009). */
-  async revoke(tokenId: string): Promise<void> {
-    await this.store.revoke(tokenId, this.clock.now());
+  /**
+   * A client revokes one of its tokens (RFC 7009 §2.1): a refresh token ends its whole family, an
+   * access token ends alone. Audited, with the token's id and never its value, in the same transaction.
+   */
+  revokeForClient(token: Token, clientId: string): Promise<void> {
+    return this.transactions.run(async (manager) => {
+      const now = this.clock.now();
+      if (token.kind === TokenKind.Refresh) await this.store.revokeFamily(token.familyId, now, manager);
+      else await this.store.revoke(token.id, now, manager);
+      await this.audit.record({ actor: `client:${clientId}`, action: 'token.revoked', subject: `token:${token.id}`, details: { kind: token.kind, ...(token.userId ? { user: token.userId } : {}) } }, manager);
+    });
   }
 
   /**

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
-import type { EntityManager, Repository } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import { DomainError } from '../common/domain-error.js';
 import { PasswordHasher } from './password-hasher.js';
 import { User } from './user.entity.js';
+import { UserStore } from './user.store.js';
 
 const USERNAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
 /** NIST SP 800-63B §5.1.1.2: at least 8 characters; a generous maximum keeps hashing bounded. */
@@ -20,7 +20,7 @@ export interface UserView {
 @Injectable()
 export class UsersService {
   constructor(
-    @InjectRepository(User) private readonly users: Repository<User>,
+    private readonly store: UserStore,
     private readonly hasher: PasswordHasher,
   ) {}
 
@@ -29,30 +29,29 @@ export class UsersService {
       throw new DomainError('invalid_username', 'Username must be 1 to 64 characters: letters, digits, and . _ @ - (not first).');
     }
     this.assertPasswordAcceptable(password);
-    if (await this.users.existsBy({ username })) {
+    if (await this.store.exists(username)) {
       throw new DomainError('username_taken', `A user named "${username}" already exists.`);
     }
-    const user = this.users.create({ id: randomUUID(), username, passwordHash: await this.hasher.hash(password) });
-    return this.users.save(user);
+    return this.store.insert(Object.assign(new User(), { id: randomUUID(), username, passwordHash: await this.hasher.hash(password) }));
   }
 
   /** The user whose password this is, or null; unknown usernames cost as much as wrong passwords. */
   async authenticate(username: string, password: string): Promise<User | null> {
-    const user = USERNAME.test(username) && password.length <= PASSWORD_MAX ? await this.users.findOneBy({ username }) : null;
+    const user = USERNAME.test(username) && password.length <= PASSWORD_MAX ? await this.store.findByUsername(username) : null;
     const ok = await this.hasher.verify(user?.passwordHash, password);
     return ok ? user : null;
   }
 
   findById(id: string): Promise<User | null> {
-    return this.users.findOneBy({ id });
+    return this.store.findById(id);
   }
 
   findByUsername(username: string): Promise<User | null> {
-    return USERNAME.test(username) ? this.users.findOneBy({ username }) : Promise.resolve(null);
+    return USERNAME.test(username) ? this.store.findByUsername(username) : Promise.resolve(null);
   }
 
   list(): Promise<User[]> {
-    return this.users.find({ order: { username: 'ASC' } });
+    return this.store.list();
   }
 
   /** A password's hash, once it meets the rules (NIST SP 800-63B §5.1.1.2): a password change is AccountsService's, since it ends sessions too. */
@@ -63,13 +62,13 @@ export class UsersService {
 
   /** Stores a new password hash, in the caller's transaction. */
   async storePasswordHash(userId: string, passwordHash: string, manager: EntityManager): Promise<void> {
-    await manager.update(User, { id: userId }, { passwordHash });
+    await this.store.storePasswordHash(userId, passwordHash, manager);
   }
 
   /** Deletes the user; their codes, tokens, consents and sessions go with them (ON DELETE CASCADE). */
   async delete(username: string): Promise<void> {
     const user = await this.require(username);
-    await this.users.delete({ id: user.id });
+    await this.store.delete(user.id);
   }
 
   toView(user: User): UserView {
@@ -77,7 +76,7 @@ export class UsersService {
   }
 
   async require(username: string): Promise<User> {
-    const user = USERNAME.test(username) ? await this.users.findOneBy({ username }) : null;
+    const user = USERNAME.test(username) ? await this.store.findByUsername(username) : null;
     if (!user) throw new DomainError('user_not_found', `No user named "${username}".`);
     return user;
   }

@@ -6,7 +6,7 @@
 import { Client } from '../../src/clients/client.entity.js';
 import { ClientsService } from '../../src/clients/clients.service.js';
 import { Item } from '../../src/items/item.entity.js';
-import { ItemsRepository } from '../../src/items/items.repository.js';
+import { ItemStore } from '../../src/items/item.store.js';
 import { AuthorizationCode } from '../../src/codes/authorization-code.entity.js';
 import { CodesService } from '../../src/codes/codes.service.js';
 import { Token } from '../../src/tokens/token.entity.js';
@@ -51,8 +51,8 @@ describe('TokensService.findByValue', () => {
     expect(await tokens.findByValue('lk_at_x')).toBeNull();
   });
 
-  it('ItemsRepository.find returns what the repository returns, and nothing of another owner or collection', async () => {
-    const items = app.app.get(ItemsRepository);
+  it('ItemStore.find returns what the repository returns, and nothing of another owner or collection', async () => {
+    const items = app.app.get(ItemStore);
     const owner = await app.createUser();
     const ownerId = (await app.dataSource.query(`SELECT "id" FROM "users" WHERE "username" = '${owner.username}'`))[0].id as string;
     const created = await items.create('notes', ownerId, { title: 'Prepared', tags: ['a', 'b'], done: false });

@@ -111,6 +111,17 @@ describe('group commit on SQLite', () => {
       expect(statements.filter((statement) => statement === 'SAVEPOINT')).toEqual([]);
     });
 
+    it('fails, instead of waiting for itself forever, when it starts another write rather than using its manager', async () => {
+      const nested = async (manager: EntityManager) => {
+        await manager.query('INSERT INTO "rows" ("id") VALUES (?)', ['n-outer']);
+        return groupCommit.run(insert('n-inner'));
+      };
+      const outcomes = await Promise.allSettled([groupCommit.run(nested), groupCommit.run(insert('n-neighbour'))]);
+      expect(outcomes.map((outcome) => outcome.status)).toEqual(['rejected', 'fulfilled']);
+      expect((outcomes[0] as PromiseRejectedResult).reason).toBeInstanceOf(UnitOfWorkRuleError);
+      expect((await committedIds()).filter((id) => id.startsWith('n-'))).toEqual(['n-neighbour']);
+    });
+
     it('is not confused with one that awaits only its manager, however many statements', async () => {
       const many = async (manager: EntityManager) => {
         for (let i = 0; i < 50; i++) await manager.query('INSERT INTO "rows" ("id") VALUES (?)', [`m-${i}`]);

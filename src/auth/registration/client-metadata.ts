@@ -2,7 +2,7 @@ import { ClientAuthMethod, GrantType, ResponseType, TokenType } from '../../comm
 import { createAjv, describeSchemaErrors } from '../../collections/json-schema-validator.js';
 import { DomainError } from '../../common/domain-error.js';
 import { DESCRIPTIVE_FIELDS, responseTypesOf, type DescriptiveMetadata, type NewClient } from '../../clients/clients.service.js';
-import { isStorableJson } from '../../resources/items/storable-text.js';
+import { isStorableJson } from '../../common/storable-text.js';
 
 /** RFC 7591 §2: the client metadata Latchkey understands. Anything else is ignored, as §2 requires. */
 const METADATA_SCHEMA = {

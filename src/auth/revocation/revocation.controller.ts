@@ -1,6 +1,4 @@
 import { Body, Controller, Req } from '@nestjs/common';
-import { AuditService } from '../../audit/audit.service.js';
-import { TokenKind } from '../../tokens/token.entity.js';
 import { TokensService } from '../../tokens/tokens.service.js';
 import type { AuthenticatedClientRequest } from '../client-auth/client-authentication.guard.js';
 import { InvalidRequestError } from '../errors/oauth-error.js';
@@ -16,19 +14,13 @@ import { TokenParamsDto } from './token-params.dto.js';
  */
 @Controller('revoke')
 export class RevocationController {
-  constructor(
-    private readonly tokens: TokensService,
-    private readonly audit: AuditService,
-  ) {}
+  constructor(private readonly tokens: TokensService) {}
 
   @OAuthFormEndpoint({ json: false })
   async revoke(@Req() request: AuthenticatedClientRequest, @Body(new OAuthParamsPipe(TokenParamsDto)) params: TokenParamsDto): Promise<void> {
     if (params.token === undefined) throw new InvalidRequestError('The token parameter is required');
     const token = await this.tokens.findByValue(params.token);
     if (!token || token.clientId !== request.client.id) return;
-    if (token.kind === TokenKind.Refresh) await this.tokens.revokeFamily(token.familyId);
-    else await this.tokens.revoke(token.id);
-    // The token's id, never its value.
-    await this.audit.record({ actor: `client:${request.client.id}`, action: 'token.revoked', subject: `token:${token.id}`, details: { kind: token.kind, ...(token.userId ? { user: token.userId } : {}) } });
+    await this.tokens.revokeForClient(token, request.client.id);
   }
 }

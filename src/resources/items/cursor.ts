@@ -1,5 +1,5 @@
 import { ApiError } from '../../http/api-error.js';
-import { isStorableText } from './storable-text.js';
+import { isStorableText } from '../../common/storable-text.js';
 
 /** A keyset position: the sort that produced it, and the last item's sort value and id. */
 export interface Cursor {

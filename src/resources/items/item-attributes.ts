@@ -6,7 +6,7 @@ import type { Item } from '../../items/item.entity.js';
 import { ApiError } from '../../http/api-error.js';
 import { toResource } from './item-representation.js';
 import { applyMergePatch } from './json-merge-patch.js';
-import { isStorableJson } from './storable-text.js';
+import { isStorableJson } from '../../common/storable-text.js';
 
 const MANAGED = new Set<string>(SERVER_MANAGED_FIELDS);
 

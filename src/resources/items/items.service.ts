@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import type { Collection } from '../../collections/collection.js';
 import type { Item } from '../../items/item.entity.js';
-import { ItemsRepository, type WriteOutcome } from '../../items/items.repository.js';
+import { ItemStore, type WriteOutcome } from '../../items/item.store.js';
 import { ApiError } from '../../http/api-error.js';
 import { assertIfMatch, hasIfMatch } from '../http/conditional-requests.js';
 import { encodeCursor, UUID_PATTERN } from './cursor.js';
@@ -21,7 +21,7 @@ export interface Page {
 /** The REST operations on one owner's items. Another owner's item is indistinguishable from a missing one. */
 @Injectable()
 export class ItemsService {
-  constructor(private readonly items: ItemsRepository) {}
+  constructor(private readonly items: ItemStore) {}
 
   async list(collection: Collection, ownerId: string, query: ParsedListQuery): Promise<Page> {
     // One extra row tells whether a next page exists, without a COUNT.

@@ -1,11 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AttributeKind, type Attribute, type Collection } from '../../collections/collection.js';
 import { apiConfig, type ApiConfig } from '../../config/api.config.js';
-import type { ListQuery } from '../../items/items.repository.js';
+import type { ListQuery } from '../../items/item.store.js';
 import { ApiError } from '../../http/api-error.js';
 import { decodeCursor } from './cursor.js';
 import { normalizeDateTime } from './date-time.js';
-import { isStorableText } from './storable-text.js';
+import { isStorableText } from '../../common/storable-text.js';
 
 /** Query parameters with a meaning of their own; every other one is a filter. */
 const RESERVED = new Set(['limit', 'sort', 'cursor']);

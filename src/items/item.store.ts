@@ -6,8 +6,10 @@ import { v7 as uuidv7 } from 'uuid';
 import type { Attribute } from '../collections/collection.js';
 import { Clock } from '../common/clock.js';
 import { databaseConfig, type DatabaseConfig } from '../config/database.config.js';
-import { PreparedStatement, rowDate } from '../database/prepared-statement.js';
-import { AttributeSql } from './attribute-sql.js';
+import { EntityRows } from '../database/entity-rows.js';
+import { PreparedStatement } from '../database/prepared-statement.js';
+import { Transactions } from '../database/transactions.js';
+import { AttributeSql } from './item-attributes.sql.js';
 import { Item } from './item.entity.js';
 
 export interface ListQuery {
@@ -21,42 +23,32 @@ export interface ListQuery {
   after?: { value: unknown; id: string };
 }
 
-/** One item by id, scoped to its owner and collection (the primary key decides; the rest is the scope). */
-const ITEM_BY_ID =
-  'SELECT "id", "collection", "owner_id" AS "ownerId", "data", "version", "created_at" AS "createdAt", "updated_at" AS "updatedAt" ' +
-  'FROM "items" WHERE "id" = ? AND "owner_id" = ? AND "collection" = ?';
-
-/** A row as the drivers return it: PostgreSQL parses jsonb and timestamptz, SQLite gives text. */
-interface ItemRow {
-  id: string;
-  collection: string;
-  ownerId: string;
-  data: Record<string, unknown> | string;
-  version: number;
-  createdAt: Date | string;
-  updatedAt: Date | string;
-}
-
 export type WriteOutcome = { outcome: 'ok'; item: Item } | { outcome: 'not_found' } | { outcome: 'stale' };
 
 /**
  * Items of every collection, always scoped to one owner: no method reads or writes across owners.
  * Writes are single conditional statements, so that many instances behind a load balancer never
- * overwrite each other silently (If-Match is checked by the database, not in memory).
+ * overwrite each other silently (If-Match is checked by the database, not in memory), and go
+ * through Transactions. Listing builds its SQL with the query builder and item-attributes.sql.ts (the
+ * JSON expressions of each dialect); the read by id is a prepared statement (on every GET).
  */
 @Injectable()
-export class ItemsRepository {
+export class ItemStore {
   readonly sql: AttributeSql;
-  private readonly byId: PreparedStatement<ItemRow>;
+  private readonly rows: EntityRows<Item>;
+  /** One item by id, scoped to its owner and collection (the primary key decides; the rest is the scope). */
+  private readonly byId: PreparedStatement<Record<string, unknown>>;
 
   constructor(
     @InjectRepository(Item) private readonly items: Repository<Item>,
     @Inject(databaseConfig.KEY) database: DatabaseConfig,
     private readonly clock: Clock,
-    @InjectDataSource() dataSource: DataSource,
+    private readonly transactions: Transactions,
+    @InjectDataSource() private readonly dataSource: DataSource,
   ) {
     this.sql = new AttributeSql(database.dialect);
-    this.byId = new PreparedStatement(dataSource, 'latchkey_item_by_id', ITEM_BY_ID);
+    this.rows = new EntityRows(dataSource.getMetadata(Item));
+    this.byId = new PreparedStatement(dataSource, 'latchkey_item_by_id', `SELECT ${this.rows.selectList} FROM ${this.rows.table} WHERE "id" = ? AND "owner_id" = ? AND "collection" = ?`);
   }
 
   /**
@@ -102,24 +94,19 @@ export class ItemsRepository {
   /** The read of GET /api/v1/<collection>/<id>, on every such request: a prepared statement. */
   async find(collection: string, ownerId: string, id: string): Promise<Item | null> {
     const row = await this.byId.one(id, ownerId, collection);
-    if (!row) return null;
-    return Object.assign(new Item(), row, {
-      data: typeof row.data === 'string' ? (JSON.parse(row.data) as Record<string, unknown>) : row.data,
-      createdAt: rowDate(row.createdAt),
-      updatedAt: rowDate(row.updatedAt),
-    });
+    return row ? this.rows.decode(row) : null;
   }
 
   async create(collection: string, ownerId: string, data: Record<string, unknown>): Promise<Item> {
     const now = this.clock.now();
     const item = this.items.create({ id: uuidv7(), collection, ownerId, data, version: 1, createdAt: now, updatedAt: now });
-    await this.items.insert(item as QueryDeepPartialEntity<Item>);
+    await this.transactions.write((manager) => manager.insert(Item, item as QueryDeepPartialEntity<Item>));
     return item;
   }
 
   /** Replaces an item's attributes; with `expectedVersion`, only if nobody changed it since. */
   replace(collection: string, ownerId: string, id: string, data: Record<string, unknown>, expectedVersion?: number): Promise<WriteOutcome> {
-    return this.items.manager.transaction(async (manager) => {
+    return this.transactions.run(async (manager): Promise<WriteOutcome> => {
       const criteria = { id, ownerId, collection, ...(expectedVersion === undefined ? {} : { version: expectedVersion }) };
       const result = await manager.update(Item, criteria, { data: data as QueryDeepPartialEntity<Item['data']>, version: () => '"version" + 1', updatedAt: this.clock.now() });
       const item = await manager.findOneBy(Item, { id, ownerId, collection });
@@ -132,9 +119,22 @@ export class ItemsRepository {
   /** Deletes an item; with `expectedVersion`, only if nobody changed it since. */
   async delete(collection: string, ownerId: string, id: string, expectedVersion?: number): Promise<'ok' | 'not_found' | 'stale'> {
     const criteria = { id, ownerId, collection, ...(expectedVersion === undefined ? {} : { version: expectedVersion }) };
-    const result = await this.items.delete(criteria);
+    const result = await this.transactions.write((manager) => manager.delete(Item, criteria));
     if (result.affected === 1) return 'ok';
     return (await this.find(collection, ownerId, id)) ? 'stale' : 'not_found';
+  }
+
+  /** Runs the attribute indexes' DDL (ItemIndexesService decides which), each IF NOT EXISTS. */
+  async createIndexes(statements: string[]): Promise<void> {
+    for (const statement of statements) {
+      try {
+        await this.dataSource.query(statement);
+      } catch (error) {
+        // Two instances creating the same index at the same instant: PostgreSQL may report the
+        // loser's duplicate catalog row although IF NOT EXISTS was given. The index exists.
+        if (!/already exists|duplicate key/i.test(error instanceof Error ? error.message : String(error))) throw error;
+      }
+    }
   }
 
   /** The owner's items of one collection matching the filters. */

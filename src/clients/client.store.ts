@@ -1,0 +1,51 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { In, type DataSource, type EntityManager } from 'typeorm';
+import { EntityRows } from '../database/entity-rows.js';
+import { PreparedStatement } from '../database/prepared-statement.js';
+import { Client } from './client.entity.js';
+
+/**
+ * The clients table. The lookup by id runs on every authenticated /token, /introspect and
+ * /revoke, so it is a prepared statement (bench/RESULTS.md); registration and the CLI, which are
+ * rare, use TypeORM's entity manager. Writes take the caller's manager: a client's change and its
+ * audit event commit together (ClientsService runs them through Transactions).
+ */
+@Injectable()
+export class ClientStore {
+  private readonly rows: EntityRows<Client>;
+  private readonly byId: PreparedStatement<Record<string, unknown>>;
+
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+    this.rows = new EntityRows(dataSource.getMetadata(Client));
+    this.byId = new PreparedStatement(dataSource, 'latchkey_client_by_id', `SELECT ${this.rows.selectList} FROM ${this.rows.table} WHERE "id" = ?`);
+  }
+
+  async findById(clientId: string): Promise<Client | null> {
+    const row = await this.byId.one(clientId);
+    return row ? this.rows.decode(row) : null;
+  }
+
+  /** One indexed lookup by the registration access token's hash. */
+  findByRegistrationTokenHash(registrationTokenHash: string): Promise<Client | null> {
+    return this.dataSource.manager.findOneBy(Client, { registrationTokenHash });
+  }
+
+  list(): Promise<Client[]> {
+    return this.dataSource.manager.find(Client, { order: { createdAt: 'ASC' } });
+  }
+
+  /** A new client or a changed one, as it was stored (created_at and updated_at filled in). */
+  save(client: Client, manager: EntityManager): Promise<Client> {
+    return manager.save(client);
+  }
+
+  /** Deletes the client; its codes, tokens and consents go with it (ON DELETE CASCADE). */
+  async delete(clientId: string, manager: EntityManager): Promise<void> {
+    await manager.delete(Client, { id: clientId });
+  }
+
+  findByIds(clientIds: string[]): Promise<Client[]> {
+    return clientIds.length === 0 ? Promise.resolve([]) : this.dataSource.manager.findBy(Client, { id: In(clientIds) });
+  }
+}

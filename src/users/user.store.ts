@@ -1,0 +1,44 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
+import { Transactions } from '../database/transactions.js';
+import { User } from './user.entity.js';
+
+/** The users table. Writes go through Transactions, or the caller's manager when part of a larger change. */
+@Injectable()
+export class UserStore {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
+  ) {}
+
+  findById(id: string): Promise<User | null> {
+    return this.dataSource.manager.findOneBy(User, { id });
+  }
+
+  findByUsername(username: string): Promise<User | null> {
+    return this.dataSource.manager.findOneBy(User, { username });
+  }
+
+  exists(username: string): Promise<boolean> {
+    return this.dataSource.manager.existsBy(User, { username });
+  }
+
+  list(): Promise<User[]> {
+    return this.dataSource.manager.find(User, { order: { username: 'ASC' } });
+  }
+
+  /** A new user, as stored (created_at filled in). */
+  insert(user: User): Promise<User> {
+    return this.transactions.write((manager) => manager.save(user));
+  }
+
+  async storePasswordHash(userId: string, passwordHash: string, manager: EntityManager): Promise<void> {
+    await manager.update(User, { id: userId }, { passwordHash });
+  }
+
+  /** Deletes the user; their codes, tokens, consents and sessions go with them (ON DELETE CASCADE). */
+  async delete(userId: string): Promise<void> {
+    await this.transactions.write((manager) => manager.delete(User, { id: userId }));
+  }
+}
