@@ -10,6 +10,7 @@ import { apiConfig } from './config/api.config.js';
 import { databaseConfig } from './config/database.config.js';
 import { housekeepingConfig } from './config/housekeeping.config.js';
 import { macTokenConfig } from './config/mac-token.config.js';
+import { openIdConfig } from './config/openid.config.js';
 import { legacyGrantsConfig } from './config/legacy-grants.config.js';
 import { metricsConfig } from './config/metrics.config.js';
 import { oauthConfig } from './config/oauth.config.js';
@@ -27,7 +28,7 @@ import { ResourcesModule } from './resources/resources.module.js';
 
 @Module({
   imports: [
-    ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, appConfig, databaseConfig, housekeepingConfig, legacyGrantsConfig, macTokenConfig, metricsConfig, oauthConfig, rateLimitConfig, redisConfig, sessionConfig] }),
+    ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, appConfig, databaseConfig, housekeepingConfig, legacyGrantsConfig, macTokenConfig, metricsConfig, oauthConfig, openIdConfig, rateLimitConfig, redisConfig, sessionConfig] }),
     CommonModule,
     MetricsModule,
     CollectionsModule,

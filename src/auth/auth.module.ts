@@ -37,6 +37,7 @@ import { RegistrationController } from './registration/registration.controller.j
 import { RevocationController } from './revocation/revocation.controller.js';
 import { MetadataController } from './metadata/metadata.controller.js';
 import { MetadataService } from './metadata/metadata.service.js';
+import { OpenIdModule } from '../openid/openid.module.js';
 import { TokenController } from './token/token.controller.js';
 import { TokenEndpointService } from './token/token-endpoint.service.js';
 import { CommonModule } from '../common/common.module.js';
@@ -46,7 +47,7 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 
 /** The authorization server: authorization and token endpoints, login and consent, metadata. */
 @Module({
-  imports: [CommonModule, AuditModule, MetricsModule, RateLimitModule, PassportModule, AccessModule, UsersModule, SessionsModule, ClientsModule, CodesModule, TokensModule, ConsentsModule, ScopesModule],
+  imports: [CommonModule, AuditModule, MetricsModule, RateLimitModule, PassportModule, AccessModule, UsersModule, SessionsModule, ClientsModule, CodesModule, TokensModule, ConsentsModule, ScopesModule, OpenIdModule],
   controllers: [AuthorizeController, TokenController, RevocationController, IntrospectionController, RegistrationController, LoginController, HomeController, AccessController, MetadataController],
   providers: [
     AuthorizationRequestValidator,

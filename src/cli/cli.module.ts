@@ -8,6 +8,8 @@ import { apiConfig } from '../config/api.config.js';
 import { databaseConfig, readDatabaseConfig } from '../config/database.config.js';
 import { housekeepingConfig } from '../config/housekeeping.config.js';
 import { oauthConfig } from '../config/oauth.config.js';
+import { openIdConfig } from '../config/openid.config.js';
+import { SigningModule } from '../signing/signing.module.js';
 import { sessionConfig } from '../config/session.config.js';
 import { DatabaseModule } from '../schema/database.module.js';
 import { PurgeModule } from '../housekeeping/purge.module.js';
@@ -26,10 +28,12 @@ const databaseConfigWithoutMigrations = registerAs('database', () => ({ ...readD
 export class CliModule {
   static forCommand(command: string): DynamicModule {
     const database = command === 'migrations:run' ? databaseConfigWithoutMigrations : databaseConfig;
+    // Only the keys commands load the signing keys (which generates the first ones on a new database).
+    const signing = command.startsWith('keys:') ? [SigningModule] : [];
     return {
       module: CliModule,
       imports: [
-        ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, database, housekeepingConfig, oauthConfig, sessionConfig] }),
+        ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, database, housekeepingConfig, oauthConfig, openIdConfig, sessionConfig] }),
         CommonModule,
         CollectionsModule,
         DatabaseModule,
@@ -38,6 +42,7 @@ export class CliModule {
         AccountsModule,
         ClientsModule,
         PurgeModule,
+        ...signing,
       ],
     };
   }

@@ -6,6 +6,8 @@ import { DomainError } from '../common/domain-error.js';
 import { ClientAuthMethod, GrantType, TokenType } from '../common/oauth.constants.js';
 import type { PurgeService } from '../housekeeping/purge.service.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
+import { isSigningAlgorithm, SIGNING_ALGORITHMS } from '../signing/signing-algorithms.js';
+import type { SigningKeyVault } from '../signing/signing-key-vault.js';
 import type { UsersService } from '../users/users.service.js';
 
 export type Flags = Record<string, string | boolean | (string | boolean)[] | undefined>;
@@ -43,6 +45,7 @@ const usersService = async (app: INestApplicationContext): Promise<UsersService>
 const clientsService = async (app: INestApplicationContext): Promise<ClientsService> => app.get((await import('../clients/clients.service.js')).ClientsService);
 const auditService = async (app: INestApplicationContext): Promise<AuditService> => app.get((await import('../audit/audit.service.js')).AuditService);
 const purgeService = async (app: INestApplicationContext): Promise<PurgeService> => app.get((await import('../housekeeping/purge.service.js')).PurgeService);
+const signingKeyVault = async (app: INestApplicationContext): Promise<SigningKeyVault> => app.get((await import('../signing/signing-key-vault.js')).SigningKeyVault);
 const dataSource = async (app: INestApplicationContext): Promise<DataSource> => app.get<DataSource>((await import('@nestjs/typeorm')).getDataSourceToken());
 
 const GRANT_TYPES = new Set<string>(Object.values(GrantType));
@@ -165,6 +168,26 @@ export const COMMANDS: Record<string, Command> = {
       if (!/^[0-9]{1,5}$/.test(raw) || Number(raw) < 1) throw new UsageError('--limit must be a positive integer');
       const events = await (await auditService(app)).list(Number(raw));
       return events.map((e) => ({ at: e.at.toISOString(), actor: e.actor, action: e.action, subject: e.subject, details: e.details }));
+    },
+  },
+  'keys:list': {
+    usage: 'keys:list',
+    options: {},
+    async run(app) {
+      return (await signingKeyVault(app)).list();
+    },
+  },
+  'keys:rotate': {
+    usage: `keys:rotate [--alg ${SIGNING_ALGORITHMS.join('|')}] (default: every algorithm)`,
+    options: { alg: { type: 'string' } },
+    // The new key is published now and signs one SIGNING_KEY_PUBLISH_LEAD_SECONDS later.
+    async run(app, flags) {
+      const alg = flags.alg as string | undefined;
+      if (alg !== undefined && !isSigningAlgorithm(alg)) throw new UsageError(`unsupported --alg ${alg} (supported: ${SIGNING_ALGORITHMS.join(', ')})`);
+      const vault = await signingKeyVault(app);
+      const rotated: string[] = [];
+      for (const each of alg === undefined ? SIGNING_ALGORITHMS : [alg]) rotated.push((await vault.rotate(each, 'cli')).kid);
+      return (await vault.list()).filter((key) => rotated.includes(key.kid));
     },
   },
   purge: {

@@ -46,6 +46,14 @@ export class AuthorizationCode {
   @Column({ name: 'code_challenge', type: 'varchar', length: 128, nullable: true })
   codeChallenge: string | null;
 
+  /** OpenID Connect Core §3.1.2.1: the authentication request's nonce, echoed in the ID token; null when none was sent. */
+  @Column({ type: 'varchar', length: 2048, nullable: true })
+  nonce: string | null;
+
+  /** When the person signed in (Core §2 auth_time); null for codes issued before OpenID Connect. */
+  @Column({ name: 'auth_time', type: TIMESTAMP, nullable: true })
+  authTime: Date | null;
+
   @Index()
   @Column({ name: 'expires_at', type: TIMESTAMP })
   expiresAt: Date;

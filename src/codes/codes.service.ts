@@ -15,6 +15,9 @@ export interface CodeGrant {
   redirectUriInRequest: boolean;
   scope: string;
   codeChallenge: string | null;
+  /** OpenID Connect: the request's nonce, and when the person signed in. */
+  nonce?: string | null;
+  authTime?: Date | null;
 }
 
 @Injectable()
@@ -34,6 +37,8 @@ export class CodesService {
       id: uuidv7(),
       codeHash: hashSecret(code),
       ...grant,
+      nonce: grant.nonce ?? null,
+      authTime: grant.authTime ?? null,
       expiresAt: this.clock.inSeconds(this.config.codeTtlSeconds),
       createdAt: this.clock.now(),
     });

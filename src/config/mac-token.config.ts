@@ -1,6 +1,7 @@
 import { registerAs, type ConfigType } from '@nestjs/config';
 import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
-import { ConfigValidationError, validateEnv } from './validate-env.js';
+import { parseEncryptionKeys } from './encryption-keys.js';
+import { validateEnv } from './validate-env.js';
 
 class MacTokenEnv {
   /**
@@ -19,14 +20,8 @@ class MacTokenEnv {
 /** MAC tokens (draft-ietf-oauth-v2-http-mac): the key that seals mac_keys at rest, and the accepted clock skew. */
 export const macTokenConfig = registerAs('macToken', () => {
   const env = validateEnv(MacTokenEnv, process.env);
-  const encoded = env.TOKEN_ENCRYPTION_KEY?.split(',').map((k) => k.trim()).filter(Boolean) ?? [];
-  const encryptionKeys = encoded.map((k) => Buffer.from(k, 'base64'));
-  // Base64 that does not round-trip, or a length other than 32 bytes, is a typo or the wrong kind of value.
-  if (encoded.some((k, i) => encryptionKeys[i].length !== 32 || encryptionKeys[i].toString('base64').replace(/=+$/, '') !== k.replace(/=+$/, ''))) {
-    throw new ConfigValidationError(['TOKEN_ENCRYPTION_KEY: every comma-separated key must be the base64 of 32 random bytes (openssl rand -base64 32)']);
-  }
   return {
-    encryptionKeys,
+    encryptionKeys: parseEncryptionKeys('TOKEN_ENCRYPTION_KEY', env.TOKEN_ENCRYPTION_KEY),
     timestampWindowSeconds: env.MAC_TIMESTAMP_WINDOW_SECONDS ?? 300,
   };
 });

@@ -1,6 +1,7 @@
 import type { AppConfig } from './app.config.js';
 import type { DatabaseConfig } from './database.config.js';
 import type { MacTokenConfig } from './mac-token.config.js';
+import type { OpenIdConfig } from './openid.config.js';
 import type { SessionConfig } from './session.config.js';
 import { ConfigValidationError } from './validate-env.js';
 
@@ -9,6 +10,7 @@ interface DeploymentSettings {
   database: DatabaseConfig;
   session: SessionConfig;
   macToken: MacTokenConfig;
+  openId: OpenIdConfig;
 }
 
 /**
@@ -16,7 +18,7 @@ interface DeploymentSettings {
  * each is safe on a laptop and wrong in a deployment. ALLOW_UNSAFE names the ones an operator
  * accepts anyway (a benchmark, a single-instance demo), so the choice is explicit and visible.
  */
-export function productionProblems({ app, database, session, macToken }: DeploymentSettings): string[] {
+export function productionProblems({ app, database, session, macToken, openId }: DeploymentSettings): string[] {
   if (!app.production) return [];
   const problems: string[] = [];
 
@@ -34,6 +36,10 @@ export function productionProblems({ app, database, session, macToken }: Deploym
   // The same for the key that encrypts MAC tokens' mac_keys: kept beside the ciphertexts, it protects nothing.
   if (macToken.encryptionKeys.length === 0 && !app.allowUnsafe.has('generated-keys')) {
     problems.push('TOKEN_ENCRYPTION_KEY: set the base64 of 32 random bytes in production (openssl rand -base64 32), the same on every instance (or ALLOW_UNSAFE=generated-keys)');
+  }
+  // And for the key that seals the ID-token signing keys: whoever reads the database could sign as us.
+  if (openId.signingKeyEncryptionKeys.length === 0 && !app.allowUnsafe.has('generated-keys')) {
+    problems.push('SIGNING_KEY_ENCRYPTION_KEY: set the base64 of 32 random bytes in production (openssl rand -base64 32), the same on every instance (or ALLOW_UNSAFE=generated-keys)');
   }
   return problems;
 }

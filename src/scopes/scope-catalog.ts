@@ -18,6 +18,20 @@ export const CLIENT_SCOPES: Readonly<Record<string, string>> = {
 };
 
 /**
+ * OpenID Connect's scopes (Core §3.1.2.1, §5.4, §11): every client of the authorization code flow
+ * may ask a person for them, whatever scope it registered, as with node-oidc-provider and Keycloak.
+ */
+export const IDENTITY_SCOPES: Readonly<Record<string, string>> = {
+  openid: 'Know who you are when you sign in',
+  profile: 'See your name',
+  email: 'See your email address',
+  offline_access: 'Stay connected while you are away',
+};
+
+/** The scope that makes an authorization request an OpenID Connect authentication request (Core §3.1.2.1). */
+export const OPENID_SCOPE = 'openid';
+
+/**
  * The scopes this server knows: the data scopes derived from the collections file
  * (`<collection>:read`, `<collection>:write`), described in words for the consent page, and the
  * client scopes above.
@@ -34,12 +48,21 @@ export class ScopeCatalog {
       entries.push([collection.writeScope, `Create, change and delete your ${collection.name}`]);
     }
     this.dataScopes = new Set(entries.map(([scope]) => scope));
-    this.descriptions = new Map([...entries, ...Object.entries(CLIENT_SCOPES)]);
+    this.descriptions = new Map([...Object.entries(IDENTITY_SCOPES), ...entries, ...Object.entries(CLIENT_SCOPES)]);
   }
 
   /** A scope a person can grant to an application (authorization code grant). */
   isDataScope(scope: string): boolean {
     return this.dataScopes.has(scope);
+  }
+
+  /** A scope a person can grant to any client of the code flow: OpenID Connect's, or a data scope. */
+  isIdentityScope(scope: string): boolean {
+    return Object.hasOwn(IDENTITY_SCOPES, scope);
+  }
+
+  identityScopes(): string[] {
+    return Object.keys(IDENTITY_SCOPES);
   }
 
   /** Every scope a client may be registered for, in a stable order. */

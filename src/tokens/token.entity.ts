@@ -69,6 +69,13 @@ export class Token {
   @Column({ name: 'mac_key', type: 'text', nullable: true })
   macKey: string | null;
 
+  /**
+   * When the person signed in, for a token issued from an OpenID Connect authentication: a refresh
+   * token carries it so that the ID token issued on refresh keeps the original auth_time (Core §12.2).
+   */
+  @Column({ name: 'auth_time', type: TIMESTAMP, nullable: true })
+  authTime: Date | null;
+
   @CreateDateColumn({ name: 'created_at', type: TIMESTAMP })
   createdAt: Date;
 }

@@ -24,6 +24,8 @@ export interface TokenGrant {
   tokenType?: TokenType;
   /** Lifetime of the access token when it differs from ACCESS_TOKEN_TTL_SECONDS (the implicit grant's short one). */
   accessTokenTtlSeconds?: number;
+  /** When the person signed in, for a grant that began with an OpenID Connect authentication (kept for refresh, Core §12.2). */
+  authTime?: Date | null;
 }
 
 export interface IssuedTokens {
@@ -139,6 +141,7 @@ export class TokensService {
       revokedAt: null,
       tokenType: TokenType.Bearer,
       macKey: null,
+      authTime: grant.authTime ?? null,
     };
   }
 }

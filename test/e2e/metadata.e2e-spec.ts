@@ -86,8 +86,8 @@ describe('authorization server metadata (RFC 8414)', () => {
       expect([...metadata.token_endpoint_auth_methods_supported].sort()).toEqual(['client_secret_basic', 'client_secret_post', 'none']);
     });
 
-    it('lists the scopes of the collections file and the two client scopes, no more', () => {
-      expect([...metadata.scopes_supported].sort()).toEqual(['clients:register', 'notes:read', 'notes:write', 'photos:read', 'photos:write', 'tokens:introspect']);
+    it("lists OpenID Connect's scopes, the scopes of the collections file and the two client scopes, no more", () => {
+      expect([...metadata.scopes_supported].sort()).toEqual(['clients:register', 'email', 'notes:read', 'notes:write', 'offline_access', 'openid', 'photos:read', 'photos:write', 'profile', 'tokens:introspect']);
     });
 
     it('lists the access token types, bearer and mac, and the MAC algorithm (Latchkey extensions)', () => {

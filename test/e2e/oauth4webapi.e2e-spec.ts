@@ -4,42 +4,18 @@
  * token response's shape, and it sends its own client authentication and PKCE.
  */
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { createServer, type AddressInfo } from 'node:net';
 import * as oauth from 'oauth4webapi';
-import { createApp } from '../../src/app.setup.js';
 import { ClientsService, type NewClient } from '../../src/clients/clients.service.js';
 import { UsersService } from '../../src/users/users.service.js';
 import { Browser } from '../helpers/browser.js';
 import { authorizeAsUser } from '../helpers/oauth-flow.js';
 import type { TestUser } from '../helpers/test-app.js';
-import { createTestDatabase, dropTestDatabase } from '../helpers/test-database.js';
+import { startAtIssuer } from '../helpers/app-at-issuer.js';
+import { dropTestDatabase } from '../helpers/test-database.js';
 
 const REDIRECT_URI = 'http://127.0.0.1:9/callback';
 /** oauth4webapi refuses http:// unless told; we test over loopback. */
 const INSECURE = { [oauth.allowInsecureRequests]: true } as const;
-
-/** A port that is free now, so that ISSUER can name it before the app starts listening on it. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
-  return port;
-}
-
-/**
- * The real app (same createApp() as main.ts) listening on the port its ISSUER names: the library
- * checks that the metadata's issuer is the URL it discovered it from.
- */
-async function startAtIssuer(): Promise<{ nest: NestFastifyApplication; issuer: URL }> {
-  const port = await freePort();
-  process.env.ISSUER = `http://127.0.0.1:${port}`;
-  await createTestDatabase();
-  const nest = await createApp({ level: 'error' });
-  await nest.listen(port, '127.0.0.1');
-  await nest.getHttpAdapter().getInstance().ready();
-  return { nest, issuer: new URL(process.env.ISSUER) };
-}
 
 /** Drives login and consent in a browser and returns the URL the browser was redirected to. */
 async function authorizeInBrowser(as: oauth.AuthorizationServer, user: TestUser, params: Record<string, string>, decision: 'allow' | 'deny' = 'allow'): Promise<URL> {

@@ -15,9 +15,11 @@ export interface AuthorizationRequest {
   scope: string[];
   state?: string;
   codeChallenge: string | null;
+  /** OpenID Connect Core §3.1.2.1: the value the ID token must echo. */
+  nonce?: string;
   /** The query string as received, carried through the login and consent forms and validated again on return. */
   rawQuery: string;
 }
 
 /** The parameters of the authorization request that this server understands. */
-export const AUTHORIZATION_PARAMS = ['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method'] as const;
+export const AUTHORIZATION_PARAMS = ['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method', 'nonce'] as const;

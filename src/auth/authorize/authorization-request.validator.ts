@@ -84,8 +84,9 @@ export class AuthorizationRequestValidator {
       fail(new UnauthorizedClientError('This client is not registered for the authorization code grant'));
     }
 
-    // Only data scopes are granted by a person; a scope whose collection was removed is no longer grantable.
-    const grantable = splitScope(client.scope).filter((s) => this.scopes.isDataScope(s));
+    // A person grants data scopes the client registered (a scope whose collection was removed no
+    // longer is one) and OpenID Connect's scopes, which every client may ask for.
+    const grantable = [...splitScope(client.scope).filter((s) => this.scopes.isDataScope(s)), ...this.scopes.identityScopes()];
     const scope = this.resolveScope(query.scope as string | undefined, grantable, fail);
     const codeChallenge = implicit ? this.refuseChallenge(query, fail) : this.resolveChallenge(query, client.isPublic, fail);
 
@@ -98,6 +99,8 @@ export class AuthorizationRequestValidator {
       scope,
       state,
       codeChallenge,
+      // Core §3.1.2.1: echoed in the ID token; meaningful only with openid, harmless without.
+      nonce: typeof query.nonce === 'string' && query.nonce !== '' ? query.nonce : undefined,
       rawQuery,
     };
   }
@@ -114,9 +117,9 @@ export class AuthorizationRequestValidator {
     return null;
   }
 
-  /** RFC 6749 §3.3: the requested scope, or the client's registered scope when none is requested. */
+  /** RFC 6749 §3.3: the requested scope, or the client's registered (data) scope when none is requested. */
   private resolveScope(value: string | undefined, allowed: string[], fail: (e: OAuthError) => never): string[] {
-    if (value === undefined || value === '') return allowed;
+    if (value === undefined || value === '') return allowed.filter((s) => !this.scopes.isIdentityScope(s));
     const scope = parseScope(value) ?? fail(new InvalidScopeError('The scope parameter is malformed'));
     if (!isSubset(scope, allowed)) fail(new InvalidScopeError('The requested scope is not allowed for this client'));
     return scope;

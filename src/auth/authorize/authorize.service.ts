@@ -50,7 +50,7 @@ export class AuthorizeService {
     const user = await this.session.currentUser(request);
     if (!user) return this.pages.login(request, { returnTo: `/authorize?${rawQuery}`, authorization });
     if (await this.consents.covers(user.id, authorization.client.id, authorization.scope)) {
-      return this.approve(user, authorization, 302);
+      return this.approve(user, this.session.authTime(request), authorization, 302);
     }
     return this.pages.consent(request, user, authorization);
   }
@@ -65,7 +65,7 @@ export class AuthorizeService {
 
     if (form.decision === 'allow') {
       await this.consents.grant(user.id, authorization.client.id, authorization.scope);
-      return this.approve(user, authorization, 303);
+      return this.approve(user, this.session.authTime(request), authorization, 303);
     }
     if (form.decision === 'deny') {
       const denied = new AccessDeniedError('The user denied the request');
@@ -76,7 +76,7 @@ export class AuthorizeService {
   }
 
   /** Issues the code, or the token of the implicit grant, and redirects back to the client (RFC 6749 §4.1.2, §4.2.2, RFC 9207). */
-  private async approve(user: User, authorization: AuthorizationRequest, status: 302 | 303): Promise<InteractionOutcome> {
+  private async approve(user: User, authTime: Date | null, authorization: AuthorizationRequest, status: 302 | 303): Promise<InteractionOutcome> {
     if (authorization.responseType === ResponseType.Token) return this.approveImplicit(user, authorization, status);
     const code = await this.codes.issue({
       clientId: authorization.client.id,
@@ -85,6 +85,8 @@ export class AuthorizeService {
       redirectUriInRequest: authorization.redirectUriInRequest,
       scope: formatScope(authorization.scope),
       codeChallenge: authorization.codeChallenge,
+      nonce: authorization.nonce ?? null,
+      authTime,
     });
     return { kind: 'redirect', status, location: successRedirect(authorization.redirectUri, code, authorization.state, this.app.issuer) };
   }

@@ -6,6 +6,8 @@ import { Clock } from '../../common/clock.js';
 import { GrantType } from '../../common/oauth.constants.js';
 import { Transactions } from '../../database/transactions.js';
 import { MetricsService } from '../../metrics/metrics.service.js';
+import { IdTokenIssuer } from '../../openid/id-token.issuer.js';
+import { holdsOpenId } from '../../openid/openid-scope.js';
 import { TokensService, type IssuedTokens } from '../../tokens/tokens.service.js';
 import { InvalidGrantError, InvalidRequestError, type OAuthError } from '../errors/oauth-error.js';
 import type { TokenRequestDto } from '../token/token-request.dto.js';
@@ -33,6 +35,7 @@ export class AuthorizationCodeGrant implements GrantHandler<AuthorizationCodePar
     private readonly tokens: TokensService,
     private readonly clock: Clock,
     private readonly metrics: MetricsService,
+    private readonly idTokens: IdTokenIssuer,
   ) {}
 
   parameters(form: TokenRequestDto): AuthorizationCodeParameters {
@@ -59,6 +62,7 @@ export class AuthorizationCodeGrant implements GrantHandler<AuthorizationCodePar
           scope: code.scope,
           refreshScope: client.grantTypes.includes(GrantType.RefreshToken) ? code.scope : undefined,
           tokenType: client.accessTokenType,
+          authTime: code.authTime,
         },
         manager,
       );
@@ -75,8 +79,14 @@ export class AuthorizationCodeGrant implements GrantHandler<AuthorizationCodePar
         throw redemption.error;
       case 'issued':
         this.metrics.codeRedeemed();
-        return toTokenResponse(redemption.tokens);
+        return toTokenResponse(redemption.tokens, await this.idToken(code, redemption.tokens));
     }
+  }
+
+  /** OpenID Connect Core §3.1.3.3: an authentication request (scope openid) gets an ID token with its nonce. */
+  private async idToken(code: AuthorizationCode, tokens: IssuedTokens): Promise<string | undefined> {
+    if (!holdsOpenId(code.scope)) return undefined;
+    return this.idTokens.issue({ clientId: code.clientId, subject: code.userId, authTime: code.authTime, nonce: code.nonce, accessToken: tokens.accessToken });
   }
 
   /** The checks of RFC 6749 §4.1.3 and RFC 7636 §4.6; returns the error, or undefined when the code may be redeemed. */

@@ -3,6 +3,8 @@ import { GrantType } from '../../common/oauth.constants.js';
 import { Transactions } from '../../database/transactions.js';
 import { formatScope, isSubset, parseScope, splitScope } from '../../common/scope.js';
 import { TokenKind } from '../../tokens/token.entity.js';
+import { IdTokenIssuer } from '../../openid/id-token.issuer.js';
+import { holdsOpenId } from '../../openid/openid-scope.js';
 import { TokensService, type IssuedTokens } from '../../tokens/tokens.service.js';
 import { InvalidGrantError, InvalidRequestError, InvalidScopeError } from '../errors/oauth-error.js';
 import type { TokenRequestDto } from '../token/token-request.dto.js';
@@ -28,6 +30,7 @@ export class RefreshTokenGrant implements GrantHandler<RefreshTokenParameters> {
   constructor(
     private readonly transactions: Transactions,
     private readonly tokens: TokensService,
+    private readonly idTokens: IdTokenIssuer,
   ) {}
 
   parameters(form: TokenRequestDto): RefreshTokenParameters {
@@ -56,7 +59,7 @@ export class RefreshTokenGrant implements GrantHandler<RefreshTokenParameters> {
     const issued = await this.transactions.run(async (manager): Promise<IssuedTokens | undefined> => {
       if (!(await this.tokens.consumeRefreshToken(token.id, manager))) return undefined;
       return this.tokens.issue(
-        { familyId: token.familyId, clientId: client.id, userId: token.userId, scope: formatScope(requested), refreshScope: token.scope, tokenType: client.accessTokenType },
+        { familyId: token.familyId, clientId: client.id, userId: token.userId, scope: formatScope(requested), refreshScope: token.scope, tokenType: client.accessTokenType, authTime: token.authTime },
         manager,
       );
     });
@@ -65,6 +68,12 @@ export class RefreshTokenGrant implements GrantHandler<RefreshTokenParameters> {
       await this.tokens.revokeFamily(token.familyId, { actor: `client:${client.id}`, reason: 'refresh_token_reused' });
       throw new InvalidGrantError(INVALID);
     }
-    return toTokenResponse(issued);
+    // Core §12.2: a refresh of an OpenID grant gets a new ID token: same iss, sub, aud and the
+    // original auth_time, a new iat, and no nonce (the refresh is no authentication request).
+    const idToken =
+      token.userId !== null && holdsOpenId(issued.scope)
+        ? await this.idTokens.issue({ clientId: client.id, subject: token.userId, authTime: token.authTime, accessToken: issued.accessToken })
+        : undefined;
+    return toTokenResponse(issued, idToken);
   }
 }

@@ -51,6 +51,12 @@ export class LoginSession {
     return this.users.findById(uid);
   }
 
+  /** When the signed-in person signed in (OpenID Connect's auth_time); call after currentUser found them. */
+  authTime(request: FastifyRequest): Date | null {
+    const authTime = request.session.get('authTime');
+    return authTime ? new Date(authTime * 1000) : null;
+  }
+
   /**
    * Starts a fresh session for the user, with a new CSRF token (no value survives from before
    * login); a session this browser still had is ended first.

@@ -2,13 +2,18 @@ import { Inject, Injectable } from '@nestjs/common';
 import { ClientAuthMethod, CodeChallengeMethod, GrantType, MacAlgorithm, ResponseMode, ResponseType, TokenType } from '../../common/oauth.constants.js';
 import { appConfig, type AppConfig } from '../../config/app.config.js';
 import { ScopeCatalog } from '../../scopes/scope-catalog.js';
+import { DEFAULT_SIGNING_ALGORITHM } from '../../signing/signing-algorithms.js';
 import { TokenEndpointService } from '../token/token-endpoint.service.js';
+
+/** Where the JWKS is served (RFC 7517 §5), under the issuer. */
+export const JWKS_PATH = '/.well-known/jwks.json';
 
 /** RFC 8414 §2: exactly what this server supports. */
 export interface AuthorizationServerMetadata {
   issuer: string;
   authorization_endpoint: string;
   token_endpoint: string;
+  jwks_uri: string;
   registration_endpoint: string;
   revocation_endpoint: string;
   revocation_endpoint_auth_methods_supported: string[];
@@ -27,16 +32,36 @@ export interface AuthorizationServerMetadata {
   service_documentation: string;
 }
 
+/**
+ * OpenID Connect Discovery 1.0 §3: the OAuth document plus what an OpenID provider declares.
+ * Only what works today is listed; request objects are not supported, which must be said (§3
+ * defaults request_uri_parameter_supported to true).
+ */
+export interface OpenIdProviderMetadata extends AuthorizationServerMetadata {
+  subject_types_supported: string[];
+  id_token_signing_alg_values_supported: string[];
+  claims_supported: string[];
+  claims_parameter_supported: boolean;
+  request_parameter_supported: boolean;
+  request_uri_parameter_supported: boolean;
+}
+
+/** The claims an ID token carries (Core §2). */
+const ID_TOKEN_CLAIMS = ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'amr'];
+
 @Injectable()
 export class MetadataService {
   /** Built once: nothing in it changes while the server runs. */
   readonly document: AuthorizationServerMetadata;
+  readonly openIdDocument: OpenIdProviderMetadata;
 
   constructor(@Inject(appConfig.KEY) app: AppConfig, tokenEndpoint: TokenEndpointService, scopes: ScopeCatalog) {
     this.document = {
       issuer: app.issuer,
       authorization_endpoint: `${app.issuer}/authorize`,
       token_endpoint: `${app.issuer}/token`,
+      // RFC 7517: the keys that sign ID tokens.
+      jwks_uri: `${app.issuer}${JWKS_PATH}`,
       // RFC 7591: for holders of a clients:register token.
       registration_endpoint: `${app.issuer}/register`,
       // RFC 7009: any client revokes its own tokens, public ones included.
@@ -59,6 +84,18 @@ export class MetadataService {
       token_types_supported: Object.values(TokenType),
       mac_algorithms_supported: Object.values(MacAlgorithm),
       service_documentation: `${app.issuer}/`,
+    };
+    this.openIdDocument = {
+      ...this.document,
+      // Discovery §3: every user has one sub, the same for every client (pairwise subjects are not built yet).
+      subject_types_supported: ['public'],
+      // RS256, which every OpenID provider must offer (Core §15.1); ES256 and EdDSA keys are kept and
+      // published, and are listed here once clients can choose them (id_token_signed_response_alg).
+      id_token_signing_alg_values_supported: [DEFAULT_SIGNING_ALGORITHM],
+      claims_supported: ID_TOKEN_CLAIMS,
+      claims_parameter_supported: false,
+      request_parameter_supported: false,
+      request_uri_parameter_supported: false,
     };
   }
 }

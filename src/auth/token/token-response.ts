@@ -10,9 +10,11 @@ export interface TokenResponse {
   expires_in: number;
   refresh_token?: string;
   scope: string;
+  /** OpenID Connect Core §3.1.3.3: when the grant holds openid. */
+  id_token?: string;
 }
 
-export function toTokenResponse(issued: IssuedTokens): TokenResponse {
+export function toTokenResponse(issued: IssuedTokens, idToken?: string): TokenResponse {
   return {
     access_token: issued.accessToken,
     token_type: issued.tokenType,
@@ -20,5 +22,6 @@ export function toTokenResponse(issued: IssuedTokens): TokenResponse {
     expires_in: issued.expiresIn,
     ...(issued.refreshToken ? { refresh_token: issued.refreshToken } : {}),
     scope: issued.scope,
+    ...(idToken ? { id_token: idToken } : {}),
   };
 }

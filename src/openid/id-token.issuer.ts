@@ -1,0 +1,63 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { SignJWT } from 'jose';
+import { createHash } from 'node:crypto';
+import { Clock } from '../common/clock.js';
+import { appConfig, type AppConfig } from '../config/app.config.js';
+import { openIdConfig, type OpenIdConfig } from '../config/openid.config.js';
+import { DEFAULT_SIGNING_ALGORITHM, type SigningAlgorithm } from '../signing/signing-algorithms.js';
+import { SigningKeyRing } from '../signing/signing-key-ring.js';
+
+/** What an ID token asserts: who signed in, for which client, when, and with which access token. */
+export interface IdTokenSubject {
+  clientId: string;
+  /** The stable, never reassigned user id (Core §2 sub), not the username. */
+  subject: string;
+  /** When the person signed in; omitted only for grants begun before OpenID Connect. */
+  authTime: Date | null;
+  /** The authentication request's nonce; never sent on refresh (Core §12.2). */
+  nonce?: string | null;
+  /** The access token issued beside it, for at_hash (Core §3.1.3.6). */
+  accessToken: string;
+  alg?: SigningAlgorithm;
+}
+
+/** The hash that at_hash halves (Core §3.1.3.6): the one of the JWS alg; Ed25519 signs with SHA-512. */
+const AT_HASH: Record<SigningAlgorithm, string> = { RS256: 'sha256', ES256: 'sha256', EdDSA: 'sha512' };
+
+/**
+ * Signs ID tokens (OpenID Connect Core §2, §3.1.3.6) with the key that signs now for the client's
+ * algorithm. The key is already imported (SigningKeyRing); signing is the only work per token.
+ */
+@Injectable()
+export class IdTokenIssuer {
+  constructor(
+    private readonly keys: SigningKeyRing,
+    private readonly clock: Clock,
+    @Inject(appConfig.KEY) private readonly app: AppConfig,
+    @Inject(openIdConfig.KEY) private readonly config: OpenIdConfig,
+  ) {}
+
+  issue(token: IdTokenSubject): Promise<string> {
+    const alg = token.alg ?? DEFAULT_SIGNING_ALGORITHM;
+    const signer = this.keys.signer(alg);
+    const now = Math.floor(this.clock.now().getTime() / 1000);
+    const digest = createHash(AT_HASH[alg]).update(token.accessToken, 'ascii').digest();
+    return new SignJWT({
+      ...(token.authTime ? { auth_time: Math.floor(token.authTime.getTime() / 1000) } : {}),
+      ...(token.nonce ? { nonce: token.nonce } : {}),
+      // The left-most half of the access token's hash binds the two (Core §3.1.3.8 lets the client check it).
+      at_hash: digest.subarray(0, digest.length / 2).toString('base64url'),
+      // Core §2 amr (RFC 8176 §2): a password was what signed the person in.
+      amr: ['pwd'],
+    })
+      .setProtectedHeader({ alg, kid: signer.kid, typ: 'JWT' })
+      .setIssuer(this.app.issuer)
+      .setSubject(token.subject)
+      // A single audience, the client: azp is then not needed (Core §2).
+      .setAudience(token.clientId)
+      .setIssuedAt(now)
+      .setExpirationTime(now + this.config.idTokenTtlSeconds)
+      .sign(signer.privateKey);
+  }
+}
+

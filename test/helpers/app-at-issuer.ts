@@ -1,0 +1,27 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { createServer, type AddressInfo } from 'node:net';
+import { createApp } from '../../src/app.setup.js';
+import { createTestDatabase } from './test-database.js';
+
+/** A port that is free now, so that ISSUER can name it before the app starts listening on it. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+  return port;
+}
+
+/**
+ * The real app (same createApp() as main.ts) listening on the port its ISSUER names: client
+ * libraries check that the metadata's issuer is the URL they discovered it from.
+ */
+export async function startAtIssuer(env: Record<string, string> = {}): Promise<{ nest: NestFastifyApplication; issuer: URL }> {
+  const port = await freePort();
+  Object.assign(process.env, env, { ISSUER: `http://127.0.0.1:${port}` });
+  await createTestDatabase();
+  const nest = await createApp({ level: 'error' });
+  await nest.listen(port, '127.0.0.1');
+  await nest.getHttpAdapter().getInstance().ready();
+  return { nest, issuer: new URL(process.env.ISSUER!) };
+}
