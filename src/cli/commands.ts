@@ -8,6 +8,7 @@ import type { PurgeService } from '../housekeeping/purge.service.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
 import { isSigningAlgorithm, SIGNING_ALGORITHMS } from '../signing/signing-algorithms.js';
 import type { SigningKeyVault } from '../signing/signing-key-vault.js';
+import type { ProfileChanges } from '../users/user-profile.js';
 import type { UsersService } from '../users/users.service.js';
 
 export type Flags = Record<string, string | boolean | (string | boolean)[] | undefined>;
@@ -38,6 +39,34 @@ async function password(flags: Flags): Promise<string> {
   return required(flags, 'password');
 }
 
+const PROFILE_OPTIONS = {
+  email: { type: 'string' },
+  'email-verified': { type: 'boolean' },
+  'email-unverified': { type: 'boolean' },
+  name: { type: 'string' },
+  'given-name': { type: 'string' },
+  'family-name': { type: 'string' },
+} as const;
+const PROFILE_USAGE = "[--email ADDRESS] [--email-verified | --email-unverified] [--name 'FULL NAME'] [--given-name NAME] [--family-name NAME]";
+
+/** Profile flags (OpenID Connect Core §5.1): an absent flag leaves the attribute alone, an empty one ('') clears it. */
+function profile(flags: Flags): ProfileChanges {
+  if (flags['email-verified'] && flags['email-unverified']) throw new UsageError('--email-verified and --email-unverified contradict each other');
+  const text = (name: string): string | null | undefined => {
+    const value = flags[name];
+    if (value === undefined) return undefined;
+    if (typeof value !== 'string') throw new UsageError(`--${name} takes a value`);
+    return value === '' ? null : value;
+  };
+  return {
+    email: text('email'),
+    emailVerified: flags['email-verified'] ? true : flags['email-unverified'] ? false : undefined,
+    name: text('name'),
+    givenName: text('given-name'),
+    familyName: text('family-name'),
+  };
+}
+
 // Services are imported when a command runs, not with this table: `--help` and a mistyped command
 // line are answered without loading Nest, TypeORM and the rest (main.ts loads them after parsing).
 const accountsService = async (app: INestApplicationContext): Promise<AccountsService> => app.get((await import('../accounts/accounts.service.js')).AccountsService);
@@ -54,11 +83,20 @@ const SECRET_AUTH_METHODS = new Set<string>([ClientAuthMethod.ClientSecretBasic,
 
 export const COMMANDS: Record<string, Command> = {
   'users:create': {
-    usage: "users:create --username NAME (--password 'PASSWORD' | --password-stdin)",
-    options: { username: { type: 'string' }, password: { type: 'string' }, 'password-stdin': { type: 'boolean' } },
+    usage: `users:create --username NAME (--password 'PASSWORD' | --password-stdin) ${PROFILE_USAGE}`,
+    options: { username: { type: 'string' }, password: { type: 'string' }, 'password-stdin': { type: 'boolean' }, ...PROFILE_OPTIONS },
     async run(app, flags) {
       const users = await usersService(app);
-      return users.toView(await users.create(required(flags, 'username'), await password(flags)));
+      const changes = profile(flags);
+      return users.toView(await users.create(required(flags, 'username'), await password(flags), changes));
+    },
+  },
+  'users:update': {
+    usage: `users:update --username NAME ${PROFILE_USAGE}`,
+    options: { username: { type: 'string' }, ...PROFILE_OPTIONS },
+    async run(app, flags) {
+      const users = await usersService(app);
+      return users.toView(await users.updateProfile(required(flags, 'username'), profile(flags)));
     },
   },
   'users:list': {

@@ -6,6 +6,7 @@ export type DomainErrorCode =
   | 'public_client'
   | 'invalid_username'
   | 'invalid_password'
+  | 'invalid_profile'
   | 'username_taken'
   | 'user_not_found';
 

@@ -13,6 +13,7 @@ export function domainErrorResponse(error: DomainError): JsonError {
     case 'public_client':
     case 'invalid_username':
     case 'invalid_password':
+    case 'invalid_profile':
       return { status: 400, error: 'invalid_request', description: error.message };
     case 'client_not_found':
     case 'user_not_found':

@@ -2,11 +2,16 @@ import { Module } from '@nestjs/common';
 import { CommonModule } from '../common/common.module.js';
 import { SigningModule } from '../signing/signing.module.js';
 import { IdTokenIssuer } from './id-token.issuer.js';
+import { UserInfoController } from './userinfo.controller.js';
+import { UserInfoService } from './userinfo.service.js';
+import { AccessModule } from '../access/access.module.js';
+import { UsersModule } from '../users/users.module.js';
 
 /** OpenID Connect on top of the OAuth flows: ID tokens (and, next, userinfo and logout). */
 @Module({
-  imports: [CommonModule, SigningModule],
-  providers: [IdTokenIssuer],
+  imports: [CommonModule, SigningModule, AccessModule, UsersModule],
+  controllers: [UserInfoController],
+  providers: [IdTokenIssuer, UserInfoService],
   exports: [IdTokenIssuer, SigningModule],
 })
 export class OpenIdModule {}

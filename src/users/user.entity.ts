@@ -14,6 +14,23 @@ export class User {
   @Column({ name: 'password_hash', type: 'varchar', length: 255 })
   passwordHash: string;
 
+  /** OpenID Connect Core §5.1 standard claims, released by scope at userinfo (§5.4); null when unknown. */
+  @Column({ type: 'varchar', length: 254, nullable: true })
+  email: string | null;
+
+  /** Whether an administrator vouched for the address; a changed address is unverified again. */
+  @Column({ name: 'email_verified', type: 'boolean', default: false })
+  emailVerified: boolean;
+
+  @Column({ type: 'varchar', length: 200, nullable: true })
+  name: string | null;
+
+  @Column({ name: 'given_name', type: 'varchar', length: 100, nullable: true })
+  givenName: string | null;
+
+  @Column({ name: 'family_name', type: 'varchar', length: 100, nullable: true })
+  familyName: string | null;
+
   @CreateDateColumn({ name: 'created_at', type: TIMESTAMP })
   createdAt: Date;
 

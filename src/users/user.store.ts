@@ -37,6 +37,11 @@ export class UserStore {
     await manager.update(User, { id: userId }, { passwordHash });
   }
 
+  /** Changes profile attributes; the others stay as they are. */
+  async updateProfile(userId: string, changes: Partial<Pick<User, 'email' | 'emailVerified' | 'name' | 'givenName' | 'familyName'>>): Promise<void> {
+    await this.transactions.write((manager) => manager.update(User, { id: userId }, changes));
+  }
+
   /** Deletes the user; their codes, tokens, consents and sessions go with them (ON DELETE CASCADE). */
   async delete(userId: string): Promise<void> {
     await this.transactions.write((manager) => manager.delete(User, { id: userId }));

@@ -4,6 +4,7 @@ import type { EntityManager } from 'typeorm';
 import { DomainError } from '../common/domain-error.js';
 import { PasswordHasher } from './password-hasher.js';
 import { User } from './user.entity.js';
+import { validateProfile, type ProfileChanges } from './user-profile.js';
 import { UserStore } from './user.store.js';
 
 const USERNAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
@@ -14,6 +15,11 @@ const PASSWORD_MAX = 512;
 export interface UserView {
   id: string;
   username: string;
+  email: string | null;
+  email_verified: boolean;
+  name: string | null;
+  given_name: string | null;
+  family_name: string | null;
   created_at: string;
 }
 
@@ -24,15 +30,33 @@ export class UsersService {
     private readonly hasher: PasswordHasher,
   ) {}
 
-  async create(username: string, password: string): Promise<User> {
+  async create(username: string, password: string, profile: ProfileChanges = {}): Promise<User> {
     if (!USERNAME.test(username)) {
       throw new DomainError('invalid_username', 'Username must be 1 to 64 characters: letters, digits, and . _ @ - (not first).');
     }
     this.assertPasswordAcceptable(password);
+    const { email = null, emailVerified = false, name = null, givenName = null, familyName = null } = validateProfile(profile);
     if (await this.store.exists(username)) {
       throw new DomainError('username_taken', `A user named "${username}" already exists.`);
     }
-    return this.store.insert(Object.assign(new User(), { id: randomUUID(), username, passwordHash: await this.hasher.hash(password) }));
+    // The id is the OpenID Connect sub (Core §2): random, never reused, never the username.
+    const user = Object.assign(new User(), { id: randomUUID(), username, passwordHash: await this.hasher.hash(password), email, emailVerified: email !== null && emailVerified, name, givenName, familyName });
+    return this.store.insert(user);
+  }
+
+  /**
+   * Changes a person's profile. A new email address is unverified unless the same change says it
+   * is verified: only an administrator vouches for an address (email_verified, Core §5.1).
+   */
+  async updateProfile(username: string, changes: ProfileChanges): Promise<User> {
+    const user = await this.require(username);
+    const checked = validateProfile(changes);
+    const email = checked.email === undefined ? user.email : checked.email;
+    const emailVerified = email === null ? false : (checked.emailVerified ?? (email === user.email ? user.emailVerified : false));
+    // Only what the change names: an attribute left undefined keeps its value.
+    const applied = { ...Object.fromEntries(Object.entries(checked).filter(([, value]) => value !== undefined)), emailVerified };
+    await this.store.updateProfile(user.id, applied);
+    return Object.assign(user, applied);
   }
 
   /** The user whose password this is, or null; unknown usernames cost as much as wrong passwords. */
@@ -72,7 +96,16 @@ export class UsersService {
   }
 
   toView(user: User): UserView {
-    return { id: user.id, username: user.username, created_at: user.createdAt.toISOString() };
+    return {
+      id: user.id,
+      username: user.username,
+      email: user.email,
+      email_verified: user.emailVerified,
+      name: user.name,
+      given_name: user.givenName,
+      family_name: user.familyName,
+      created_at: user.createdAt.toISOString(),
+    };
   }
 
   async require(username: string): Promise<User> {

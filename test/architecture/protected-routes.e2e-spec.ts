@@ -53,7 +53,7 @@ describe('protected routes', () => {
     expect(routes.filter((r) => r.guarded !== (r.requirement !== undefined))).toEqual([]);
   });
 
-  it('protects exactly the data API and client registration', () => {
+  it('protects exactly the data API, client registration and userinfo', () => {
     expect(routes.filter((r) => r.guarded).map((r) => r.route).sort()).toEqual(
       [
         'DELETE /:collection/:id',
@@ -68,6 +68,8 @@ describe('protected routes', () => {
         'POST /register',
         'PUT /:collection/:id',
         'PUT /register/:clientId',
+        'GET /userinfo',
+        'POST /userinfo',
       ].sort(),
     );
   });

@@ -109,7 +109,16 @@ describe('admin CLI', () => {
     it('users:create prints one JSON object, stores an argon2id hash, and the user can log in to the running server', async () => {
       const password = 'correct horse battery staple';
       const user = await cliJson(['users:create', '--username', 'alice', '--password', password]);
-      expect(user).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), username: 'alice', created_at: expect.any(String) });
+      expect(user).toEqual({
+        id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        username: 'alice',
+        email: null,
+        email_verified: false,
+        name: null,
+        given_name: null,
+        family_name: null,
+        created_at: expect.any(String),
+      });
       expect(Math.abs(Date.parse(user.created_at as string) - Date.now())).toBeLessThan(5 * 60_000);
 
       const row = (await app.dataSource.createQueryBuilder().select('*').from('users', 'u').where('u.username = :name', { name: 'alice' }).getRawOne()) as Record<string, unknown>;
@@ -141,8 +150,39 @@ describe('admin CLI', () => {
       await app.createUser('listed-user');
       const list = await cliJson<Record<string, unknown>[]>(['users:list']);
       expect(list.map((u) => u.username)).toEqual(expect.arrayContaining(['alice', 'listed-user']));
-      for (const user of list) expect(Object.keys(user).sort()).toEqual(['created_at', 'id', 'username']);
+      for (const user of list) expect(Object.keys(user).sort()).toEqual(['created_at', 'email', 'email_verified', 'family_name', 'given_name', 'id', 'name', 'username']);
       expect(JSON.stringify(list)).not.toContain('argon2');
+    });
+
+    it('users:create takes the profile attributes OpenID Connect releases (Core §5.1); an address is unverified unless said', async () => {
+      const user = await cliJson(['users:create', '--username', 'carol', '--password', 'correct horse battery staple', '--email', 'carol@example.com', '--name', 'Carol Danvers', '--given-name', 'Carol', '--family-name', 'Danvers']);
+      expect(user).toMatchObject({ username: 'carol', email: 'carol@example.com', email_verified: false, name: 'Carol Danvers', given_name: 'Carol', family_name: 'Danvers' });
+    });
+
+    it('users:update changes the profile: a verified address stays verified until it changes, an empty value clears', async () => {
+      await app.createUser('dave');
+      expect(await cliJson(['users:update', '--username', 'dave', '--email', 'dave@example.com', '--email-verified'])).toMatchObject({ email: 'dave@example.com', email_verified: true });
+      expect(await cliJson(['users:update', '--username', 'dave', '--name', 'Dave Lister'])).toMatchObject({ email: 'dave@example.com', email_verified: true, name: 'Dave Lister' });
+      expect(await cliJson(['users:update', '--username', 'dave', '--email', 'lister@example.com'])).toMatchObject({ email: 'lister@example.com', email_verified: false });
+      expect(await cliJson(['users:update', '--username', 'dave', '--email', ''])).toMatchObject({ email: null, email_verified: false, name: 'Dave Lister' });
+      const row = (await app.dataSource.createQueryBuilder().select('*').from('users', 'u').where('u.username = :name', { name: 'dave' }).getRawOne()) as Record<string, unknown>;
+      expect([row.email, row.name]).toEqual([null, 'Dave Lister']);
+    });
+
+    it.each([
+      [['--email', 'not an address'], /email must be an email address/],
+      [['--name', 'x'.repeat(201)], /name must be 1 to 200 characters/],
+      [['--given-name', 'line\nbreak'], /givenName must be 1 to 100 characters without control characters/],
+      [['--email-verified', '--email-unverified'], /contradict/],
+    ])('users:update refuses %j with a clear message and changes nothing', async (flags, message) => {
+      const username = `erin-${flags.length}-${String(message).length}`;
+      await app.createUser(username);
+      const before = (await app.dataSource.createQueryBuilder().select('*').from('users', 'u').where('u.username = :name', { name: username }).getRawOne()) as Record<string, unknown>;
+      const result = await cli(['users:update', '--username', username, ...(flags as string[])]);
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toMatch(message as RegExp);
+      const after = (await app.dataSource.createQueryBuilder().select('*').from('users', 'u').where('u.username = :name', { name: username }).getRawOne()) as Record<string, unknown>;
+      expect(after).toEqual(before);
     });
 
     it('users:set-password --password-stdin replaces the password: the old one stops working', async () => {

@@ -50,7 +50,7 @@ describe('OpenID Connect through openid-client', () => {
   beforeAll(async () => {
     ({ nest, issuer } = await startAtIssuer());
     user = { username: `alice_${Date.now().toString(36)}`, password: 'correct horse battery staple' };
-    userId = (await nest.get(UsersService).create(user.username, user.password)).id;
+    userId = (await nest.get(UsersService).create(user.username, user.password, { email: 'alice@example.com', name: 'Alice Liddell', givenName: 'Alice', familyName: 'Liddell' })).id;
     const { client, secret } = await nest.get(ClientsService).create({ name: 'openid-client', redirectUris: [REDIRECT_URI], scope: 'notes:read', grantTypes: ['authorization_code', 'refresh_token'] as never });
     clientId = client.id;
     config = await oidc.discovery(issuer, client.id, undefined, oidc.ClientSecretBasic(secret!), { execute: [oidc.allowInsecureRequests] });
@@ -137,6 +137,54 @@ describe('OpenID Connect through openid-client', () => {
       const refreshed = await oidc.refreshTokenGrant(config, again.refresh_token!, { scope: 'notes:read' });
       expect(refreshed.id_token).toBeUndefined();
       expect(refreshed.scope).toBe('notes:read');
+    });
+  });
+
+  describe('oidcc-userinfo-get, oidcc-userinfo-post-header: claims by scope (Core §5.3, §5.4)', () => {
+    const userinfo = (accessToken: string, method = 'GET', headers: Record<string, string> = {}): Promise<Response> =>
+      fetch(config.serverMetadata().userinfo_endpoint!, { method, headers: { authorization: `Bearer ${accessToken}`, ...headers } });
+
+    it('openid alone releases sub only; the library checks it against the ID token', async () => {
+      const { tokens } = await signIn('openid');
+      const info = await oidc.fetchUserInfo(config, tokens.access_token, tokens.claims()!.sub);
+      expect(info).toEqual({ sub: userId });
+    });
+
+    it('profile and email release the name and the address, which an administrator has not verified', async () => {
+      const { tokens } = await signIn('openid profile email');
+      const info = await oidc.fetchUserInfo(config, tokens.access_token, tokens.claims()!.sub);
+      expect(info).toEqual({ sub: userId, name: 'Alice Liddell', given_name: 'Alice', family_name: 'Liddell', preferred_username: user.username, email: 'alice@example.com', email_verified: false });
+    });
+
+    it('answers POST with the token in the header the same, never cached', async () => {
+      const { tokens } = await signIn('openid email');
+      const response = await userinfo(tokens.access_token, 'POST');
+      expect(response.status).toBe(200);
+      expect(response.headers.get('cache-control')).toBe('no-store');
+      expect(await response.json()).toEqual({ sub: userId, email: 'alice@example.com', email_verified: false });
+    });
+
+    it('refuses a token without openid with insufficient_scope (RFC 6750 §3.1)', async () => {
+      const { tokens } = await signIn('notes:read');
+      const response = await userinfo(tokens.access_token);
+      expect(response.status).toBe(403);
+      expect(response.headers.get('www-authenticate')).toMatch(/^Bearer realm="latchkey", error="insufficient_scope".*scope="openid"/);
+      expect(((await response.json()) as { error: string }).error).toBe('insufficient_scope');
+    });
+
+    it('refuses a missing or unknown token with 401 and a challenge', async () => {
+      const missing = await fetch(config.serverMetadata().userinfo_endpoint!);
+      expect(missing.status).toBe(401);
+      expect(missing.headers.get('www-authenticate')).toMatch(/^Bearer realm="latchkey"/);
+      const unknown = await userinfo('lk_at_not-a-token');
+      expect(unknown.status).toBe(401);
+      expect(unknown.headers.get('www-authenticate')).toMatch(/error="invalid_token"/);
+    });
+
+    it('refuses a revoked token', async () => {
+      const { tokens } = await signIn('openid');
+      await oidc.tokenRevocation(config, tokens.access_token);
+      expect((await userinfo(tokens.access_token)).status).toBe(401);
     });
   });
 

@@ -3,6 +3,7 @@ import { ClientAuthMethod, CodeChallengeMethod, GrantType, MacAlgorithm, Respons
 import { appConfig, type AppConfig } from '../../config/app.config.js';
 import { ScopeCatalog } from '../../scopes/scope-catalog.js';
 import { DEFAULT_SIGNING_ALGORITHM } from '../../signing/signing-algorithms.js';
+import { USERINFO_CLAIMS } from '../../openid/userinfo.service.js';
 import { TokenEndpointService } from '../token/token-endpoint.service.js';
 
 /** Where the JWKS is served (RFC 7517 §5), under the issuer. */
@@ -38,6 +39,7 @@ export interface AuthorizationServerMetadata {
  * defaults request_uri_parameter_supported to true).
  */
 export interface OpenIdProviderMetadata extends AuthorizationServerMetadata {
+  userinfo_endpoint: string;
   subject_types_supported: string[];
   id_token_signing_alg_values_supported: string[];
   claims_supported: string[];
@@ -46,8 +48,9 @@ export interface OpenIdProviderMetadata extends AuthorizationServerMetadata {
   request_uri_parameter_supported: boolean;
 }
 
-/** The claims an ID token carries (Core §2). */
+/** The claims an ID token carries (Core §2), then those userinfo releases by scope (§5.4). */
 const ID_TOKEN_CLAIMS = ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'amr'];
+const CLAIMS_SUPPORTED = [...new Set([...ID_TOKEN_CLAIMS, ...USERINFO_CLAIMS])];
 
 @Injectable()
 export class MetadataService {
@@ -87,12 +90,13 @@ export class MetadataService {
     };
     this.openIdDocument = {
       ...this.document,
+      userinfo_endpoint: `${app.issuer}/userinfo`,
       // Discovery §3: every user has one sub, the same for every client (pairwise subjects are not built yet).
       subject_types_supported: ['public'],
       // RS256, which every OpenID provider must offer (Core §15.1); ES256 and EdDSA keys are kept and
       // published, and are listed here once clients can choose them (id_token_signed_response_alg).
       id_token_signing_alg_values_supported: [DEFAULT_SIGNING_ALGORITHM],
-      claims_supported: ID_TOKEN_CLAIMS,
+      claims_supported: CLAIMS_SUPPORTED,
       claims_parameter_supported: false,
       request_parameter_supported: false,
       request_uri_parameter_supported: false,
