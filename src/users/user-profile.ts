@@ -15,7 +15,7 @@ export interface ProfileChanges {
 
 const LIMITS = { name: 200, givenName: 100, familyName: 100 } as const;
 /** C0/C1 controls and the line and paragraph separators: no attribute shown on a page or in a token carries them. */
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+const CONTROL = /[\p{Cc}\u2028\u2029]/u;
 
 /** Checks and normalizes profile changes; throws a DomainError naming the first bad attribute. */
 export function validateProfile(changes: ProfileChanges): ProfileChanges {

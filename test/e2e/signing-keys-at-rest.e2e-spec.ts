@@ -7,7 +7,7 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { calculateJwkThumbprint, type JWK } from 'jose';
-import { createPrivateKey, createPublicKey, randomBytes } from 'node:crypto';
+import { createPrivateKey, createPublicKey, randomBytes, type JsonWebKey } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { createApp } from '../../src/app.setup.js';
 import { SealedBox } from '../../src/common/sealed-box.js';
