@@ -2,6 +2,8 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:
 
 const FORMAT = 'v1';
 const IV_BYTES = 12;
+/** The full 128-bit GCM tag, and no shorter one (NIST SP 800-38D §5.2.1.2: one tag length per key). */
+const TAG_BYTES = 16;
 
 /**
  * Seals values that must be recovered (unlike secrets, which are stored as hashes): MAC tokens'
@@ -37,10 +39,15 @@ export class SealedBox {
     const [, id, iv, ciphertext, tag] = parts;
     const key = this.byId.get(id);
     if (!key) return undefined;
+    const ivBytes = Buffer.from(iv, 'base64url');
+    const tagBytes = Buffer.from(tag, 'base64url');
+    // Without the length fixed, Node checks only as many tag bytes as it is given: a tag cut to
+    // 4 bytes would make a forgery a 32-bit guess.
+    if (ivBytes.length !== IV_BYTES || tagBytes.length !== TAG_BYTES) return undefined;
     try {
-      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+      const decipher = createDecipheriv('aes-256-gcm', key, ivBytes, { authTagLength: TAG_BYTES });
       decipher.setAAD(Buffer.from(boundTo, 'utf8'));
-      decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+      decipher.setAuthTag(tagBytes);
       return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
     } catch {
       return undefined;
