@@ -37,6 +37,7 @@ import { RegistrationController } from './registration/registration.controller.j
 import { RevocationController } from './revocation/revocation.controller.js';
 import { MetadataController } from './metadata/metadata.controller.js';
 import { MetadataService } from './metadata/metadata.service.js';
+import { AuthenticationPolicy } from './authorize/authentication-policy.js';
 import { OpenIdModule } from '../openid/openid.module.js';
 import { TokenController } from './token/token.controller.js';
 import { TokenEndpointService } from './token/token-endpoint.service.js';
@@ -52,6 +53,7 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
   providers: [
     AuthorizationRequestValidator,
     AuthorizeService,
+    AuthenticationPolicy,
     LoginService,
     LoginSession,
     Pages,

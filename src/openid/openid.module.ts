@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { CommonModule } from '../common/common.module.js';
 import { SigningModule } from '../signing/signing.module.js';
+import { IdTokenHintReader } from './id-token-hint.reader.js';
 import { IdTokenIssuer } from './id-token.issuer.js';
 import { UserInfoController } from './userinfo.controller.js';
 import { UserInfoService } from './userinfo.service.js';
@@ -11,7 +12,7 @@ import { UsersModule } from '../users/users.module.js';
 @Module({
   imports: [CommonModule, SigningModule, AccessModule, UsersModule],
   controllers: [UserInfoController],
-  providers: [IdTokenIssuer, UserInfoService],
-  exports: [IdTokenIssuer, SigningModule],
+  providers: [IdTokenIssuer, IdTokenHintReader, UserInfoService],
+  exports: [IdTokenIssuer, IdTokenHintReader, SigningModule],
 })
 export class OpenIdModule {}

@@ -17,9 +17,39 @@ export interface AuthorizationRequest {
   codeChallenge: string | null;
   /** OpenID Connect Core §3.1.2.1: the value the ID token must echo. */
   nonce?: string;
+  /** Core §3.1.2.1 prompt: none, login, consent, select_account (none alone). */
+  prompt: ReadonlySet<Prompt>;
+  /** Core §3.1.2.1 max_age: seconds since the sign-in after which the person signs in again. */
+  maxAge?: number;
+  /** Core §3.1.2.1 login_hint: pre-fills the login form's username. */
+  loginHint?: string;
+  /** Core §3.1.2.1 id_token_hint: an ID token we issued, naming whom the client expects. */
+  idTokenHint?: string;
   /** The query string as received, carried through the login and consent forms and validated again on return. */
   rawQuery: string;
 }
 
-/** The parameters of the authorization request that this server understands. */
-export const AUTHORIZATION_PARAMS = ['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method', 'nonce'] as const;
+/** OpenID Connect Core §3.1.2.1 prompt values. */
+export const Prompt = { None: 'none', Login: 'login', Consent: 'consent', SelectAccount: 'select_account' } as const;
+export type Prompt = (typeof Prompt)[keyof typeof Prompt];
+
+/**
+ * The parameters of the authorization request that this server understands; any other is ignored
+ * (RFC 6749 §3.1, Core §3.1.2.1). ui_locales is read so that a repeated one is refused like the
+ * others, and otherwise has no effect: the pages exist in English only.
+ */
+export const AUTHORIZATION_PARAMS = [
+  'response_type',
+  'client_id',
+  'redirect_uri',
+  'scope',
+  'state',
+  'code_challenge',
+  'code_challenge_method',
+  'nonce',
+  'prompt',
+  'max_age',
+  'login_hint',
+  'id_token_hint',
+  'ui_locales',
+] as const;

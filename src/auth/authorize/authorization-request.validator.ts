@@ -14,7 +14,13 @@ import {
 } from '../errors/oauth-error.js';
 import { ScopeCatalog } from '../../scopes/scope-catalog.js';
 import { PKCE_VALUE } from '../grants/pkce.js';
-import { AUTHORIZATION_PARAMS, type AuthorizationRequest } from './authorization-request.js';
+import { AUTHORIZATION_PARAMS, Prompt, type AuthorizationRequest } from './authorization-request.js';
+
+const PROMPTS = Object.values(Prompt);
+
+function nonEmpty(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
 
 const MAX_PARAM_LENGTH = 2048;
 type Query = Record<string, unknown>;
@@ -101,6 +107,10 @@ export class AuthorizationRequestValidator {
       codeChallenge,
       // Core §3.1.2.1: echoed in the ID token; meaningful only with openid, harmless without.
       nonce: typeof query.nonce === 'string' && query.nonce !== '' ? query.nonce : undefined,
+      prompt: this.resolvePrompt(query.prompt as string | undefined, fail),
+      maxAge: this.resolveMaxAge(query.max_age as string | undefined, fail),
+      loginHint: nonEmpty(query.login_hint),
+      idTokenHint: nonEmpty(query.id_token_hint),
       rawQuery,
     };
   }
@@ -115,6 +125,23 @@ export class AuthorizationRequestValidator {
       fail(new InvalidRequestError('code_challenge applies to response_type=code only (RFC 7636); the implicit grant has no code to bind'));
     }
     return null;
+  }
+
+  /** Core §3.1.2.1: space-separated known values; none only alone. */
+  private resolvePrompt(value: string | undefined, fail: (e: OAuthError) => never): Set<Prompt> {
+    const values = new Set((value ?? '').split(' ').filter(Boolean));
+    for (const prompt of values) {
+      if (!(PROMPTS as readonly string[]).includes(prompt)) fail(new InvalidRequestError(`prompt=${prompt} is not supported (supported: ${PROMPTS.join(', ')})`));
+    }
+    if (values.has(Prompt.None) && values.size > 1) fail(new InvalidRequestError('prompt=none cannot be combined with another value (Core §3.1.2.1)'));
+    return values as Set<Prompt>;
+  }
+
+  /** Core §3.1.2.1: a non-negative number of seconds. */
+  private resolveMaxAge(value: string | undefined, fail: (e: OAuthError) => never): number | undefined {
+    if (value === undefined || value === '') return undefined;
+    if (!/^[0-9]{1,9}$/.test(value)) fail(new InvalidRequestError('max_age must be a non-negative number of seconds'));
+    return Number(value);
   }
 
   /** RFC 6749 §3.3: the requested scope, or the client's registered (data) scope when none is requested. */

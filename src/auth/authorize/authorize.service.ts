@@ -11,7 +11,8 @@ import { ConsentsService } from '../../consents/consents.service.js';
 import { MetricsService } from '../../metrics/metrics.service.js';
 import { TokensService } from '../../tokens/tokens.service.js';
 import type { User } from '../../users/user.entity.js';
-import { AccessDeniedError } from '../errors/oauth-error.js';
+import { AccessDeniedError, AuthorizationRedirectError } from '../errors/oauth-error.js';
+import { AuthenticationPolicy } from './authentication-policy.js';
 import type { InteractionOutcome } from '../interaction/interaction-responder.js';
 import { LoginSession } from '../interaction/login-session.js';
 import { Pages } from '../interaction/pages.js';
@@ -33,6 +34,7 @@ export interface ConsentForm {
 export class AuthorizeService {
   constructor(
     private readonly validator: AuthorizationRequestValidator,
+    private readonly policy: AuthenticationPolicy,
     private readonly session: LoginSession,
     private readonly consents: ConsentsService,
     private readonly codes: CodesService,
@@ -43,16 +45,24 @@ export class AuthorizeService {
     @Inject(legacyGrantsConfig.KEY) private readonly legacy: LegacyGrantsConfig,
   ) {}
 
-  /** GET /authorize. */
+  /** GET /authorize: sign in, consent, or neither, as the person's session and the request's OpenID parameters say. */
   async start(request: FastifyRequest): Promise<InteractionOutcome> {
     const rawQuery = request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '';
     const authorization = await this.validator.validate(request.query as Record<string, unknown>, rawQuery);
     const user = await this.session.currentUser(request);
-    if (!user) return this.pages.login(request, { returnTo: `/authorize?${rawQuery}`, authorization });
-    if (await this.consents.covers(user.id, authorization.client.id, authorization.scope)) {
-      return this.approve(user, this.session.authTime(request), authorization, 302);
+    const authTime = user ? this.session.authTime(request) : null;
+    const consented = user ? await this.consents.covers(user.id, authorization.client.id, authorization.scope) : false;
+    const step = await this.policy.next(authorization, { user, authTime, consented });
+    switch (step.kind) {
+      case 'login':
+        return this.pages.login(request, { returnTo: step.returnTo, authorization, username: authorization.loginHint });
+      case 'consent':
+        return this.pages.consent(request, step.user, authorization);
+      case 'approve':
+        return this.approve(step.user, authTime, authorization, 302);
+      case 'refuse':
+        throw new AuthorizationRedirectError(step.error, authorization.redirectUri, authorization.state, authorization.responseMode);
     }
-    return this.pages.consent(request, user, authorization);
   }
 
   /** POST /consent: the user's Allow or Deny. The carried request is validated again from scratch. */

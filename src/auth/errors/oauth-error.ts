@@ -66,6 +66,18 @@ export class AccessDeniedError extends OAuthError {
   readonly status = 403;
 }
 
+/** OpenID Connect Core §3.1.2.6: prompt=none, and nobody is signed in (or not recently enough). */
+export class LoginRequiredError extends OAuthError {
+  readonly error = 'login_required';
+  readonly status = 400;
+}
+
+/** Core §3.1.2.6: prompt=none, and the person has not consented to this scope for this client. */
+export class ConsentRequiredError extends OAuthError {
+  readonly error = 'consent_required';
+  readonly status = 400;
+}
+
 /**
  * The authorization request names no known client, or a redirect URI that is not registered for it.
  * RFC 6749 §4.1.2.1: the user must be told, and must not be redirected anywhere.

@@ -4,6 +4,7 @@ import { appConfig, type AppConfig } from '../../config/app.config.js';
 import { ScopeCatalog } from '../../scopes/scope-catalog.js';
 import { DEFAULT_SIGNING_ALGORITHM } from '../../signing/signing-algorithms.js';
 import { USERINFO_CLAIMS } from '../../openid/userinfo.service.js';
+import { Prompt } from '../authorize/authorization-request.js';
 import { TokenEndpointService } from '../token/token-endpoint.service.js';
 
 /** Where the JWKS is served (RFC 7517 §5), under the issuer. */
@@ -40,6 +41,7 @@ export interface AuthorizationServerMetadata {
  */
 export interface OpenIdProviderMetadata extends AuthorizationServerMetadata {
   userinfo_endpoint: string;
+  prompt_values_supported: string[];
   subject_types_supported: string[];
   id_token_signing_alg_values_supported: string[];
   claims_supported: string[];
@@ -97,6 +99,8 @@ export class MetadataService {
       // published, and are listed here once clients can choose them (id_token_signed_response_alg).
       id_token_signing_alg_values_supported: [DEFAULT_SIGNING_ALGORITHM],
       claims_supported: CLAIMS_SUPPORTED,
+      // Core §3.1.2.1; select_account shows the sign-in form, where another person may sign in.
+      prompt_values_supported: Object.values(Prompt),
       claims_parameter_supported: false,
       request_parameter_supported: false,
       request_uri_parameter_supported: false,

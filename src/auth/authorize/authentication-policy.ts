@@ -1,0 +1,74 @@
+import { Injectable } from '@nestjs/common';
+import { Clock } from '../../common/clock.js';
+import { IdTokenHintReader } from '../../openid/id-token-hint.reader.js';
+import type { User } from '../../users/user.entity.js';
+import { ConsentRequiredError, InvalidRequestError, LoginRequiredError, type OAuthError } from '../errors/oauth-error.js';
+import { Prompt, type AuthorizationRequest } from './authorization-request.js';
+
+/** What the authorization endpoint does next for a request. */
+export type NextStep =
+  | { kind: 'login'; returnTo: string }
+  | { kind: 'consent'; user: User }
+  | { kind: 'approve'; user: User }
+  /** An error for the client's redirect URI: prompt=none cannot go on without a page. */
+  | { kind: 'refuse'; error: OAuthError };
+
+/** Where the person is: who is signed in and since when, and whether they consented to this request's scope. */
+export interface Presence {
+  user: User | null;
+  authTime: Date | null;
+  consented: boolean;
+}
+
+/**
+ * OpenID Connect Core §3.1.2.3 and §3.1.2.1: whether the person must sign in (again), be asked for
+ * consent, or neither, from prompt, max_age and id_token_hint. Plain OAuth requests carry none of
+ * these and behave as before: sign in when nobody is, ask unless consent was given.
+ */
+@Injectable()
+export class AuthenticationPolicy {
+  constructor(
+    private readonly clock: Clock,
+    private readonly hints: IdTokenHintReader,
+  ) {}
+
+  async next(authorization: AuthorizationRequest, { user, authTime, consented }: Presence): Promise<NextStep> {
+    const hinted = authorization.idTokenHint === undefined ? undefined : await this.hints.subject(authorization.idTokenHint, authorization.client.id);
+    if (authorization.idTokenHint !== undefined && hinted === undefined) {
+      return { kind: 'refuse', error: new InvalidRequestError('id_token_hint is not an ID token this server issued to this client') };
+    }
+    const signInNeeded =
+      user === null ||
+      authorization.prompt.has(Prompt.Login) ||
+      authorization.prompt.has(Prompt.SelectAccount) ||
+      // max_age: the sign-in is too old (Core §3.1.2.1); a session without a time is too.
+      (authorization.maxAge !== undefined && (authTime === null || this.clock.now().getTime() - authTime.getTime() > authorization.maxAge * 1000)) ||
+      // The client expects someone else (Core §3.1.2.1 id_token_hint).
+      (hinted !== undefined && hinted !== user.id);
+
+    if (authorization.prompt.has(Prompt.None)) {
+      if (signInNeeded) return { kind: 'refuse', error: new LoginRequiredError('Nobody is signed in as this request needs, and prompt=none forbids asking') };
+      if (!consented) return { kind: 'refuse', error: new ConsentRequiredError('The person has not allowed this application this access, and prompt=none forbids asking') };
+      return { kind: 'approve', user };
+    }
+    if (signInNeeded) return { kind: 'login', returnTo: afterSignIn(authorization.rawQuery) };
+    if (!consented || authorization.prompt.has(Prompt.Consent)) return { kind: 'consent', user };
+    return { kind: 'approve', user };
+  }
+}
+
+/**
+ * The request to continue with once the person has signed in: without what asked for the sign-in
+ * (prompt=login or select_account, max_age, id_token_hint), which the fresh sign-in has answered;
+ * kept, they would ask again and again. Everything else is validated again from scratch.
+ */
+function afterSignIn(rawQuery: string): string {
+  const query = new URLSearchParams(rawQuery);
+  if (!query.has('prompt') && !query.has('max_age') && !query.has('id_token_hint')) return `/authorize?${rawQuery}`;
+  const prompt = (query.get('prompt') ?? '').split(' ').filter((value) => value !== '' && value !== Prompt.Login && value !== Prompt.SelectAccount);
+  if (prompt.length > 0) query.set('prompt', prompt.join(' '));
+  else query.delete('prompt');
+  query.delete('max_age');
+  query.delete('id_token_hint');
+  return `/authorize?${query.toString()}`;
+}
