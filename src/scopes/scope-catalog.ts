@@ -22,11 +22,14 @@ export const CLIENT_SCOPES: Readonly<Record<string, string>> = {
  * may ask a person for them, whatever scope it registered, as with node-oidc-provider and Keycloak.
  */
 export const IDENTITY_SCOPES: Readonly<Record<string, string>> = {
-  openid: 'Know who you are when you sign in',
-  profile: 'See your name',
+  openid: 'Know who you are when you sign in to it with this account',
+  profile: 'See your name and username',
   email: 'See your email address',
-  offline_access: 'Stay connected while you are away',
+  offline_access: 'Keep its access while you are not using it',
 };
+
+/** profile and email asked together read as one thing a person gives away (issue #18: "your name and email address"). */
+const PROFILE_AND_EMAIL = 'See your name, username and email address';
 
 /** The scope that makes an authorization request an OpenID Connect authentication request (Core §3.1.2.1). */
 export const OPENID_SCOPE = 'openid';
@@ -72,6 +75,16 @@ export class ScopeCatalog {
 
   isKnown(scope: string): boolean {
     return this.descriptions.has(scope);
+  }
+
+  /** A request's scopes in words, in order, for the consent and access pages; profile and email become one line. */
+  describeAll(scopes: readonly string[]): ScopeDescription[] {
+    const both = scopes.includes('profile') && scopes.includes('email');
+    return scopes.flatMap((scope) => {
+      if (both && scope === 'email') return [];
+      if (both && scope === 'profile') return [{ scope: 'profile email', description: PROFILE_AND_EMAIL }];
+      return [this.describe(scope)];
+    });
   }
 
   describe(scope: string): ScopeDescription {

@@ -98,6 +98,15 @@ describe('OpenID Connect authentication requests (Core §3.1.2.1)', () => {
       expect(isConsentPage(await browser.get(request({ prompt: 'consent' })))).toBe(true);
     });
 
+    it('the consent page says in words what an OpenID request asks for: who you are, your name and email address', async () => {
+      const browser = new Browser(app.baseUrl);
+      const login = await browser.get(request({ scope: 'openid profile email notes:read' }));
+      const consent = await browser.get((await browser.submit(login, '/login', { username: bob.username, password: bob.password })).location!);
+      expect(isConsentPage(consent)).toBe(true);
+      const items = [...consent.body.matchAll(/<li><span>([^<]*)<\/span>/g)].map((match) => match[1]);
+      expect(items.sort()).toEqual(['Know who you are when you sign in to it with this account', 'See your name, username and email address', 'See your notes']);
+    });
+
     it('refuses an unknown prompt value with invalid_request', async () => {
       const page = await new Browser(app.baseUrl).get(request({ prompt: 'sometimes' }));
       expect(redirectParams(page).get('error')).toBe('invalid_request');

@@ -63,7 +63,7 @@ export class Pages {
         policyUri: authorization.client.policyUri,
         tosUri: authorization.client.tosUri,
         redirectHost: describeDestination(authorization.redirectUri),
-        scopes: authorization.scope.map((s) => this.scopes.describe(s)),
+        scopes: this.scopes.describeAll(authorization.scope),
         username: user.username,
         csrfToken: this.session.csrfToken(request),
         authorizationRequest: authorization.rawQuery,
@@ -84,7 +84,7 @@ export class Pages {
       grants: grants.map((g) => ({
         clientId: g.clientId,
         clientName: g.clientName,
-        scopes: g.scope.map((s) => this.scopes.describe(s)),
+        scopes: this.scopes.describeAll(g.scope),
         grantedAt: when(g.grantedAt),
         lastActiveAt: g.lastActiveAt ? when(g.lastActiveAt) : undefined,
       })),
