@@ -18,12 +18,20 @@ export class UnitOfWorkRuleError extends Error {
 /** Set while a unit of work runs, so that a write it starts itself (which would wait for this very batch) is refused at once. */
 const insideUnit = new AsyncLocalStorage<true>();
 
-/** Runs writes in an open transaction, refusing one that let the event loop turn. */
+/**
+ * Runs writes in an open transaction, refusing one that let the event loop turn. Two watches, since
+ * neither phase comes first in every case: started in the check phase (flush runs from
+ * setImmediate), an immediate set now runs only in the next iteration's check phase, after that
+ * iteration's timers, so a unit awaiting a zero timer under load would slip past it; the zero timer
+ * set here, before any the unit sets, fires first in that timers phase.
+ */
 async function runInOneTurn(writes: PendingWrite['write'][], manager: EntityManager): Promise<unknown[]> {
   let turned = false;
-  const watch = setImmediate(() => {
+  const mark = (): void => {
     turned = true;
-  });
+  };
+  const watch = setImmediate(mark);
+  const timerWatch = setTimeout(mark, 0);
   try {
     const out: unknown[] = [];
     for (const write of writes) {
@@ -33,6 +41,7 @@ async function runInOneTurn(writes: PendingWrite['write'][], manager: EntityMana
     return out;
   } finally {
     clearImmediate(watch);
+    clearTimeout(timerWatch);
   }
 }
 
