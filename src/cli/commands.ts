@@ -8,6 +8,7 @@ import type { PurgeService } from '../housekeeping/purge.service.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
 import { isSigningAlgorithm, SIGNING_ALGORITHMS } from '../signing/signing-algorithms.js';
 import type { SigningKeyVault } from '../signing/signing-key-vault.js';
+import type { OpenIdClientMetadata } from '../clients/openid-client-settings.js';
 import type { ProfileChanges } from '../users/user-profile.js';
 import type { UsersService } from '../users/users.service.js';
 
@@ -65,6 +66,20 @@ function profile(flags: Flags): ProfileChanges {
     givenName: text('given-name'),
     familyName: text('family-name'),
   };
+}
+
+/** OpenID Connect client settings from clients:create's flags; undefined when none is given (every default). */
+function openIdFlags(flags: Flags): OpenIdClientMetadata | undefined {
+  const maxAge = flags['default-max-age'] as string | undefined;
+  if (maxAge !== undefined && !/^[0-9]{1,9}$/.test(maxAge)) throw new UsageError('--default-max-age must be a number of seconds');
+  const metadata: OpenIdClientMetadata = {
+    id_token_signed_response_alg: flags['id-token-alg'] as string | undefined,
+    subject_type: flags['subject-type'] as string | undefined,
+    post_logout_redirect_uris: flags['post-logout-redirect-uri'] as string[] | undefined,
+    backchannel_logout_uri: flags['backchannel-logout-uri'] as string | undefined,
+    default_max_age: maxAge === undefined ? undefined : Number(maxAge),
+  };
+  return Object.values(metadata).some((value) => value !== undefined) ? metadata : undefined;
 }
 
 // Services are imported when a command runs, not with this table: `--help` and a mistyped command
@@ -127,7 +142,8 @@ export const COMMANDS: Record<string, Command> = {
   'clients:create': {
     usage:
       'clients:create --name NAME [--redirect-uri URI ...] [--scope "a b"] [--public] [--grant-type TYPE ...] [--token-type bearer|mac] ' +
-      '[--auth-method client_secret_basic|client_secret_post] [--client-uri URL] [--logo-uri URL] [--policy-uri URL] [--tos-uri URL]',
+      '[--auth-method client_secret_basic|client_secret_post] [--client-uri URL] [--logo-uri URL] [--policy-uri URL] [--tos-uri URL] ' +
+      '[--id-token-alg RS256|ES256|EdDSA] [--subject-type public|pairwise] [--post-logout-redirect-uri URI ...] [--backchannel-logout-uri URL] [--default-max-age SECONDS]',
     options: {
       name: { type: 'string' },
       'redirect-uri': { type: 'string', multiple: true },
@@ -140,6 +156,11 @@ export const COMMANDS: Record<string, Command> = {
       'logo-uri': { type: 'string' },
       'policy-uri': { type: 'string' },
       'tos-uri': { type: 'string' },
+      'id-token-alg': { type: 'string' },
+      'subject-type': { type: 'string' },
+      'post-logout-redirect-uri': { type: 'string', multiple: true },
+      'backchannel-logout-uri': { type: 'string' },
+      'default-max-age': { type: 'string' },
     },
     async run(app, flags) {
       const grantTypes = flags['grant-type'] as string[] | undefined;
@@ -168,6 +189,7 @@ export const COMMANDS: Record<string, Command> = {
           policy_uri: flags['policy-uri'] as string | undefined,
           tos_uri: flags['tos-uri'] as string | undefined,
         },
+        openId: openIdFlags(flags),
       });
       return clients.toView(client, secret);
     },

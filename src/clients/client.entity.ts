@@ -1,3 +1,4 @@
+import { DEFAULT_OPENID_SETTINGS, type OpenIdClientSettings } from './openid-client-settings.js';
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 import { TokenType, type ClientAuthMethod, type GrantType } from '../common/oauth.constants.js';
 import { TIMESTAMP } from '../database/column-types.js';
@@ -57,6 +58,10 @@ export class Client {
   @Column({ name: 'tos_uri', type: 'varchar', length: 2000, nullable: true })
   tosUri: string | null;
 
+  /** OpenID Connect settings (openid-client-settings.ts); null: every default. */
+  @Column({ name: 'openid_settings', type: 'simple-json', nullable: true })
+  openIdSettings: OpenIdClientSettings | null;
+
   @CreateDateColumn({ name: 'created_at', type: TIMESTAMP })
   createdAt: Date;
 
@@ -65,5 +70,9 @@ export class Client {
 
   get isPublic(): boolean {
     return this.secretHash === null;
+  }
+
+  get openId(): OpenIdClientSettings {
+    return this.openIdSettings ?? DEFAULT_OPENID_SETTINGS;
   }
 }

@@ -10,6 +10,7 @@ import { ScopeCatalog } from '../scopes/scope-catalog.js';
 import { assertNotWidenedBySelf, CLI_ADMINISTRATOR, type ClientEditor } from './client-change-policy.js';
 import { Client } from './client.entity.js';
 import { ClientStore } from './client.store.js';
+import { openIdMetadataOf, openIdSettingsFrom, sectorOf, SubjectType, type OpenIdClientMetadata, type OpenIdClientSettings } from './openid-client-settings.js';
 import { assertRedirectUrisAcceptable, descriptiveUriProblem } from './redirect-uri.policy.js';
 
 export interface NewClient {
@@ -25,6 +26,8 @@ export interface NewClient {
   accessTokenType?: TokenType;
   /** Descriptive metadata (RFC 7591 §2): https URLs of the client's home page, logo, privacy policy and terms. */
   descriptive?: DescriptiveMetadata;
+  /** OpenID Connect metadata under its wire names; absent: every default. */
+  openId?: OpenIdClientMetadata;
 }
 
 /** RFC 7591 §2 descriptive metadata, under its wire names. */
@@ -55,6 +58,13 @@ export interface ClientView {
   logo_uri?: string;
   policy_uri?: string;
   tos_uri?: string;
+  id_token_signed_response_alg?: string;
+  subject_type?: string;
+  post_logout_redirect_uris?: string[];
+  backchannel_logout_uri?: string;
+  backchannel_logout_session_required?: boolean;
+  default_max_age?: number;
+  require_auth_time?: boolean;
 }
 
 const DEFAULT_GRANT_TYPES: GrantType[] = [GrantType.AuthorizationCode, GrantType.RefreshToken];
@@ -106,7 +116,7 @@ export class ClientsService {
   /** Registers a client. The secret (confidential clients) is returned here once and stored only as a hash. */
   async create(input: NewClient, actor = CLI_ADMINISTRATOR.actor, options: { registrationToken?: string } = {}): Promise<{ client: Client; secret?: string }> {
     const name = input.name.trim();
-    const { grantTypes, scope } = this.checked(input);
+    const { grantTypes, scope, openIdSettings } = this.checked(input);
     const secret = input.isPublic ? undefined : generateSecret(SECRET_PREFIX.clientSecret);
     const client = Object.assign(new Client(), {
       id: newClientId(),
@@ -119,6 +129,7 @@ export class ClientsService {
       registrationTokenHash: options.registrationToken ? hashSecret(options.registrationToken) : null,
       accessTokenType: input.accessTokenType ?? TokenType.Bearer,
       ...descriptiveColumns(input.descriptive),
+      openIdSettings,
     });
     const saved = await this.transactions.run(async (manager) => {
       const stored = await this.store.save(client, manager);
@@ -139,7 +150,7 @@ export class ClientsService {
     if ((input.isPublic ?? false) !== client.isPublic) {
       throw new DomainError('invalid_client_metadata', 'token_endpoint_auth_method cannot change between "none" and a secret-based method.');
     }
-    const { grantTypes, scope } = this.checked(input);
+    const { grantTypes, scope, openIdSettings } = this.checked(input);
     const next = Object.assign(new Client(), client, {
       name: input.name.trim(),
       redirectUris: [...new Set(input.redirectUris)],
@@ -148,11 +159,17 @@ export class ClientsService {
       tokenEndpointAuthMethod: client.isPublic ? ClientAuthMethod.None : (input.tokenEndpointAuthMethod ?? ClientAuthMethod.ClientSecretBasic),
       accessTokenType: input.accessTokenType ?? TokenType.Bearer,
       ...descriptiveColumns(input.descriptive),
+      openIdSettings,
     });
+    // Core §8.1: a pairwise client's subs are derived from its sector; moving it would give every person a new sub.
+    if (client.openId.subjectType === SubjectType.Pairwise && next.openId.subjectType === SubjectType.Pairwise && sectorOf(client.redirectUris) !== sectorOf(next.redirectUris)) {
+      throw new DomainError('invalid_client_metadata', 'A pairwise client cannot move its redirect_uris to another host: the subject identifiers it knows people by would change.');
+    }
     if (editor.kind === 'self') {
+      // Post-logout redirect URIs send the browser somewhere, like redirect URIs: the same rule.
       assertNotWidenedBySelf(
-        { scope: parseScope(client.scope) ?? [], grantTypes: client.grantTypes, redirectUris: client.redirectUris, accessTokenType: client.accessTokenType },
-        { scope, grantTypes: next.grantTypes, redirectUris: next.redirectUris, accessTokenType: next.accessTokenType },
+        { scope: parseScope(client.scope) ?? [], grantTypes: client.grantTypes, redirectUris: [...client.redirectUris, ...client.openId.postLogoutRedirectUris], accessTokenType: client.accessTokenType },
+        { scope, grantTypes: next.grantTypes, redirectUris: [...next.redirectUris, ...next.openId.postLogoutRedirectUris], accessTokenType: next.accessTokenType },
       );
     }
     const changes = changedFields(this.toView(client), this.toView(next));
@@ -223,11 +240,13 @@ export class ClientsService {
       ...(client.logoUri ? { logo_uri: client.logoUri } : {}),
       ...(client.policyUri ? { policy_uri: client.policyUri } : {}),
       ...(client.tosUri ? { tos_uri: client.tosUri } : {}),
+      // Shown once registered with any (OpenID Dynamic Registration §3.2 returns what applies); defaults included.
+      ...(client.openIdSettings !== null ? openIdMetadataOf(client.openIdSettings) : {}),
     };
   }
 
   /** The rules every registration follows, from the CLI or over HTTP (RFC 7591 §2). */
-  private checked(input: NewClient): { grantTypes: GrantType[]; scope: string[] } {
+  private checked(input: NewClient): { grantTypes: GrantType[]; scope: string[]; openIdSettings: OpenIdClientSettings | null } {
     const name = input.name.trim();
     if (name.length === 0 || name.length > 200) throw new DomainError('invalid_client_metadata', 'Client name must be 1 to 200 characters.');
     const grantTypes = input.grantTypes ?? DEFAULT_GRANT_TYPES;
@@ -265,7 +284,8 @@ export class ClientsService {
     if (unknownScopes.length > 0) {
       throw new DomainError('invalid_client_metadata', `Unknown scope(s): ${unknownScopes.join(', ')}. Known scopes: ${this.scopes.all().join(', ')} (data scopes come from the collections file).`);
     }
-    return { grantTypes, scope };
+    const openIdSettings = input.openId === undefined ? null : openIdSettingsFrom(input.openId, input.redirectUris);
+    return { grantTypes, scope, openIdSettings };
   }
 
   private async require(clientId: string): Promise<Client> {

@@ -4,21 +4,23 @@ import { createHash } from 'node:crypto';
 import { Clock } from '../common/clock.js';
 import { appConfig, type AppConfig } from '../config/app.config.js';
 import { openIdConfig, type OpenIdConfig } from '../config/openid.config.js';
-import { DEFAULT_SIGNING_ALGORITHM, type SigningAlgorithm } from '../signing/signing-algorithms.js';
+import type { Client } from '../clients/client.entity.js';
+import type { SigningAlgorithm } from '../signing/signing-algorithms.js';
 import { SigningKeyRing } from '../signing/signing-key-ring.js';
+import { SubjectIdentifiers } from './subject-identifiers.js';
 
 /** What an ID token asserts: who signed in, for which client, when, and with which access token. */
 export interface IdTokenSubject {
-  clientId: string;
-  /** The stable, never reassigned user id (Core §2 sub), not the username. */
-  subject: string;
+  /** The audience; its settings choose the algorithm and the kind of sub. */
+  client: Client;
+  /** The person's user id; the sub is derived from it per client (SubjectIdentifiers). */
+  userId: string;
   /** When the person signed in; omitted only for grants begun before OpenID Connect. */
   authTime: Date | null;
   /** The authentication request's nonce; never sent on refresh (Core §12.2). */
   nonce?: string | null;
   /** The access token issued beside it, for at_hash (Core §3.1.3.6). */
   accessToken: string;
-  alg?: SigningAlgorithm;
 }
 
 /** The hash that at_hash halves (Core §3.1.3.6): the one of the JWS alg; Ed25519 signs with SHA-512. */
@@ -32,13 +34,15 @@ const AT_HASH: Record<SigningAlgorithm, string> = { RS256: 'sha256', ES256: 'sha
 export class IdTokenIssuer {
   constructor(
     private readonly keys: SigningKeyRing,
+    private readonly subjects: SubjectIdentifiers,
     private readonly clock: Clock,
     @Inject(appConfig.KEY) private readonly app: AppConfig,
     @Inject(openIdConfig.KEY) private readonly config: OpenIdConfig,
   ) {}
 
   issue(token: IdTokenSubject): Promise<string> {
-    const alg = token.alg ?? DEFAULT_SIGNING_ALGORITHM;
+    // Dynamic Registration §2 id_token_signed_response_alg; RS256 by default.
+    const alg = token.client.openId.idTokenSignedResponseAlg;
     const signer = this.keys.signer(alg);
     const now = Math.floor(this.clock.now().getTime() / 1000);
     const digest = createHash(AT_HASH[alg]).update(token.accessToken, 'ascii').digest();
@@ -52,9 +56,9 @@ export class IdTokenIssuer {
     })
       .setProtectedHeader({ alg, kid: signer.kid, typ: 'JWT' })
       .setIssuer(this.app.issuer)
-      .setSubject(token.subject)
+      .setSubject(this.subjects.of(token.client, token.userId))
       // A single audience, the client: azp is then not needed (Core §2).
-      .setAudience(token.clientId)
+      .setAudience(token.client.id)
       .setIssuedAt(now)
       .setExpirationTime(now + this.config.idTokenTtlSeconds)
       .sign(signer.privateKey);

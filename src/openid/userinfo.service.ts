@@ -2,7 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { AccessDenied } from '../access/access-denied.js';
 import type { TokenPrincipal } from '../access/token-principal.js';
 import type { User } from '../users/user.entity.js';
+import { ClientsService } from '../clients/clients.service.js';
 import { UsersService } from '../users/users.service.js';
+import { SubjectIdentifiers } from './subject-identifiers.js';
 
 /** OpenID Connect Core §5.1 claims, as userinfo returns them; absent ones are left out (§5.3.2). */
 export interface UserInfo {
@@ -31,14 +33,19 @@ export const USERINFO_CLAIMS = ['sub', 'name', 'given_name', 'family_name', 'pre
 
 @Injectable()
 export class UserInfoService {
-  constructor(private readonly users: UsersService) {}
+  constructor(
+    private readonly users: UsersService,
+    private readonly clients: ClientsService,
+    private readonly subjects: SubjectIdentifiers,
+  ) {}
 
   /** The claims the token's scopes release about the person it speaks for (Core §5.3.2: sub always). */
   async claims(principal: TokenPrincipal & { userId: string }): Promise<UserInfo> {
-    const user = await this.users.findById(principal.userId);
-    // Deleting a person deletes their tokens; one checked a moment before the deletion finds nobody.
-    if (!user) throw new AccessDenied({ error: 'invalid_token', description: 'The person this access token speaks for no longer exists' }, principal.scheme);
-    let info: UserInfo = { sub: user.id };
+    const [user, client] = await Promise.all([this.users.findById(principal.userId), this.clients.findById(principal.clientId)]);
+    // Deleting a person or a client deletes their tokens; one checked a moment before finds nobody.
+    if (!user || !client) throw new AccessDenied({ error: 'invalid_token', description: 'The person or the application this access token belongs to no longer exists' }, principal.scheme);
+    // The same sub as in the client's ID tokens (Core §5.3.2).
+    let info: UserInfo = { sub: this.subjects.of(client, user.id) };
     for (const scope of principal.scopes) {
       const release = CLAIMS_BY_SCOPE[scope];
       if (release) info = { ...info, ...release(user) };

@@ -66,7 +66,8 @@ describe('OpenID Connect through openid-client', () => {
       expect(metadata.issuer).toBe(issuer.href.replace(/\/$/, ''));
       expect(metadata.jwks_uri).toBe(`${metadata.issuer}/.well-known/jwks.json`);
       expect(metadata.response_types_supported).toContain('code');
-      expect(metadata.subject_types_supported).toEqual(['public']);
+      expect(metadata.subject_types_supported).toEqual(['public', 'pairwise']);
+      expect(metadata.id_token_signing_alg_values_supported).toEqual(['RS256', 'ES256', 'EdDSA']);
       expect(metadata.id_token_signing_alg_values_supported).toContain('RS256');
       expect(metadata.scopes_supported).toEqual(expect.arrayContaining(['openid', 'profile', 'email', 'offline_access', 'notes:read']));
       expect(metadata.claims_supported).toEqual(expect.arrayContaining(['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce']));

@@ -73,6 +73,7 @@ export class TestApp {
       grantTypes: options.grantTypes,
       tokenEndpointAuthMethod: options.tokenEndpointAuthMethod,
       accessTokenType: options.accessTokenType,
+      openId: options.openId,
     });
     return { clientId: client.id, clientSecret: secret, redirectUri: redirectUris[0], tokenEndpointAuthMethod: options.tokenEndpointAuthMethod };
   }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../../common/clock.js';
 import { IdTokenHintReader } from '../../openid/id-token-hint.reader.js';
+import { SubjectIdentifiers } from '../../openid/subject-identifiers.js';
 import type { User } from '../../users/user.entity.js';
 import { ConsentRequiredError, InvalidRequestError, LoginRequiredError, type OAuthError } from '../errors/oauth-error.js';
 import { Prompt, type AuthorizationRequest } from './authorization-request.js';
@@ -30,6 +31,7 @@ export class AuthenticationPolicy {
   constructor(
     private readonly clock: Clock,
     private readonly hints: IdTokenHintReader,
+    private readonly subjects: SubjectIdentifiers,
   ) {}
 
   async next(authorization: AuthorizationRequest, { user, authTime, consented }: Presence): Promise<NextStep> {
@@ -37,14 +39,16 @@ export class AuthenticationPolicy {
     if (authorization.idTokenHint !== undefined && hinted === undefined) {
       return { kind: 'refuse', error: new InvalidRequestError('id_token_hint is not an ID token this server issued to this client') };
     }
+    // Dynamic Registration §2 default_max_age: for requests that name none.
+    const maxAge = authorization.maxAge ?? authorization.client.openId.defaultMaxAge ?? undefined;
     const signInNeeded =
       user === null ||
       authorization.prompt.has(Prompt.Login) ||
       authorization.prompt.has(Prompt.SelectAccount) ||
       // max_age: the sign-in is too old (Core §3.1.2.1); a session without a time is too.
-      (authorization.maxAge !== undefined && (authTime === null || this.clock.now().getTime() - authTime.getTime() > authorization.maxAge * 1000)) ||
-      // The client expects someone else (Core §3.1.2.1 id_token_hint).
-      (hinted !== undefined && hinted !== user.id);
+      (maxAge !== undefined && (authTime === null || this.clock.now().getTime() - authTime.getTime() > maxAge * 1000)) ||
+      // The client expects someone else (Core §3.1.2.1 id_token_hint), by the sub it knows them by.
+      (hinted !== undefined && hinted !== this.subjects.of(authorization.client, user.id));
 
     if (authorization.prompt.has(Prompt.None)) {
       if (signInNeeded) return { kind: 'refuse', error: new LoginRequiredError('Nobody is signed in as this request needs, and prompt=none forbids asking') };

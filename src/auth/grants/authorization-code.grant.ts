@@ -79,14 +79,14 @@ export class AuthorizationCodeGrant implements GrantHandler<AuthorizationCodePar
         throw redemption.error;
       case 'issued':
         this.metrics.codeRedeemed();
-        return toTokenResponse(redemption.tokens, await this.idToken(code, redemption.tokens));
+        return toTokenResponse(redemption.tokens, await this.idToken(code, client, redemption.tokens));
     }
   }
 
   /** OpenID Connect Core §3.1.3.3: an authentication request (scope openid) gets an ID token with its nonce. */
-  private async idToken(code: AuthorizationCode, tokens: IssuedTokens): Promise<string | undefined> {
+  private async idToken(code: AuthorizationCode, client: Client, tokens: IssuedTokens): Promise<string | undefined> {
     if (!holdsOpenId(code.scope)) return undefined;
-    return this.idTokens.issue({ clientId: code.clientId, subject: code.userId, authTime: code.authTime, nonce: code.nonce, accessToken: tokens.accessToken });
+    return this.idTokens.issue({ client, userId: code.userId, authTime: code.authTime, nonce: code.nonce, accessToken: tokens.accessToken });
   }
 
   /** The checks of RFC 6749 §4.1.3 and RFC 7636 §4.6; returns the error, or undefined when the code may be redeemed. */

@@ -72,7 +72,7 @@ export class RefreshTokenGrant implements GrantHandler<RefreshTokenParameters> {
     // original auth_time, a new iat, and no nonce (the refresh is no authentication request).
     const idToken =
       token.userId !== null && holdsOpenId(issued.scope)
-        ? await this.idTokens.issue({ clientId: client.id, subject: token.userId, authTime: token.authTime, accessToken: issued.accessToken })
+        ? await this.idTokens.issue({ client, userId: token.userId, authTime: token.authTime, accessToken: issued.accessToken })
         : undefined;
     return toTokenResponse(issued, idToken);
   }

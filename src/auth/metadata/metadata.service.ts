@@ -2,7 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { ClientAuthMethod, CodeChallengeMethod, GrantType, MacAlgorithm, ResponseMode, ResponseType, TokenType } from '../../common/oauth.constants.js';
 import { appConfig, type AppConfig } from '../../config/app.config.js';
 import { ScopeCatalog } from '../../scopes/scope-catalog.js';
-import { DEFAULT_SIGNING_ALGORITHM } from '../../signing/signing-algorithms.js';
+import { SIGNING_ALGORITHMS } from '../../signing/signing-algorithms.js';
+import { SubjectType } from '../../clients/openid-client-settings.js';
 import { USERINFO_CLAIMS } from '../../openid/userinfo.service.js';
 import { Prompt } from '../authorize/authorization-request.js';
 import { TokenEndpointService } from '../token/token-endpoint.service.js';
@@ -93,11 +94,10 @@ export class MetadataService {
     this.openIdDocument = {
       ...this.document,
       userinfo_endpoint: `${app.issuer}/userinfo`,
-      // Discovery §3: every user has one sub, the same for every client (pairwise subjects are not built yet).
-      subject_types_supported: ['public'],
-      // RS256, which every OpenID provider must offer (Core §15.1); ES256 and EdDSA keys are kept and
-      // published, and are listed here once clients can choose them (id_token_signed_response_alg).
-      id_token_signing_alg_values_supported: [DEFAULT_SIGNING_ALGORITHM],
+      // Core §8: the user's id by default, or one per sector for clients registered as pairwise.
+      subject_types_supported: Object.values(SubjectType),
+      // RS256 by default, which every OpenID provider must offer (Core §15.1); ES256 and EdDSA per client.
+      id_token_signing_alg_values_supported: [...SIGNING_ALGORITHMS],
       claims_supported: CLAIMS_SUPPORTED,
       // Core §3.1.2.1; select_account shows the sign-in form, where another person may sign in.
       prompt_values_supported: Object.values(Prompt),

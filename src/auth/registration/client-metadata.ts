@@ -3,6 +3,7 @@ import { createAjv, describeSchemaErrors } from '../../collections/json-schema-v
 import { DomainError } from '../../common/domain-error.js';
 import { DESCRIPTIVE_FIELDS, responseTypesOf, type DescriptiveMetadata, type NewClient } from '../../clients/clients.service.js';
 import { isStorableJson } from '../../common/storable-text.js';
+import { OPENID_METADATA_SCHEMA, type OpenIdClientMetadata } from '../../clients/openid-client-settings.js';
 
 /** RFC 7591 §2: the client metadata Latchkey understands. Anything else is ignored, as §2 requires. */
 const METADATA_SCHEMA = {
@@ -22,6 +23,8 @@ const METADATA_SCHEMA = {
     logo_uri: { type: 'string', maxLength: 2000 },
     policy_uri: { type: 'string', maxLength: 2000 },
     tos_uri: { type: 'string', maxLength: 2000 },
+    // OpenID Connect Dynamic Client Registration 1.0 §2 and the logout specifications.
+    ...OPENID_METADATA_SCHEMA,
   },
 } as const;
 
@@ -34,6 +37,12 @@ export interface ParsedMetadata {
   client: NewClient;
   clientId?: string;
   clientSecret?: string;
+}
+
+/** The OpenID metadata a request carries, or undefined when it carries none (the client then has every default). */
+function openIdMetadataIn(body: Record<string, unknown>): OpenIdClientMetadata | undefined {
+  const fields = Object.keys(OPENID_METADATA_SCHEMA).filter((field) => body[field] !== undefined);
+  return fields.length === 0 ? undefined : (Object.fromEntries(fields.map((field) => [field, body[field]])) as OpenIdClientMetadata);
 }
 
 /**
@@ -76,6 +85,7 @@ export function parseClientMetadata(body: Record<string, unknown>): ParsedMetada
       tokenEndpointAuthMethod: method as ClientAuthMethod,
       accessTokenType: accessTokenType as TokenType,
       descriptive: Object.fromEntries(DESCRIPTIVE_FIELDS.filter((field) => metadata[field] !== undefined).map((field) => [field, metadata[field]])),
+      openId: openIdMetadataIn(body),
     },
     clientId: metadata.client_id,
     clientSecret: metadata.client_secret,

@@ -1,0 +1,119 @@
+import { DomainError } from '../common/domain-error.js';
+import { DEFAULT_SIGNING_ALGORITHM, isSigningAlgorithm, SIGNING_ALGORITHMS, type SigningAlgorithm } from '../signing/signing-algorithms.js';
+import { absoluteUriProblem, redirectUriProblem } from './redirect-uri.policy.js';
+
+/** OpenID Connect Core §8: the sub a client sees: the same for every client, or one per sector. */
+export const SubjectType = { Public: 'public', Pairwise: 'pairwise' } as const;
+export type SubjectType = (typeof SubjectType)[keyof typeof SubjectType];
+
+/**
+ * A client's OpenID Connect settings (Dynamic Client Registration 1.0 §2, RP-Initiated Logout
+ * §3.1, Back-Channel Logout §2.2), kept together in one column: none of them is looked up by.
+ */
+export interface OpenIdClientSettings {
+  idTokenSignedResponseAlg: SigningAlgorithm;
+  subjectType: SubjectType;
+  postLogoutRedirectUris: string[];
+  backchannelLogoutUri: string | null;
+  backchannelLogoutSessionRequired: boolean;
+  /** Core §3.1.2.1 max_age for requests that send none; null: no default. */
+  defaultMaxAge: number | null;
+  /** auth_time is always in our ID tokens; kept so the registration reads back as sent. */
+  requireAuthTime: boolean;
+}
+
+export const DEFAULT_OPENID_SETTINGS: Readonly<OpenIdClientSettings> = {
+  idTokenSignedResponseAlg: DEFAULT_SIGNING_ALGORITHM,
+  subjectType: SubjectType.Public,
+  postLogoutRedirectUris: [],
+  backchannelLogoutUri: null,
+  backchannelLogoutSessionRequired: false,
+  defaultMaxAge: null,
+  requireAuthTime: false,
+};
+
+/** The metadata under its wire names (RFC 7591 §2 style), as registered and as shown back. */
+export interface OpenIdClientMetadata {
+  id_token_signed_response_alg?: string;
+  subject_type?: string;
+  sector_identifier_uri?: string;
+  post_logout_redirect_uris?: string[];
+  backchannel_logout_uri?: string;
+  backchannel_logout_session_required?: boolean;
+  default_max_age?: number;
+  require_auth_time?: boolean;
+}
+
+export const OPENID_METADATA_SCHEMA = {
+  id_token_signed_response_alg: { type: 'string', maxLength: 16 },
+  subject_type: { type: 'string', maxLength: 16 },
+  sector_identifier_uri: { type: 'string', maxLength: 2000 },
+  post_logout_redirect_uris: { type: 'array', items: { type: 'string', maxLength: 2000 }, maxItems: 20 },
+  backchannel_logout_uri: { type: 'string', maxLength: 2000 },
+  backchannel_logout_session_required: { type: 'boolean' },
+  default_max_age: { type: 'integer', minimum: 0, maximum: 100_000_000 },
+  require_auth_time: { type: 'boolean' },
+} as const;
+
+const invalid = (message: string): DomainError => new DomainError('invalid_client_metadata', message);
+
+/**
+ * Checks OpenID metadata and returns the settings; what is absent takes its default (a registration
+ * update replaces the whole registration, RFC 7592 §2.2). Throws invalid_client_metadata for what
+ * we do not support, rather than ignoring it: a client that asks for HS256 ID tokens must not
+ * believe it gets them.
+ */
+export function openIdSettingsFrom(metadata: OpenIdClientMetadata, redirectUris: readonly string[]): OpenIdClientSettings {
+  const alg = metadata.id_token_signed_response_alg ?? DEFAULT_SIGNING_ALGORITHM;
+  if (!isSigningAlgorithm(alg)) throw invalid(`Unsupported id_token_signed_response_alg "${alg}"; use ${SIGNING_ALGORITHMS.join(', ')}.`);
+  const subjectType = metadata.subject_type ?? SubjectType.Public;
+  if (subjectType !== SubjectType.Public && subjectType !== SubjectType.Pairwise) throw invalid(`Unsupported subject_type "${subjectType}"; use public or pairwise.`);
+  if (metadata.sector_identifier_uri !== undefined) {
+    throw invalid('sector_identifier_uri is not supported yet: a pairwise client is one sector, the host of its redirect URIs.');
+  }
+  // Core §8.1: without a sector_identifier_uri, the sector is the redirect URIs' host, so there must be one.
+  if (subjectType === SubjectType.Pairwise && sectorOf(redirectUris) === undefined) {
+    throw invalid('A pairwise client needs redirect_uris on one host (its sector, Core §8.1).');
+  }
+  const postLogoutRedirectUris = [...new Set(metadata.post_logout_redirect_uris ?? [])];
+  for (const uri of postLogoutRedirectUris) {
+    const problem = redirectUriProblem(uri);
+    if (problem) throw invalid(`post_logout_redirect_uris: ${JSON.stringify(uri)} ${problem}.`);
+  }
+  const backchannel = metadata.backchannel_logout_uri ?? null;
+  if (backchannel !== null) {
+    // Back-Channel Logout §2.2: an absolute http(s) URL without a fragment; https outside loopback development.
+    const problem = redirectUriProblem(backchannel) ?? (/^https?:/i.test(backchannel) ? undefined : 'must be an http or https URL');
+    if (problem) throw invalid(`backchannel_logout_uri ${JSON.stringify(backchannel)} ${problem}.`);
+  }
+  return {
+    idTokenSignedResponseAlg: alg,
+    subjectType,
+    postLogoutRedirectUris,
+    backchannelLogoutUri: backchannel,
+    backchannelLogoutSessionRequired: metadata.backchannel_logout_session_required ?? false,
+    defaultMaxAge: metadata.default_max_age ?? null,
+    requireAuthTime: metadata.require_auth_time ?? false,
+  };
+}
+
+/** The settings under their wire names; defaults are shown too, so a client sees what it gets. */
+export function openIdMetadataOf(settings: OpenIdClientSettings): OpenIdClientMetadata {
+  return {
+    id_token_signed_response_alg: settings.idTokenSignedResponseAlg,
+    subject_type: settings.subjectType,
+    ...(settings.postLogoutRedirectUris.length > 0 ? { post_logout_redirect_uris: settings.postLogoutRedirectUris } : {}),
+    ...(settings.backchannelLogoutUri !== null
+      ? { backchannel_logout_uri: settings.backchannelLogoutUri, backchannel_logout_session_required: settings.backchannelLogoutSessionRequired }
+      : {}),
+    ...(settings.defaultMaxAge !== null ? { default_max_age: settings.defaultMaxAge } : {}),
+    ...(settings.requireAuthTime ? { require_auth_time: true } : {}),
+  };
+}
+
+/** The one host of a client's http(s) redirect URIs (its sector, Core §8.1), or undefined when they have several or none. */
+export function sectorOf(redirectUris: readonly string[]): string | undefined {
+  const hosts = new Set(redirectUris.map((uri) => absoluteUriProblem(uri)).map((parts) => ('problem' in parts ? undefined : parts.host)));
+  const [host] = hosts;
+  return hosts.size === 1 && host ? host : undefined;
+}
