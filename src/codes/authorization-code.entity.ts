@@ -54,6 +54,10 @@ export class AuthorizationCode {
   @Column({ name: 'auth_time', type: TIMESTAMP, nullable: true })
   authTime: Date | null;
 
+  /** The sign-in session's public id (ID token sid, Back-Channel Logout 1.0 §2.1); null outside OpenID Connect. */
+  @Column({ type: 'varchar', length: 64, nullable: true })
+  sid: string | null;
+
   @Index()
   @Column({ name: 'expires_at', type: TIMESTAMP })
   expiresAt: Date;

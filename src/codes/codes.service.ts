@@ -18,6 +18,7 @@ export interface CodeGrant {
   /** OpenID Connect: the request's nonce, and when the person signed in. */
   nonce?: string | null;
   authTime?: Date | null;
+  sid?: string | null;
 }
 
 @Injectable()
@@ -39,6 +40,7 @@ export class CodesService {
       ...grant,
       nonce: grant.nonce ?? null,
       authTime: grant.authTime ?? null,
+      sid: grant.sid ?? null,
       expiresAt: this.clock.inSeconds(this.config.codeTtlSeconds),
       createdAt: this.clock.now(),
     });

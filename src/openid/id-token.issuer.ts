@@ -19,6 +19,8 @@ export interface IdTokenSubject {
   authTime: Date | null;
   /** The authentication request's nonce; never sent on refresh (Core §12.2). */
   nonce?: string | null;
+  /** The sign-in session's public id (Back-Channel Logout 1.0 §2.1 sid); null for grants begun before. */
+  sid?: string | null;
   /** The access token issued beside it, for at_hash (Core §3.1.3.6). */
   accessToken: string;
 }
@@ -49,6 +51,7 @@ export class IdTokenIssuer {
     return new SignJWT({
       ...(token.authTime ? { auth_time: Math.floor(token.authTime.getTime() / 1000) } : {}),
       ...(token.nonce ? { nonce: token.nonce } : {}),
+      ...(token.sid ? { sid: token.sid } : {}),
       // The left-most half of the access token's hash binds the two (Core §3.1.3.8 lets the client check it).
       at_hash: digest.subarray(0, digest.length / 2).toString('base64url'),
       // Core §2 amr (RFC 8176 §2): a password was what signed the person in.

@@ -1,8 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { IsNull, MoreThanOrEqual, Not, type DataSource, type EntityManager } from 'typeorm';
+import { In, IsNull, MoreThanOrEqual, Not, type DataSource, type EntityManager, type FindOptionsWhere } from 'typeorm';
 import { dateParameter, execute } from '../database/prepared-statement.js';
 import { Transactions } from '../database/transactions.js';
+import { SessionClient } from './session-client.entity.js';
+import { SessionEndListeners } from './session-end-listeners.js';
 import { Session } from './session.entity.js';
 
 /**
@@ -15,6 +17,7 @@ export class SessionStore {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly transactions: Transactions,
+    private readonly endListeners: SessionEndListeners,
   ) {}
 
   async insert(session: Session): Promise<void> {
@@ -31,16 +34,34 @@ export class SessionStore {
     return this.dataSource.manager.countBy(Session, { userId, endedAt: IsNull(), expiresAt: MoreThanOrEqual(now) });
   }
 
-  /** Ends one session; an ended or unknown one is left as it is. */
+  /** Records that a client signed the person in through this session (once per pair). */
+  async recordClient(sessionId: string, clientId: string): Promise<void> {
+    await this.transactions.write((manager) => manager.createQueryBuilder().insert().into(SessionClient).values({ sessionId, clientId }).orIgnore().execute());
+  }
+
+  /** The clients that signed the person in through these sessions. */
+  clientsOf(sessionIds: readonly string[], manager: EntityManager): Promise<SessionClient[]> {
+    return sessionIds.length === 0 ? Promise.resolve([]) : manager.findBy(SessionClient, { sessionId: In([...sessionIds]) });
+  }
+
+  /** Ends one session; an ended or unknown one is left as it is. Its end listeners run in the same transaction. */
   async end(id: string, now: Date): Promise<void> {
-    await this.transactions.write((manager) => manager.update(Session, { id, endedAt: IsNull() }, { endedAt: now, expiresAt: now }));
+    await this.transactions.write((manager) => this.endWhere({ id, endedAt: IsNull() }, now, manager));
   }
 
   /** Ends every live session of the user but `exceptId`, in the caller's transaction when given; returns how many. */
   async endAllOf(userId: string, now: Date, options: { exceptId?: string; manager?: EntityManager }): Promise<number> {
     const keep = options.exceptId === undefined ? {} : { id: Not(options.exceptId) };
-    const work = (manager: EntityManager) => manager.update(Session, { userId, endedAt: IsNull(), ...keep }, { endedAt: now, expiresAt: now });
-    const result = options.manager ? await work(options.manager) : await this.transactions.write(work);
+    const work = (manager: EntityManager) => this.endWhere({ userId, endedAt: IsNull(), ...keep }, now, manager);
+    return options.manager ? work(options.manager) : this.transactions.write(work);
+  }
+
+  /** Ends the live sessions matching `where`, then tells the end listeners which, through the same manager. */
+  private async endWhere(where: FindOptionsWhere<Session>, now: Date, manager: EntityManager): Promise<number> {
+    const ending = await manager.find(Session, { select: { id: true, userId: true }, where });
+    if (ending.length === 0) return 0;
+    const result = await manager.update(Session, { id: In(ending.map((session) => session.id)), endedAt: IsNull() }, { endedAt: now, expiresAt: now });
+    await this.endListeners.notify(ending.map(({ id, userId }) => ({ id, userId })), manager);
     return result.affected ?? 0;
   }
 

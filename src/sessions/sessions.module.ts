@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { SessionClient } from './session-client.entity.js';
+import { SessionEndListeners } from './session-end-listeners.js';
 import { Session } from './session.entity.js';
 import { SessionsService } from './sessions.service.js';
 import { SessionStore } from './session.store.js';
@@ -7,8 +9,8 @@ import { CommonModule } from '../common/common.module.js';
 
 /** Server-side sign-in sessions (issue 15: signing out ends the session on every instance). */
 @Module({
-  imports: [CommonModule, TypeOrmModule.forFeature([Session])],
-  providers: [SessionStore, SessionsService],
-  exports: [SessionsService, SessionStore],
+  imports: [CommonModule, TypeOrmModule.forFeature([Session, SessionClient])],
+  providers: [SessionStore, SessionsService, SessionEndListeners],
+  exports: [SessionsService, SessionStore, SessionEndListeners],
 })
 export class SessionsModule {}

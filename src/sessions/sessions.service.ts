@@ -4,6 +4,7 @@ import { Clock } from '../common/clock.js';
 import { generateSecret, hashSecret, SECRET_PREFIX } from '../common/secrets.js';
 import { sessionConfig, type SessionConfig } from '../config/session.config.js';
 import type { Session } from './session.entity.js';
+import { publicSessionId } from './session-id.js';
 import { SessionStore } from './session.store.js';
 
 /**
@@ -45,6 +46,16 @@ export class SessionsService {
    */
   async endAllOf(userId: string, options: { except?: string; manager?: EntityManager } = {}): Promise<number> {
     return this.store.endAllOf(userId, this.clock.now(), { exceptId: options.except === undefined ? undefined : hashSecret(options.except), manager: options.manager });
+  }
+
+  /** Records that a client signed the person in through the session named by this cookie secret (for back-channel logout). */
+  recordClient(secret: string, clientId: string): Promise<void> {
+    return this.store.recordClient(hashSecret(secret), clientId);
+  }
+
+  /** The public `sid` of the session named by this cookie secret (ID tokens, logout tokens). */
+  publicId(secret: string): string {
+    return publicSessionId(hashSecret(secret));
   }
 
   /** How many sessions of the user are live, the caller's included. */

@@ -76,6 +76,10 @@ export class Token {
   @Column({ name: 'auth_time', type: TIMESTAMP, nullable: true })
   authTime: Date | null;
 
+  /** The sign-in session's public id, kept for the ID token of a refresh (its sid). */
+  @Column({ type: 'varchar', length: 64, nullable: true })
+  sid: string | null;
+
   @CreateDateColumn({ name: 'created_at', type: TIMESTAMP })
   createdAt: Date;
 }

@@ -26,6 +26,8 @@ export interface TokenGrant {
   accessTokenTtlSeconds?: number;
   /** When the person signed in, for a grant that began with an OpenID Connect authentication (kept for refresh, Core §12.2). */
   authTime?: Date | null;
+  /** The sign-in session's public id, for the same reason. */
+  sid?: string | null;
 }
 
 export interface IssuedTokens {
@@ -142,6 +144,7 @@ export class TokensService {
       tokenType: TokenType.Bearer,
       macKey: null,
       authTime: grant.authTime ?? null,
+      sid: grant.sid ?? null,
     };
   }
 }

@@ -106,6 +106,8 @@ describe('OpenID Connect through openid-client', () => {
       expect(typeof claims.auth_time).toBe('number');
       expect(claims.auth_time).toBeLessThanOrEqual(claims.iat);
       expect(claims.exp - claims.iat).toBe(3600);
+      // Back-Channel Logout 1.0 §2.1: the session it was signed in through, by a public id.
+      expect(claims.sid).toMatch(/^[A-Za-z0-9_-]{43}$/);
     });
 
     it('oidcc-id-token-signature: is signed by a published key (RS256 by default)', async () => {
@@ -128,6 +130,7 @@ describe('OpenID Connect through openid-client', () => {
       expect(claims.sub).toBe(first.sub);
       expect(claims.aud).toBe(first.aud);
       expect(claims.auth_time).toBe(first.auth_time);
+      expect(claims.sid).toBe(first.sid);
       expect(claims.nonce).toBeUndefined();
       const digest = createHash('sha256').update(refreshed.access_token, 'ascii').digest();
       expect(claims.at_hash).toBe(digest.subarray(0, 16).toString('base64url'));

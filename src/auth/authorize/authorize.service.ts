@@ -9,6 +9,7 @@ import { appConfig, type AppConfig } from '../../config/app.config.js';
 import { legacyGrantsConfig, type LegacyGrantsConfig } from '../../config/legacy-grants.config.js';
 import { ConsentsService } from '../../consents/consents.service.js';
 import { MetricsService } from '../../metrics/metrics.service.js';
+import { OPENID_SCOPE } from '../../scopes/scope-catalog.js';
 import { TokensService } from '../../tokens/tokens.service.js';
 import type { User } from '../../users/user.entity.js';
 import { AccessDeniedError, AuthorizationRedirectError } from '../errors/oauth-error.js';
@@ -59,7 +60,7 @@ export class AuthorizeService {
       case 'consent':
         return this.pages.consent(request, step.user, authorization);
       case 'approve':
-        return this.approve(step.user, authTime, authorization, 302);
+        return this.approve(request, step.user, authTime, authorization, 302);
       case 'refuse':
         throw new AuthorizationRedirectError(step.error, authorization.redirectUri, authorization.state, authorization.responseMode);
     }
@@ -75,7 +76,7 @@ export class AuthorizeService {
 
     if (form.decision === 'allow') {
       await this.consents.grant(user.id, authorization.client.id, authorization.scope);
-      return this.approve(user, this.session.authTime(request), authorization, 303);
+      return this.approve(request, user, this.session.authTime(request), authorization, 303);
     }
     if (form.decision === 'deny') {
       const denied = new AccessDeniedError('The user denied the request');
@@ -86,8 +87,10 @@ export class AuthorizeService {
   }
 
   /** Issues the code, or the token of the implicit grant, and redirects back to the client (RFC 6749 §4.1.2, §4.2.2, RFC 9207). */
-  private async approve(user: User, authTime: Date | null, authorization: AuthorizationRequest, status: 302 | 303): Promise<InteractionOutcome> {
+  private async approve(request: FastifyRequest, user: User, authTime: Date | null, authorization: AuthorizationRequest, status: 302 | 303): Promise<InteractionOutcome> {
     if (authorization.responseType === ResponseType.Token) return this.approveImplicit(user, authorization, status);
+    // An OpenID authentication ties the client to this sign-in: its ID tokens name the session, and its end reaches the client.
+    const sid = authorization.scope.includes(OPENID_SCOPE) ? await this.session.signedInto(request, authorization.client.id) : null;
     const code = await this.codes.issue({
       clientId: authorization.client.id,
       userId: user.id,
@@ -97,6 +100,7 @@ export class AuthorizeService {
       codeChallenge: authorization.codeChallenge,
       nonce: authorization.nonce ?? null,
       authTime,
+      sid,
     });
     return { kind: 'redirect', status, location: successRedirect(authorization.redirectUri, code, authorization.state, this.app.issuer) };
   }

@@ -63,6 +63,7 @@ export class AuthorizationCodeGrant implements GrantHandler<AuthorizationCodePar
           refreshScope: client.grantTypes.includes(GrantType.RefreshToken) ? code.scope : undefined,
           tokenType: client.accessTokenType,
           authTime: code.authTime,
+          sid: code.sid,
         },
         manager,
       );
@@ -86,7 +87,7 @@ export class AuthorizationCodeGrant implements GrantHandler<AuthorizationCodePar
   /** OpenID Connect Core §3.1.3.3: an authentication request (scope openid) gets an ID token with its nonce. */
   private async idToken(code: AuthorizationCode, client: Client, tokens: IssuedTokens): Promise<string | undefined> {
     if (!holdsOpenId(code.scope)) return undefined;
-    return this.idTokens.issue({ client, userId: code.userId, authTime: code.authTime, nonce: code.nonce, accessToken: tokens.accessToken });
+    return this.idTokens.issue({ client, userId: code.userId, authTime: code.authTime, sid: code.sid, nonce: code.nonce, accessToken: tokens.accessToken });
   }
 
   /** The checks of RFC 6749 §4.1.3 and RFC 7636 §4.6; returns the error, or undefined when the code may be redeemed. */

@@ -59,7 +59,7 @@ export class RefreshTokenGrant implements GrantHandler<RefreshTokenParameters> {
     const issued = await this.transactions.run(async (manager): Promise<IssuedTokens | undefined> => {
       if (!(await this.tokens.consumeRefreshToken(token.id, manager))) return undefined;
       return this.tokens.issue(
-        { familyId: token.familyId, clientId: client.id, userId: token.userId, scope: formatScope(requested), refreshScope: token.scope, tokenType: client.accessTokenType, authTime: token.authTime },
+        { familyId: token.familyId, clientId: client.id, userId: token.userId, scope: formatScope(requested), refreshScope: token.scope, tokenType: client.accessTokenType, authTime: token.authTime, sid: token.sid },
         manager,
       );
     });
@@ -72,7 +72,7 @@ export class RefreshTokenGrant implements GrantHandler<RefreshTokenParameters> {
     // original auth_time, a new iat, and no nonce (the refresh is no authentication request).
     const idToken =
       token.userId !== null && holdsOpenId(issued.scope)
-        ? await this.idTokens.issue({ client, userId: token.userId, authTime: token.authTime, accessToken: issued.accessToken })
+        ? await this.idTokens.issue({ client, userId: token.userId, authTime: token.authTime, sid: token.sid, accessToken: issued.accessToken })
         : undefined;
     return toTokenResponse(issued, idToken);
   }

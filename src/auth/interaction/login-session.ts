@@ -58,6 +58,23 @@ export class LoginSession {
   }
 
   /**
+   * Notes that a client signed the person in through this session (an OpenID Connect authorization),
+   * so that its end reaches the client (Back-Channel Logout 1.0); returns the session's public sid.
+   */
+  async signedInto(request: FastifyRequest, clientId: string): Promise<string | null> {
+    const secret = request.session.get('sid');
+    if (!secret) return null;
+    await this.sessions.recordClient(secret, clientId);
+    return this.sessions.publicId(secret);
+  }
+
+  /** The public sid of this browser's session, or null when it has none. */
+  publicSessionId(request: FastifyRequest): string | null {
+    const secret = request.session.get('sid');
+    return secret ? this.sessions.publicId(secret) : null;
+  }
+
+  /**
    * Starts a fresh session for the user, with a new CSRF token (no value survives from before
    * login); a session this browser still had is ended first.
    */
