@@ -11,6 +11,9 @@ import { databaseConfig } from './config/database.config.js';
 import { housekeepingConfig } from './config/housekeeping.config.js';
 import { macTokenConfig } from './config/mac-token.config.js';
 import { openIdConfig } from './config/openid.config.js';
+import { logoutConfig } from './config/logout.config.js';
+import { LogoutModule } from './logout/logout.module.js';
+import { BackchannelLogoutSenderModule } from './logout/backchannel-logout-sender.module.js';
 import { legacyGrantsConfig } from './config/legacy-grants.config.js';
 import { metricsConfig } from './config/metrics.config.js';
 import { oauthConfig } from './config/oauth.config.js';
@@ -28,7 +31,7 @@ import { ResourcesModule } from './resources/resources.module.js';
 
 @Module({
   imports: [
-    ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, appConfig, databaseConfig, housekeepingConfig, legacyGrantsConfig, macTokenConfig, metricsConfig, oauthConfig, openIdConfig, rateLimitConfig, redisConfig, sessionConfig] }),
+    ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, appConfig, databaseConfig, housekeepingConfig, legacyGrantsConfig, logoutConfig, macTokenConfig, metricsConfig, oauthConfig, openIdConfig, rateLimitConfig, redisConfig, sessionConfig] }),
     CommonModule,
     MetricsModule,
     CollectionsModule,
@@ -37,6 +40,8 @@ import { ResourcesModule } from './resources/resources.module.js';
     AuditModule,
     KeysModule,
     AuthModule,
+    LogoutModule,
+    BackchannelLogoutSenderModule,
     AccountsModule,
     ResourcesModule,
     HealthModule,

@@ -17,6 +17,7 @@ import { databaseConfig, readDatabaseConfig } from './config/database.config.js'
 import { housekeepingConfig } from './config/housekeeping.config.js';
 import { macTokenConfig } from './config/mac-token.config.js';
 import { openIdConfig } from './config/openid.config.js';
+import { logoutConfig } from './config/logout.config.js';
 import { legacyGrantsConfig } from './config/legacy-grants.config.js';
 import { metricsConfig } from './config/metrics.config.js';
 import { assertSafeForProduction } from './config/production-guards.js';
@@ -42,7 +43,7 @@ export type CreateAppOptions = LoggingOptions;
 export async function createApp(options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
   // Every config namespace, and the collections file, is checked before anything connects: a wrong
   // value stops start-up here with its message, leaving no database connection open behind it.
-  for (const validate of [databaseConfig, housekeepingConfig, legacyGrantsConfig, macTokenConfig, metricsConfig, oauthConfig, openIdConfig, rateLimitConfig, redisConfig, sessionConfig]) validate();
+  for (const validate of [databaseConfig, housekeepingConfig, legacyGrantsConfig, logoutConfig, macTokenConfig, metricsConfig, oauthConfig, openIdConfig, rateLimitConfig, redisConfig, sessionConfig]) validate();
   loadCollections(apiConfig().collectionsFile);
   const app = appConfig();
   assertSafeForProduction({ app, database: readDatabaseConfig(), session: sessionConfig(), macToken: macTokenConfig(), openId: openIdConfig() });

@@ -38,6 +38,8 @@ import { RevocationController } from './revocation/revocation.controller.js';
 import { MetadataController } from './metadata/metadata.controller.js';
 import { MetadataService } from './metadata/metadata.service.js';
 import { AuthenticationPolicy } from './authorize/authentication-policy.js';
+import { EndSessionController } from './logout/end-session.controller.js';
+import { EndSessionService } from './logout/end-session.service.js';
 import { OpenIdModule } from '../openid/openid.module.js';
 import { TokenController } from './token/token.controller.js';
 import { TokenEndpointService } from './token/token-endpoint.service.js';
@@ -49,11 +51,12 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 /** The authorization server: authorization and token endpoints, login and consent, metadata. */
 @Module({
   imports: [CommonModule, AuditModule, MetricsModule, RateLimitModule, PassportModule, AccessModule, UsersModule, SessionsModule, ClientsModule, CodesModule, TokensModule, ConsentsModule, ScopesModule, OpenIdModule],
-  controllers: [AuthorizeController, TokenController, RevocationController, IntrospectionController, RegistrationController, LoginController, HomeController, AccessController, MetadataController],
+  controllers: [EndSessionController, AuthorizeController, TokenController, RevocationController, IntrospectionController, RegistrationController, LoginController, HomeController, AccessController, MetadataController],
   providers: [
     AuthorizationRequestValidator,
     AuthorizeService,
     AuthenticationPolicy,
+    EndSessionService,
     LoginService,
     LoginSession,
     Pages,

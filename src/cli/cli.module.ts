@@ -9,6 +9,8 @@ import { databaseConfig, readDatabaseConfig } from '../config/database.config.js
 import { housekeepingConfig } from '../config/housekeeping.config.js';
 import { oauthConfig } from '../config/oauth.config.js';
 import { openIdConfig } from '../config/openid.config.js';
+import { logoutConfig } from '../config/logout.config.js';
+import { LogoutModule } from '../logout/logout.module.js';
 import { SigningModule } from '../signing/signing.module.js';
 import { sessionConfig } from '../config/session.config.js';
 import { DatabaseModule } from '../schema/database.module.js';
@@ -30,10 +32,12 @@ export class CliModule {
     const database = command === 'migrations:run' ? databaseConfigWithoutMigrations : databaseConfig;
     // Only the keys commands load the signing keys (which generates the first ones on a new database).
     const signing = command.startsWith('keys:') ? [SigningModule] : [];
+    // Commands that end sessions (users:*) owe clients back-channel logout notifications, which servers send.
+    const logout = command.startsWith('users:') ? [LogoutModule] : [];
     return {
       module: CliModule,
       imports: [
-        ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, database, housekeepingConfig, oauthConfig, openIdConfig, sessionConfig] }),
+        ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, database, housekeepingConfig, logoutConfig, oauthConfig, openIdConfig, sessionConfig] }),
         CommonModule,
         CollectionsModule,
         DatabaseModule,
@@ -43,6 +47,7 @@ export class CliModule {
         ClientsModule,
         PurgeModule,
         ...signing,
+        ...logout,
       ],
     };
   }

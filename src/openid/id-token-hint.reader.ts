@@ -19,12 +19,20 @@ export class IdTokenHintReader {
 
   /** The hint's sub, or undefined when it is not an ID token we issued to this client. */
   async subject(hint: string, clientId: string): Promise<string | undefined> {
+    const read = await this.read(hint);
+    return read?.audience.includes(clientId) ? read.subject : undefined;
+  }
+
+  /** What an ID token we issued says (to whom, about whom, in which session), or undefined when we did not issue it. */
+  async read(hint: string): Promise<{ subject: string; audience: string[]; sid?: string } | undefined> {
     try {
-      const { payload } = await compactVerify(hint, this.keys());
-      const claims = JSON.parse(new TextDecoder().decode(payload)) as { iss?: unknown; aud?: unknown; sub?: unknown };
-      const audience = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
-      if (claims.iss !== this.app.issuer || !audience.includes(clientId) || typeof claims.sub !== 'string') return undefined;
-      return claims.sub;
+      const { payload, protectedHeader } = await compactVerify(hint, this.keys());
+      // A logout token (typ logout+jwt) is signed with the same keys: it is no ID token.
+      if (protectedHeader.typ !== undefined && protectedHeader.typ !== 'JWT') return undefined;
+      const claims = JSON.parse(new TextDecoder().decode(payload)) as { iss?: unknown; aud?: unknown; sub?: unknown; sid?: unknown };
+      const audience = (Array.isArray(claims.aud) ? claims.aud : [claims.aud]).filter((value): value is string => typeof value === 'string');
+      if (claims.iss !== this.app.issuer || audience.length === 0 || typeof claims.sub !== 'string') return undefined;
+      return { subject: claims.sub, audience, ...(typeof claims.sid === 'string' ? { sid: claims.sid } : {}) };
     } catch {
       return undefined;
     }

@@ -2,9 +2,8 @@ import { Module } from '@nestjs/common';
 import { CommonModule } from '../common/common.module.js';
 import { SigningModule } from '../signing/signing.module.js';
 import { IdTokenHintReader } from './id-token-hint.reader.js';
-import { SubjectIdentifiers } from './subject-identifiers.js';
+import { SubjectsModule } from './subjects.module.js';
 import { ClientsModule } from '../clients/clients.module.js';
-import { KeysModule } from '../keys/keys.module.js';
 import { IdTokenIssuer } from './id-token.issuer.js';
 import { UserInfoController } from './userinfo.controller.js';
 import { UserInfoService } from './userinfo.service.js';
@@ -13,9 +12,9 @@ import { UsersModule } from '../users/users.module.js';
 
 /** OpenID Connect on top of the OAuth flows: ID tokens (and, next, userinfo and logout). */
 @Module({
-  imports: [CommonModule, SigningModule, AccessModule, UsersModule, ClientsModule, KeysModule],
+  imports: [CommonModule, SigningModule, SubjectsModule, AccessModule, UsersModule, ClientsModule],
   controllers: [UserInfoController],
-  providers: [IdTokenIssuer, IdTokenHintReader, UserInfoService, SubjectIdentifiers],
-  exports: [IdTokenIssuer, IdTokenHintReader, SubjectIdentifiers, SigningModule],
+  providers: [IdTokenIssuer, IdTokenHintReader, UserInfoService],
+  exports: [IdTokenIssuer, IdTokenHintReader, SubjectsModule, SigningModule],
 })
 export class OpenIdModule {}

@@ -7,9 +7,10 @@ import { ServerKey } from '../keys/server-key.entity.js';
 import { MacNonce } from '../tokens/mac-nonce.entity.js';
 import { SessionClient } from '../sessions/session-client.entity.js';
 import { Session } from '../sessions/session.entity.js';
+import { LogoutDelivery } from '../logout/logout-delivery.entity.js';
 import { SigningKey } from '../signing/signing-key.entity.js';
 import { Token } from '../tokens/token.entity.js';
 import { User } from '../users/user.entity.js';
 
 /** Every entity, listed explicitly (no globs: the same list works compiled, under Jest and in the CLI). */
-export const ENTITIES = [User, Client, AuthorizationCode, Token, Consent, ServerKey, Item, AuditEvent, MacNonce, Session, SigningKey, SessionClient];
+export const ENTITIES = [User, Client, AuthorizationCode, Token, Consent, ServerKey, Item, AuditEvent, MacNonce, Session, SigningKey, SessionClient, LogoutDelivery];

@@ -22,3 +22,8 @@ if (process.env.TEST_DATABASE_URL) {
 }
 // Each test app opens its Prometheus listener on a free port, so apps in one worker never collide.
 process.env.METRICS_PORT = '0';
+// Test servers (back-channel logout receivers) listen on loopback, which outgoing requests refuse by default (SSRF).
+process.env.OUTBOUND_ALLOW_PRIVATE_NETWORKS = 'true';
+// Back-channel logout notifications go out within a tick of a test, and retry fast.
+process.env.BACKCHANNEL_LOGOUT_POLL_MS ??= '100';
+process.env.BACKCHANNEL_LOGOUT_RETRY_SECONDS ??= '1';

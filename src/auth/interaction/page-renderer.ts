@@ -3,7 +3,7 @@ import { Eta } from 'eta';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../../common/project-root.js';
 
-export type PageName = 'login' | 'consent' | 'error' | 'home' | 'access';
+export type PageName = 'login' | 'consent' | 'error' | 'home' | 'access' | 'logout' | 'signed-out';
 
 export interface Page {
   status: number;

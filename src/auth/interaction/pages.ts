@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { ScopeCatalog } from '../../scopes/scope-catalog.js';
 import type { GrantedAccess } from '../../consents/access-withdrawal.service.js';
+import type { Client } from '../../clients/client.entity.js';
 import type { User } from '../../users/user.entity.js';
 import type { AuthorizationRequest } from '../authorize/authorization-request.js';
 import { formTargetOf, type InteractionOutcome } from './interaction-responder.js';
@@ -102,6 +103,22 @@ export class Pages {
       csrfToken: this.session.csrfToken(request),
     });
     return { kind: 'page', page };
+  }
+
+  /** RP-Initiated Logout 1.0 §2: asks before signing out on a request that does not prove who sent it. */
+  logoutConfirmation(request: FastifyRequest, user: User, client: Client | undefined, carried: Record<string, string>): InteractionOutcome {
+    const redirect = carried.post_logout_redirect_uri;
+    const page = this.renderer.render(
+      'logout',
+      { title: 'Sign out?', clientName: client?.name, username: user.username, csrfToken: this.session.csrfToken(request), carried },
+      { formTargets: redirect ? [formTargetOf(redirect)] : [] },
+    );
+    return { kind: 'page', page };
+  }
+
+  /** After an RP-initiated sign-out with nowhere registered to go back to. */
+  signedOut(_request: FastifyRequest, client: Client | undefined): InteractionOutcome {
+    return { kind: 'page', page: this.renderer.render('signed-out', { title: 'Signed out', clientName: client?.name }) };
   }
 
   error(status: number, error: string, message: string, options: { retryUrl?: string } = {}): InteractionOutcome {

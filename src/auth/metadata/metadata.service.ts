@@ -42,6 +42,9 @@ export interface AuthorizationServerMetadata {
  */
 export interface OpenIdProviderMetadata extends AuthorizationServerMetadata {
   userinfo_endpoint: string;
+  end_session_endpoint: string;
+  backchannel_logout_supported: boolean;
+  backchannel_logout_session_supported: boolean;
   prompt_values_supported: string[];
   subject_types_supported: string[];
   id_token_signing_alg_values_supported: string[];
@@ -94,6 +97,10 @@ export class MetadataService {
     this.openIdDocument = {
       ...this.document,
       userinfo_endpoint: `${app.issuer}/userinfo`,
+      // RP-Initiated Logout 1.0 §2.1; Back-Channel Logout 1.0 §2.1: logout tokens carry sid.
+      end_session_endpoint: `${app.issuer}/session/end`,
+      backchannel_logout_supported: true,
+      backchannel_logout_session_supported: true,
       // Core §8: the user's id by default, or one per sector for clients registered as pairwise.
       subject_types_supported: Object.values(SubjectType),
       // RS256 by default, which every OpenID provider must offer (Core §15.1); ES256 and EdDSA per client.

@@ -1,0 +1,107 @@
+import { Injectable } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import type { Client } from '../../clients/client.entity.js';
+import { ClientsService } from '../../clients/clients.service.js';
+import { IdTokenHintReader } from '../../openid/id-token-hint.reader.js';
+import { SubjectIdentifiers } from '../../openid/subject-identifiers.js';
+import type { InteractionOutcome } from '../interaction/interaction-responder.js';
+import { LoginSession } from '../interaction/login-session.js';
+import { Pages } from '../interaction/pages.js';
+
+/** RP-Initiated Logout 1.0 §2 parameters, as received (query of a GET, form of a POST). */
+export interface EndSessionParams {
+  id_token_hint?: unknown;
+  client_id?: unknown;
+  post_logout_redirect_uri?: unknown;
+  state?: unknown;
+  csrf_token?: unknown;
+  decision?: unknown;
+}
+
+interface EndSessionRequest {
+  client?: Client;
+  /** Where to send the browser afterwards: registered for the client, exactly (§3.1). */
+  redirectTo?: string;
+  state?: string;
+  /** Whether an ID token we issued names the person signed in here: then no confirmation is asked. */
+  trusted: boolean;
+}
+
+const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' && value.length <= 4096 ? value : undefined);
+
+/**
+ * OpenID Connect RP-Initiated Logout 1.0: a client sends the person here to sign out. A request
+ * whose id_token_hint names the person signed in on this browser ends the session at once; any
+ * other asks the person first (§2: the OP SHOULD ask, lest any site sign people out). The browser
+ * then goes to the client's registered post_logout_redirect_uri, with state, or sees a page saying
+ * it is signed out. Never to an unregistered URI: that would be an open redirector.
+ */
+@Injectable()
+export class EndSessionService {
+  constructor(
+    private readonly clients: ClientsService,
+    private readonly hints: IdTokenHintReader,
+    private readonly subjects: SubjectIdentifiers,
+    private readonly session: LoginSession,
+    private readonly pages: Pages,
+  ) {}
+
+  /** GET or POST /session/end. */
+  async start(request: FastifyRequest, params: EndSessionParams): Promise<InteractionOutcome> {
+    const parsed = await this.parse(request, params);
+    if ('error' in parsed) return parsed.error;
+    const user = await this.session.currentUser(request);
+    if (user && !parsed.trusted) return this.pages.logoutConfirmation(request, user, parsed.client, rawParams(params));
+    if (user) await this.session.logOut(request);
+    return this.done(request, parsed);
+  }
+
+  /** POST /session/end/confirm: the person's answer on the confirmation page. */
+  async confirm(request: FastifyRequest, params: EndSessionParams): Promise<InteractionOutcome> {
+    if (!this.session.csrfMatches(request, params.csrf_token)) {
+      return this.pages.error(403, 'invalid_request', 'This form has expired or was not sent from this site. Please sign out again.');
+    }
+    const parsed = await this.parse(request, params);
+    if ('error' in parsed) return parsed.error;
+    if (params.decision !== 'sign_out') return { kind: 'redirect', status: 303, location: '/' };
+    await this.session.logOut(request);
+    return this.done(request, parsed);
+  }
+
+  private done(request: FastifyRequest, { redirectTo, state, client }: EndSessionRequest): InteractionOutcome {
+    if (!redirectTo) return this.pages.signedOut(request, client);
+    const location = new URL(redirectTo);
+    if (state !== undefined) location.searchParams.set('state', state);
+    return { kind: 'redirect', status: 303, location: location.href };
+  }
+
+  private async parse(request: FastifyRequest, params: EndSessionParams): Promise<EndSessionRequest | { error: InteractionOutcome }> {
+    const refuse = (message: string) => ({ error: this.pages.error(400, 'invalid_request', message) });
+    const hintValue = text(params.id_token_hint);
+    const hint = hintValue === undefined ? undefined : await this.hints.read(hintValue);
+    if (hintValue !== undefined && !hint) return refuse('The sign-out request came with an ID token this server did not issue.');
+    const clientId = text(params.client_id) ?? hint?.audience[0];
+    // §2: client_id and id_token_hint, when both are sent, must agree.
+    if (hint && clientId !== undefined && !hint.audience.includes(clientId)) return refuse('The sign-out request names one application and carries the ID token of another.');
+    const client = clientId === undefined ? undefined : ((await this.clients.findById(clientId)) ?? undefined);
+    if (clientId !== undefined && !client) return refuse('The application that sent you here is not registered with this server.');
+    const redirectTo = text(params.post_logout_redirect_uri);
+    if (redirectTo !== undefined && !client?.openId.postLogoutRedirectUris.includes(redirectTo)) {
+      return refuse('The address to return to after signing out is not registered for this application.');
+    }
+    const user = await this.session.currentUser(request);
+    const trusted =
+      hint !== undefined && client !== undefined && user !== null && hint.subject === this.subjects.of(client, user.id) && (hint.sid === undefined || hint.sid === this.session.publicSessionId(request));
+    return { client, redirectTo, state: text(params.state), trusted };
+  }
+}
+
+/** The parameters to carry through the confirmation form, validated again on return. */
+function rawParams(params: EndSessionParams): Record<string, string> {
+  const carried: Record<string, string> = {};
+  for (const name of ['id_token_hint', 'client_id', 'post_logout_redirect_uri', 'state'] as const) {
+    const value = text(params[name]);
+    if (value !== undefined) carried[name] = value;
+  }
+  return carried;
+}

@@ -1,0 +1,217 @@
+/**
+ * OpenID Connect RP-Initiated Logout 1.0 and Back-Channel Logout 1.0, through openid-client and a
+ * real receiver listening on loopback. Test names follow the OpenID Foundation's RP-Initiated
+ * Logout OP test modules they mirror (oidcc-rp-initiated-logout, …-bad-post-logout-redirect-uri,
+ * …-no-id-token-hint, …-only-state) and the back-channel checks of the logout test plans.
+ */
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as oidc from 'openid-client';
+import { AccountsService } from '../../src/accounts/accounts.service.js';
+import { ClientsService } from '../../src/clients/clients.service.js';
+import { LogoutDeliveryStore } from '../../src/logout/logout-delivery.store.js';
+import { UsersService } from '../../src/users/users.service.js';
+import { startAtIssuer } from '../helpers/app-at-issuer.js';
+import { Browser, hiddenFields, isLoginPage } from '../helpers/browser.js';
+import { authorizeAsUser } from '../helpers/oauth-flow.js';
+import type { TestUser } from '../helpers/test-app.js';
+import { dropTestDatabase } from '../helpers/test-database.js';
+
+const REDIRECT_URI = 'http://127.0.0.1:9/callback';
+const SIGNED_OUT = 'http://127.0.0.1:9/signed-out';
+
+/** A client's back-channel logout endpoint: records every logout_token; answers 200, or the statuses planned for a session. */
+class Receiver {
+  readonly tokens: string[] = [];
+  /** Statuses to answer, in turn, to the notifications of one session (by sid). */
+  readonly planned = new Map<unknown, number[]>();
+  private server?: Server;
+  url = '';
+
+  async start(): Promise<void> {
+    this.server = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      request.on('end', () => {
+        const token = new URLSearchParams(body).get('logout_token') ?? '';
+        this.tokens.push(token);
+        const status = token === '' ? 400 : (this.planned.get(decodeJwt(token).sid)?.shift() ?? 200);
+        response.writeHead(status, { 'cache-control': 'no-store' }).end();
+      });
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/backchannel`;
+  }
+
+  /** Waits (bounded) until `count` notifications arrived. */
+  async received(count: number): Promise<string[]> {
+    for (let waited = 0; this.tokens.length < count && waited < 10_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+    return this.tokens;
+  }
+
+  /** Waits (bounded) for the logout tokens naming this session (other tests' sessions end too, in any order). */
+  async forSession(sid: unknown, count = 1): Promise<string[]> {
+    const matching = () => this.tokens.filter((token) => token !== '' && decodeJwt(token).sid === sid);
+    for (let waited = 0; matching().length < count && waited < 10_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+    return matching();
+  }
+
+  stop(): Promise<void> {
+    return new Promise((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+}
+
+describe('OpenID Connect logout', () => {
+  let nest: NestFastifyApplication;
+  let issuer: URL;
+  let user: TestUser;
+  let config: oidc.Configuration;
+  let clientId: string;
+  const receiver = new Receiver();
+
+  /** Signs the person in on a new browser; returns the browser and the token response. */
+  async function signIn(): Promise<{ browser: Browser; tokens: oidc.TokenEndpointResponse & oidc.TokenEndpointResponseHelpers }> {
+    const verifier = oidc.randomPKCECodeVerifier();
+    const url = oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT_URI, scope: 'openid', code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
+    const browser = new Browser(url.origin);
+    const page = await authorizeAsUser(browser, user, url.href);
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(page.location!), { pkceCodeVerifier: verifier, idTokenExpected: true });
+    return { browser, tokens };
+  }
+
+  const signedIn = async (browser: Browser): Promise<boolean> => !isLoginPage(await browser.get('/login')) && (await browser.get('/login')).status === 302;
+
+  beforeAll(async () => {
+    await receiver.start();
+    ({ nest, issuer } = await startAtIssuer());
+    user = { username: `alice_${Date.now().toString(36)}`, password: 'correct horse battery staple' };
+    await nest.get(UsersService).create(user.username, user.password);
+    const { client, secret } = await nest.get(ClientsService).create({
+      name: 'Logout RP',
+      redirectUris: [REDIRECT_URI],
+      scope: 'notes:read',
+      openId: { post_logout_redirect_uris: [SIGNED_OUT], backchannel_logout_uri: receiver.url },
+    });
+    clientId = client.id;
+    config = await oidc.discovery(issuer, client.id, undefined, oidc.ClientSecretBasic(secret!), { execute: [oidc.allowInsecureRequests] });
+  });
+  afterAll(async () => {
+    await nest?.close();
+    await receiver.stop();
+    await dropTestDatabase();
+  });
+
+  describe('RP-Initiated Logout 1.0', () => {
+    it('discovery names the end_session_endpoint and back-channel logout with sid', () => {
+      const metadata = config.serverMetadata() as Record<string, unknown>;
+      expect(metadata.end_session_endpoint).toBe(`${metadata.issuer as string}/session/end`);
+      expect(metadata.backchannel_logout_supported).toBe(true);
+      expect(metadata.backchannel_logout_session_supported).toBe(true);
+    });
+
+    it('oidcc-rp-initiated-logout: with the ID token as hint, signs out at once and returns to the registered URI with state', async () => {
+      const { browser, tokens } = await signIn();
+      expect(await signedIn(browser)).toBe(true);
+      const url = oidc.buildEndSessionUrl(config, { id_token_hint: tokens.id_token!, post_logout_redirect_uri: SIGNED_OUT, state: 'bye-123' });
+      const page = await browser.get(url.href);
+      expect(page.status).toBe(303);
+      expect(page.location).toBe(`${SIGNED_OUT}?state=bye-123`);
+      expect(await signedIn(browser)).toBe(false);
+    });
+
+    it('oidcc-rp-initiated-logout-no-id-token-hint: asks the person first, and signs out only when they say so', async () => {
+      const { browser } = await signIn();
+      const url = oidc.buildEndSessionUrl(config, { post_logout_redirect_uri: SIGNED_OUT });
+      const confirm = await browser.get(url.href);
+      expect(confirm.status).toBe(200);
+      expect(confirm.body).toContain('Sign out?');
+      expect(confirm.body).toContain('Logout RP');
+      const stay = await browser.post('/session/end/confirm', { ...hiddenFields(confirm.body, '/session/end/confirm'), decision: 'stay' });
+      expect(stay.location).toBe('/');
+      expect(await signedIn(browser)).toBe(true);
+      const again = await browser.get(url.href);
+      const out = await browser.post('/session/end/confirm', { ...hiddenFields(again.body, '/session/end/confirm'), decision: 'sign_out' });
+      expect([out.status, out.location]).toEqual([303, SIGNED_OUT]);
+      expect(await signedIn(browser)).toBe(false);
+    });
+
+    it('oidcc-rp-initiated-logout-bad-post-logout-redirect-uri: never redirects to an unregistered URI, and signs nobody out', async () => {
+      const { browser, tokens } = await signIn();
+      const url = oidc.buildEndSessionUrl(config, { id_token_hint: tokens.id_token!, post_logout_redirect_uri: 'https://evil.example/' });
+      const page = await browser.get(url.href);
+      expect(page.status).toBe(400);
+      expect(page.location).toBeUndefined();
+      expect(await signedIn(browser)).toBe(true);
+    });
+
+    it('refuses a hint we did not issue and a client_id that disagrees with the hint', async () => {
+      const { browser, tokens } = await signIn();
+      const forged = `${tokens.id_token!.split('.').slice(0, 2).join('.')}.${'A'.repeat(342)}`;
+      expect((await browser.get(`/session/end?id_token_hint=${forged}`)).status).toBe(400);
+      expect((await browser.get(`/session/end?id_token_hint=${tokens.id_token!}&client_id=someone-else`)).status).toBe(400);
+      expect(await signedIn(browser)).toBe(true);
+    });
+
+    it('oidcc-rp-initiated-logout-only-state: with no redirect URI, shows that the person is signed out', async () => {
+      const { browser, tokens } = await signIn();
+      const page = await browser.get(`/session/end?id_token_hint=${tokens.id_token!}&state=only`);
+      expect(page.status).toBe(200);
+      expect(page.body).toContain('You are signed out');
+    });
+  });
+
+  describe('Back-Channel Logout 1.0', () => {
+    it('sends the client a signed logout token naming the person and the session when the session ends', async () => {
+      const { browser, tokens } = await signIn();
+      await browser.get(oidc.buildEndSessionUrl(config, { id_token_hint: tokens.id_token!, post_logout_redirect_uri: SIGNED_OUT }).href);
+      const [logoutToken] = await receiver.forSession(decodeJwt(tokens.id_token!).sid);
+      expect(logoutToken).toEqual(expect.any(String));
+      const jwks = createRemoteJWKSet(new URL(config.serverMetadata().jwks_uri!));
+      const { payload, protectedHeader } = await jwtVerify(logoutToken, jwks, { issuer: config.serverMetadata().issuer, audience: clientId, typ: 'logout+jwt' });
+      const idToken = decodeJwt(tokens.id_token!);
+      expect(payload.sub).toBe(idToken.sub);
+      expect(payload.sid).toBe(idToken.sid);
+      expect(payload.events).toEqual({ 'http://schemas.openid.net/event/backchannel-logout': {} });
+      expect(payload.nonce).toBeUndefined();
+      expect(payload.jti).toEqual(expect.any(String));
+      expect(payload.exp! - payload.iat!).toBeLessThanOrEqual(120);
+      expect(protectedHeader.alg).toBe('RS256');
+    });
+
+    it('also when a password change ends every session of the person, and records the delivery', async () => {
+      const { tokens } = await signIn();
+      await nest.get(AccountsService).setPassword(user.username, user.password);
+      expect(await receiver.forSession(decodeJwt(tokens.id_token!).sid)).toHaveLength(1);
+      const deliveries = await nest.get(LogoutDeliveryStore).forClient(clientId);
+      expect(deliveries.find((delivery) => delivery.sid === decodeJwt(tokens.id_token!).sid)).toEqual(expect.objectContaining({ status: 'delivered', attempts: 1, lastError: null }));
+    });
+
+    it('retries with backoff when the client answers an error, then records the delivery', async () => {
+      const { tokens } = await signIn();
+      const sid = decodeJwt(tokens.id_token!).sid;
+      receiver.planned.set(sid, [503]);
+      await nest.get(AccountsService).setPassword(user.username, user.password);
+      expect(await receiver.forSession(sid, 2)).toHaveLength(2);
+      for (let waited = 0; waited < 5000; waited += 50) {
+        const row = (await nest.get(LogoutDeliveryStore).forClient(clientId)).find((delivery) => delivery.sid === sid);
+        if (row?.status === 'delivered') {
+          expect(row.attempts).toBe(2);
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      throw new Error('the retried notification was not recorded as delivered');
+    });
+
+    it('owes nothing for a session that signed the client in without openid, nor to a client without a back-channel URI', async () => {
+      const before = receiver.tokens.length;
+      const browser = new Browser(issuer.origin);
+      await authorizeAsUser(browser, user, oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT_URI, scope: 'notes:read', code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()), code_challenge_method: 'S256' }).href);
+      await browser.post('/logout', { csrf_token: hiddenFields((await browser.get('/')).body, '/logout').csrf_token });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(receiver.tokens.length).toBe(before);
+    });
+  });
+});
