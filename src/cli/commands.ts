@@ -139,6 +139,15 @@ export const COMMANDS: Record<string, Command> = {
       return (await usersService(app)).toView(user);
     },
   },
+  'users:sign-out': {
+    usage: 'users:sign-out --username NAME',
+    options: { username: { type: 'string' } },
+    // Ends every session of the person; clients registered for back-channel logout are told by the servers.
+    async run(app, flags) {
+      const username = required(flags, 'username');
+      return { username, sessions_ended: await (await accountsService(app)).signOutEverywhere(username, 'cli') };
+    },
+  },
   'clients:create': {
     usage:
       'clients:create --name NAME [--redirect-uri URI ...] [--scope "a b"] [--public] [--grant-type TYPE ...] [--token-type bearer|mac] ' +

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Clock } from '../common/clock.js';
 import { housekeepingConfig, type HousekeepingConfig } from '../config/housekeeping.config.js';
 import { AuthorizationCodeStore } from '../codes/authorization-code.store.js';
+import { LogoutDeliveryStore } from '../logout/logout-delivery.store.js';
 import { SessionStore } from '../sessions/session.store.js';
 import { MacNonceStore } from '../tokens/mac-nonce.store.js';
 import { TokenStore } from '../tokens/token.store.js';
@@ -14,7 +15,12 @@ export interface PurgeResult {
   macNonces: number;
   /** Sign-in sessions that ended or expired. */
   sessions: number;
+  /** Back-channel logout notifications delivered or given up on more than LOGOUT_RECORD_DAYS ago. */
+  logoutDeliveries: number;
 }
+
+/** How long the record of a back-channel logout notification is kept once it has an outcome. */
+export const LOGOUT_RECORD_DAYS = 7;
 
 export interface PurgeOptions {
   /** Stops between two batches when aborted (application shutdown). */
@@ -48,6 +54,9 @@ export interface PurgeOptions {
  * - a sign-in session whose expires_at < cutoff: ending a session pulls its expires_at back to the
  *   moment it ended, so this one condition covers the ended and the expired; either is refused
  *   already, and a missing row is refused the same way.
+ * - a back-channel logout notification delivered or given up on (failed) more than
+ *   LOGOUT_RECORD_DAYS before the cutoff: the record of what was sent is kept that long. Pending
+ *   ones stay whatever their age: they are owed.
  */
 @Injectable()
 export class PurgeService {
@@ -56,6 +65,7 @@ export class PurgeService {
     private readonly tokens: TokenStore,
     private readonly macNonces: MacNonceStore,
     private readonly sessions: SessionStore,
+    private readonly logoutDeliveries: LogoutDeliveryStore,
     @Inject(housekeepingConfig.KEY) private readonly config: HousekeepingConfig,
     private readonly clock: Clock,
   ) {}
@@ -66,7 +76,9 @@ export class PurgeService {
     const tokens = await this.deleteInBatches((limit) => this.tokens.purgeExpired(cutoff, limit), options);
     const macNonces = await this.deleteInBatches((limit) => this.macNonces.purgeExpired(cutoff, limit), options);
     const sessions = await this.deleteInBatches((limit) => this.sessions.purgeExpired(cutoff, limit), options);
-    return { codes, tokens, macNonces, sessions };
+    const recordsCutoff = new Date(cutoff.getTime() - LOGOUT_RECORD_DAYS * 86_400_000);
+    const logoutDeliveries = await this.deleteInBatches((limit) => this.logoutDeliveries.purgeFinished(recordsCutoff, limit), options);
+    return { codes, tokens, macNonces, sessions, logoutDeliveries };
   }
 
   /** Runs one store's bounded DELETE until a batch comes back short, the per-run cap is reached or the run is aborted. */

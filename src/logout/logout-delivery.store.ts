@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { LessThanOrEqual, type DataSource, type EntityManager } from 'typeorm';
+import { dateParameter, execute } from '../database/prepared-statement.js';
 import { Transactions } from '../database/transactions.js';
 import { DeliveryStatus, LogoutDelivery } from './logout-delivery.entity.js';
 
@@ -53,6 +54,15 @@ export class LogoutDeliveryStore {
   async attemptFailed(id: string, error: string, retryAt: Date | null): Promise<void> {
     const change = retryAt === null ? { status: DeliveryStatus.Failed, lastError: error } : { nextAttemptAt: retryAt, lastError: error };
     await this.transactions.write((manager) => manager.update(LogoutDelivery, { id }, change));
+  }
+
+  /** One bounded DELETE of notifications delivered or given up on before `cutoff`: the record is kept that long, then goes. */
+  purgeFinished(cutoff: Date, limit: number): Promise<number> {
+    const dialect = this.dataSource.options.type;
+    const sql =
+      'DELETE FROM "logout_deliveries" WHERE "id" IN (SELECT "id" FROM "logout_deliveries" WHERE "status" <> ? AND "created_at" < ? LIMIT ?' +
+      `${dialect === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : ''})`;
+    return this.transactions.write((manager) => execute(manager, sql, [DeliveryStatus.Pending, dateParameter(cutoff, dialect), limit]));
   }
 
   /** Every notification for a client, newest first (tests, and an operator's look at what happened). */

@@ -9,12 +9,16 @@ import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as oidc from 'openid-client';
+import { jest } from '@jest/globals';
 import { AccountsService } from '../../src/accounts/accounts.service.js';
+import { Clock } from '../../src/common/clock.js';
+import { PurgeService } from '../../src/housekeeping/purge.service.js';
 import { ClientsService } from '../../src/clients/clients.service.js';
 import { LogoutDeliveryStore } from '../../src/logout/logout-delivery.store.js';
 import { UsersService } from '../../src/users/users.service.js';
 import { startAtIssuer } from '../helpers/app-at-issuer.js';
 import { Browser, hiddenFields, isLoginPage } from '../helpers/browser.js';
+import { runCli } from '../helpers/cli.js';
 import { authorizeAsUser } from '../helpers/oauth-flow.js';
 import type { TestUser } from '../helpers/test-app.js';
 import { dropTestDatabase } from '../helpers/test-database.js';
@@ -97,6 +101,7 @@ describe('OpenID Connect logout', () => {
     clientId = client.id;
     config = await oidc.discovery(issuer, client.id, undefined, oidc.ClientSecretBasic(secret!), { execute: [oidc.allowInsecureRequests] });
   });
+  afterEach(() => jest.restoreAllMocks());
   afterAll(async () => {
     await nest?.close();
     await receiver.stop();
@@ -203,6 +208,25 @@ describe('OpenID Connect logout', () => {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
       throw new Error('the retried notification was not recorded as delivered');
+    });
+
+    it('an administrator signing the person out everywhere (users:sign-out) notifies the client too, and the purge keeps the record a week', async () => {
+      const { tokens } = await signIn();
+      const sid = decodeJwt(tokens.id_token!).sid;
+      const result = await runCli(['users:sign-out', '--username', user.username]);
+      expect(result.code).toBe(0);
+      expect(JSON.parse(result.stdout)).toEqual({ username: user.username, sessions_ended: expect.any(Number) });
+      expect(await receiver.forSession(sid)).toHaveLength(1);
+      const store = nest.get(LogoutDeliveryStore);
+      for (let waited = 0; (await store.forClient(clientId)).some((delivery) => delivery.sid === sid && delivery.status !== 'delivered') && waited < 5000; waited += 50) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const purge = nest.get(PurgeService);
+      expect((await purge.purge()).logoutDeliveries).toBe(0);
+      const eightDaysLater = new Date(Date.now() + 8 * 86_400_000);
+      jest.spyOn(nest.get(Clock), 'now').mockImplementation(() => eightDaysLater);
+      expect((await purge.purge()).logoutDeliveries).toBeGreaterThan(0);
+      expect((await store.forClient(clientId)).filter((delivery) => delivery.status !== 'pending')).toEqual([]);
     });
 
     it('owes nothing for a session that signed the client in without openid, nor to a client without a back-channel URI', async () => {
