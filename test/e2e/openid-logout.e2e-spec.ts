@@ -229,6 +229,17 @@ describe('OpenID Connect logout', () => {
       expect((await store.forClient(clientId)).filter((delivery) => delivery.status !== 'pending')).toEqual([]);
     });
 
+    it('a logout token is no ID token: presented as id_token_hint it is refused (Back-Channel Logout §2.4, typ)', async () => {
+      const { browser, tokens } = await signIn();
+      const sid = decodeJwt(tokens.id_token!).sid;
+      await browser.get(oidc.buildEndSessionUrl(config, { id_token_hint: tokens.id_token!, post_logout_redirect_uri: SIGNED_OUT }).href);
+      const [logoutToken] = await receiver.forSession(sid);
+      const { browser: other } = await signIn();
+      const page = await other.get(`/session/end?id_token_hint=${logoutToken}&post_logout_redirect_uri=${encodeURIComponent(SIGNED_OUT)}`);
+      expect(page.status).toBe(400);
+      expect(await signedIn(other)).toBe(true);
+    });
+
     it('owes nothing for a session that signed the client in without openid, nor to a client without a back-channel URI', async () => {
       const before = receiver.tokens.length;
       const browser = new Browser(issuer.origin);
