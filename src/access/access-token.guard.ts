@@ -41,7 +41,14 @@ export class AccessTokenGuard extends AuthGuard(Strategy.Bearer) {
       throw new AccessDenied({ error: 'invalid_request', description: 'Send the access token in the Authorization header, not in the URL' });
     }
     const header = request.headers.authorization;
-    if (header !== undefined && isMacAuthorization(header)) {
+    const bodyToken = 'formBodyToken' in declared && declared.formBodyToken ? formBodyToken(request) : undefined;
+    if (bodyToken !== undefined) {
+      // RFC 6750 §2.2 (opted in by the route): one method only; the token then goes through the same authenticator.
+      if (header !== undefined) throw new AccessDenied({ error: 'invalid_request', description: 'Send the access token once: in the Authorization header or in the body, not both' }, TokenType.Bearer);
+      const result = await this.authenticator.authenticate({ scheme: TokenType.Bearer, token: bodyToken });
+      if ('error' in result) throw new AccessDenied(result, TokenType.Bearer);
+      request.user = result;
+    } else if (header !== undefined && isMacAuthorization(header)) {
       request.user = await this.macPrincipal(request, header);
     } else {
       await super.canActivate(context);
@@ -108,4 +115,11 @@ function macCredentials(header: string): MacCredentials {
     if (error instanceof MacHeaderError) throw new AccessDenied({ error: 'invalid_request', description: error.message }, TokenType.Mac);
     throw error;
   }
+}
+
+/** RFC 6750 §2.2: a POST with an application/x-www-form-urlencoded body carrying access_token. */
+function formBodyToken(request: FastifyRequest): string | undefined {
+  if (request.method !== 'POST' || !/^application\/x-www-form-urlencoded\b/i.test(request.headers['content-type'] ?? '')) return undefined;
+  const token = (request.body as Record<string, unknown> | undefined)?.access_token;
+  return typeof token === 'string' && token !== '' ? token : undefined;
 }

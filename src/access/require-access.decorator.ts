@@ -7,7 +7,7 @@ export const ACCESS_REQUIREMENT = 'latchkey:access-requirement';
 
 /** What a protected route declares, read by AccessTokenGuard. */
 export type DeclaredRequirement =
-  | { scope: string | Type<ScopeResolver>; resourceOwner: boolean }
+  | { scope: string | Type<ScopeResolver>; resourceOwner: boolean; formBodyToken?: boolean }
   | { requirement: Type<AccessRequirement> };
 
 interface ScopeOptions {
@@ -15,6 +15,11 @@ interface ScopeOptions {
   resourceOwner?: boolean;
   /** Guards that run once the caller is known (a rate limit per token). */
   then?: Type<CanActivate>[];
+  /**
+   * Also take a bearer token from a form-encoded POST body (RFC 6750 §2.2), where a specification
+   * asks for it (OpenID Connect Core §5.3.1, userinfo). Never in the URL (§2.3).
+   */
+  formBodyToken?: boolean;
 }
 
 /**
@@ -22,7 +27,7 @@ interface ScopeOptions {
  * the request, checked by the one AccessTokenGuard. Errors in RFC 6750's shape, with its challenges.
  */
 export function RequireScope(scope: string | Type<ScopeResolver>, options: ScopeOptions = {}): ClassDecorator & MethodDecorator {
-  return protectedRoute({ scope, resourceOwner: options.resourceOwner ?? false }, options.then ?? []);
+  return protectedRoute({ scope, resourceOwner: options.resourceOwner ?? false, formBodyToken: options.formBodyToken }, options.then ?? []);
 }
 
 /** A protected route with a rule of its own (an AccessRequirement), checked by the same guard. */

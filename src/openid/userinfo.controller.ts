@@ -8,11 +8,12 @@ import { UserInfoService, type UserInfo } from './userinfo.service.js';
 type UserInfoRequest = FastifyRequest & { user: UserTokenPrincipal };
 
 /**
- * OpenID Connect Core §5.3: GET and POST /userinfo, for an access token (bearer, or a MAC-signed
- * request) that holds openid and speaks for a person; refusals are RFC 6750 challenges (§5.3.3).
+ * OpenID Connect Core §5.3: GET and POST /userinfo, for an access token (bearer in the header or,
+ * on POST, in the form body per RFC 6750 §2.2; or a MAC-signed request) that holds openid and
+ * speaks for a person; refusals are RFC 6750 challenges (§5.3.3).
  */
 @Controller('userinfo')
-@RequireScope(OPENID_SCOPE, { resourceOwner: true })
+@RequireScope(OPENID_SCOPE, { resourceOwner: true, formBodyToken: true })
 export class UserInfoController {
   constructor(private readonly userInfo: UserInfoService) {}
 

@@ -168,6 +168,25 @@ describe('OpenID Connect through openid-client', () => {
       expect(await response.json()).toEqual({ sub: userId, email: 'alice@example.com', email_verified: false });
     });
 
+    it('oidcc-userinfo-post-body: takes the token from a form-encoded POST body (RFC 6750 §2.2), once only', async () => {
+      const { tokens } = await signIn('openid');
+      const form = (body: string, headers: Record<string, string> = {}) =>
+        fetch(config.serverMetadata().userinfo_endpoint!, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body });
+      const ok = await form(`access_token=${tokens.access_token}`);
+      expect(ok.status).toBe(200);
+      expect(await ok.json()).toEqual({ sub: userId });
+      const twice = await form(`access_token=${tokens.access_token}`, { authorization: `Bearer ${tokens.access_token}` });
+      expect(twice.status).toBe(400);
+      expect(((await twice.json()) as { error: string }).error).toBe('invalid_request');
+      expect((await form('access_token=lk_at_unknown')).status).toBe(401);
+    });
+
+    it('takes no body token where the route did not ask for it (the data API)', async () => {
+      const { tokens } = await signIn('openid notes:read');
+      const response = await fetch(new URL('/api/v1/notes', issuer), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `access_token=${tokens.access_token}` });
+      expect(response.status).toBe(401);
+    });
+
     it('refuses a token without openid with insufficient_scope (RFC 6750 §3.1)', async () => {
       const { tokens } = await signIn('notes:read');
       const response = await userinfo(tokens.access_token);
