@@ -18,6 +18,7 @@ import { housekeepingConfig } from './config/housekeeping.config.js';
 import { macTokenConfig } from './config/mac-token.config.js';
 import { openIdConfig } from './config/openid.config.js';
 import { logoutConfig } from './config/logout.config.js';
+import { outboundConfig } from './config/outbound.config.js';
 import { legacyGrantsConfig } from './config/legacy-grants.config.js';
 import { metricsConfig } from './config/metrics.config.js';
 import { assertSafeForProduction } from './config/production-guards.js';
@@ -43,7 +44,7 @@ export type CreateAppOptions = LoggingOptions;
 export async function createApp(options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
   // Every config namespace, and the collections file, is checked before anything connects: a wrong
   // value stops start-up here with its message, leaving no database connection open behind it.
-  for (const validate of [databaseConfig, housekeepingConfig, legacyGrantsConfig, logoutConfig, macTokenConfig, metricsConfig, oauthConfig, openIdConfig, rateLimitConfig, redisConfig, sessionConfig]) validate();
+  for (const validate of [databaseConfig, housekeepingConfig, legacyGrantsConfig, logoutConfig, outboundConfig, macTokenConfig, metricsConfig, oauthConfig, openIdConfig, rateLimitConfig, redisConfig, sessionConfig]) validate();
   loadCollections(apiConfig().collectionsFile);
   const app = appConfig();
   assertSafeForProduction({ app, database: readDatabaseConfig(), session: sessionConfig(), macToken: macTokenConfig(), openId: openIdConfig() });

@@ -10,6 +10,7 @@ import { housekeepingConfig } from '../config/housekeeping.config.js';
 import { oauthConfig } from '../config/oauth.config.js';
 import { openIdConfig } from '../config/openid.config.js';
 import { logoutConfig } from '../config/logout.config.js';
+import { outboundConfig } from '../config/outbound.config.js';
 import { LogoutModule } from '../logout/logout.module.js';
 import { SigningModule } from '../signing/signing.module.js';
 import { sessionConfig } from '../config/session.config.js';
@@ -37,7 +38,7 @@ export class CliModule {
     return {
       module: CliModule,
       imports: [
-        ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, database, housekeepingConfig, logoutConfig, oauthConfig, openIdConfig, sessionConfig] }),
+        ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, database, housekeepingConfig, logoutConfig, outboundConfig, oauthConfig, openIdConfig, sessionConfig] }),
         CommonModule,
         CollectionsModule,
         DatabaseModule,

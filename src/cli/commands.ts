@@ -75,6 +75,7 @@ function openIdFlags(flags: Flags): OpenIdClientMetadata | undefined {
   const metadata: OpenIdClientMetadata = {
     id_token_signed_response_alg: flags['id-token-alg'] as string | undefined,
     subject_type: flags['subject-type'] as string | undefined,
+    sector_identifier_uri: flags['sector-identifier-uri'] as string | undefined,
     post_logout_redirect_uris: flags['post-logout-redirect-uri'] as string[] | undefined,
     backchannel_logout_uri: flags['backchannel-logout-uri'] as string | undefined,
     default_max_age: maxAge === undefined ? undefined : Number(maxAge),
@@ -152,7 +153,7 @@ export const COMMANDS: Record<string, Command> = {
     usage:
       'clients:create --name NAME [--redirect-uri URI ...] [--scope "a b"] [--public] [--grant-type TYPE ...] [--token-type bearer|mac] ' +
       '[--auth-method client_secret_basic|client_secret_post] [--client-uri URL] [--logo-uri URL] [--policy-uri URL] [--tos-uri URL] ' +
-      '[--id-token-alg RS256|ES256|EdDSA] [--subject-type public|pairwise] [--post-logout-redirect-uri URI ...] [--backchannel-logout-uri URL] [--default-max-age SECONDS]',
+      '[--id-token-alg RS256|ES256|EdDSA] [--subject-type public|pairwise] [--sector-identifier-uri URL] [--post-logout-redirect-uri URI ...] [--backchannel-logout-uri URL] [--default-max-age SECONDS]',
     options: {
       name: { type: 'string' },
       'redirect-uri': { type: 'string', multiple: true },
@@ -170,6 +171,7 @@ export const COMMANDS: Record<string, Command> = {
       'post-logout-redirect-uri': { type: 'string', multiple: true },
       'backchannel-logout-uri': { type: 'string' },
       'default-max-age': { type: 'string' },
+      'sector-identifier-uri': { type: 'string' },
     },
     async run(app, flags) {
       const grantTypes = flags['grant-type'] as string[] | undefined;

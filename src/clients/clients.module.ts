@@ -4,11 +4,12 @@ import { ScopesModule } from '../scopes/scopes.module.js';
 import { Client } from './client.entity.js';
 import { ClientsService } from './clients.service.js';
 import { ClientStore } from './client.store.js';
+import { SectorIdentifierVerifier } from './sector-identifier.verifier.js';
 import { AuditModule } from '../audit/audit.module.js';
 
 @Module({
   imports: [AuditModule, TypeOrmModule.forFeature([Client]), ScopesModule],
-  providers: [ClientStore, ClientsService],
+  providers: [ClientStore, ClientsService, SectorIdentifierVerifier],
   exports: [ClientsService, ClientStore],
 })
 export class ClientsModule {}

@@ -10,7 +10,8 @@ import { ScopeCatalog } from '../scopes/scope-catalog.js';
 import { assertNotWidenedBySelf, CLI_ADMINISTRATOR, type ClientEditor } from './client-change-policy.js';
 import { Client } from './client.entity.js';
 import { ClientStore } from './client.store.js';
-import { openIdMetadataOf, openIdSettingsFrom, sectorOf, SubjectType, type OpenIdClientMetadata, type OpenIdClientSettings } from './openid-client-settings.js';
+import { SectorIdentifierVerifier } from './sector-identifier.verifier.js';
+import { openIdMetadataOf, openIdSettingsFrom, sectorOfClient, SubjectType, type OpenIdClientMetadata, type OpenIdClientSettings } from './openid-client-settings.js';
 import { assertRedirectUrisAcceptable, descriptiveUriProblem } from './redirect-uri.policy.js';
 
 export interface NewClient {
@@ -111,12 +112,14 @@ export class ClientsService {
     private readonly scopes: ScopeCatalog,
     private readonly audit: AuditService,
     private readonly transactions: Transactions,
+    private readonly sectors: SectorIdentifierVerifier,
   ) {}
 
   /** Registers a client. The secret (confidential clients) is returned here once and stored only as a hash. */
   async create(input: NewClient, actor = CLI_ADMINISTRATOR.actor, options: { registrationToken?: string } = {}): Promise<{ client: Client; secret?: string }> {
     const name = input.name.trim();
     const { grantTypes, scope, openIdSettings } = this.checked(input);
+    await this.verifySector(openIdSettings, input.redirectUris);
     const secret = input.isPublic ? undefined : generateSecret(SECRET_PREFIX.clientSecret);
     const client = Object.assign(new Client(), {
       id: newClientId(),
@@ -151,6 +154,7 @@ export class ClientsService {
       throw new DomainError('invalid_client_metadata', 'token_endpoint_auth_method cannot change between "none" and a secret-based method.');
     }
     const { grantTypes, scope, openIdSettings } = this.checked(input);
+    await this.verifySector(openIdSettings, input.redirectUris);
     const next = Object.assign(new Client(), client, {
       name: input.name.trim(),
       redirectUris: [...new Set(input.redirectUris)],
@@ -162,8 +166,8 @@ export class ClientsService {
       openIdSettings,
     });
     // Core §8.1: a pairwise client's subs are derived from its sector; moving it would give every person a new sub.
-    if (client.openId.subjectType === SubjectType.Pairwise && next.openId.subjectType === SubjectType.Pairwise && sectorOf(client.redirectUris) !== sectorOf(next.redirectUris)) {
-      throw new DomainError('invalid_client_metadata', 'A pairwise client cannot move its redirect_uris to another host: the subject identifiers it knows people by would change.');
+    if (client.openId.subjectType === SubjectType.Pairwise && next.openId.subjectType === SubjectType.Pairwise && sectorOfClient(client.redirectUris, client.openId) !== sectorOfClient(next.redirectUris, next.openId)) {
+      throw new DomainError('invalid_client_metadata', 'A pairwise client cannot move to another sector (its redirect URIs\' host or its sector_identifier_uri\'s): the subject identifiers it knows people by would change.');
     }
     if (editor.kind === 'self') {
       // Post-logout redirect URIs send the browser somewhere, like redirect URIs: the same rule.
@@ -286,6 +290,11 @@ export class ClientsService {
     }
     const openIdSettings = input.openId === undefined ? null : openIdSettingsFrom(input.openId, input.redirectUris);
     return { grantTypes, scope, openIdSettings };
+  }
+
+  /** Core §8.1: a sector_identifier_uri must list every redirect URI; read before anything is written. */
+  private async verifySector(settings: OpenIdClientSettings | null, redirectUris: readonly string[]): Promise<void> {
+    if (settings?.sectorIdentifierUri) await this.sectors.verify(settings.sectorIdentifierUri, redirectUris);
   }
 
   private async require(clientId: string): Promise<Client> {

@@ -13,6 +13,8 @@ export type SubjectType = (typeof SubjectType)[keyof typeof SubjectType];
 export interface OpenIdClientSettings {
   idTokenSignedResponseAlg: SigningAlgorithm;
   subjectType: SubjectType;
+  /** Core §8.1: an https URL listing the client's redirect URIs; its host is the client's sector. */
+  sectorIdentifierUri: string | null;
   postLogoutRedirectUris: string[];
   backchannelLogoutUri: string | null;
   backchannelLogoutSessionRequired: boolean;
@@ -25,6 +27,7 @@ export interface OpenIdClientSettings {
 export const DEFAULT_OPENID_SETTINGS: Readonly<OpenIdClientSettings> = {
   idTokenSignedResponseAlg: DEFAULT_SIGNING_ALGORITHM,
   subjectType: SubjectType.Public,
+  sectorIdentifierUri: null,
   postLogoutRedirectUris: [],
   backchannelLogoutUri: null,
   backchannelLogoutSessionRequired: false,
@@ -68,12 +71,15 @@ export function openIdSettingsFrom(metadata: OpenIdClientMetadata, redirectUris:
   if (!isSigningAlgorithm(alg)) throw invalid(`Unsupported id_token_signed_response_alg "${alg}"; use ${SIGNING_ALGORITHMS.join(', ')}.`);
   const subjectType = metadata.subject_type ?? SubjectType.Public;
   if (subjectType !== SubjectType.Public && subjectType !== SubjectType.Pairwise) throw invalid(`Unsupported subject_type "${subjectType}"; use public or pairwise.`);
-  if (metadata.sector_identifier_uri !== undefined) {
-    throw invalid('sector_identifier_uri is not supported yet: a pairwise client is one sector, the host of its redirect URIs.');
+  const sectorIdentifierUri = metadata.sector_identifier_uri ?? null;
+  if (sectorIdentifierUri !== null) {
+    // Core §8.1 / Dynamic Registration §5: an https URL; its content is checked by SectorIdentifierVerifier.
+    const uri = absoluteUriProblem(sectorIdentifierUri);
+    if ('problem' in uri || uri.scheme !== 'https' || sectorIdentifierUri.includes('#')) throw invalid(`sector_identifier_uri ${JSON.stringify(sectorIdentifierUri)} must be an https URL without a fragment.`);
   }
   // Core §8.1: without a sector_identifier_uri, the sector is the redirect URIs' host, so there must be one.
-  if (subjectType === SubjectType.Pairwise && sectorOf(redirectUris) === undefined) {
-    throw invalid('A pairwise client needs redirect_uris on one host (its sector, Core §8.1).');
+  if (subjectType === SubjectType.Pairwise && sectorIdentifierUri === null && sectorOf(redirectUris) === undefined) {
+    throw invalid('A pairwise client needs redirect_uris on one host, or a sector_identifier_uri (its sector, Core §8.1).');
   }
   const postLogoutRedirectUris = [...new Set(metadata.post_logout_redirect_uris ?? [])];
   for (const uri of postLogoutRedirectUris) {
@@ -89,6 +95,7 @@ export function openIdSettingsFrom(metadata: OpenIdClientMetadata, redirectUris:
   return {
     idTokenSignedResponseAlg: alg,
     subjectType,
+    sectorIdentifierUri,
     postLogoutRedirectUris,
     backchannelLogoutUri: backchannel,
     backchannelLogoutSessionRequired: metadata.backchannel_logout_session_required ?? false,
@@ -102,6 +109,7 @@ export function openIdMetadataOf(settings: OpenIdClientSettings): OpenIdClientMe
   return {
     id_token_signed_response_alg: settings.idTokenSignedResponseAlg,
     subject_type: settings.subjectType,
+    ...(settings.sectorIdentifierUri !== null ? { sector_identifier_uri: settings.sectorIdentifierUri } : {}),
     ...(settings.postLogoutRedirectUris.length > 0 ? { post_logout_redirect_uris: settings.postLogoutRedirectUris } : {}),
     ...(settings.backchannelLogoutUri !== null
       ? { backchannel_logout_uri: settings.backchannelLogoutUri, backchannel_logout_session_required: settings.backchannelLogoutSessionRequired }
@@ -109,6 +117,12 @@ export function openIdMetadataOf(settings: OpenIdClientSettings): OpenIdClientMe
     ...(settings.defaultMaxAge !== null ? { default_max_age: settings.defaultMaxAge } : {}),
     ...(settings.requireAuthTime ? { require_auth_time: true } : {}),
   };
+}
+
+/** A client's sector (Core §8.1): the host of its sector_identifier_uri, or else the one host of its redirect URIs. */
+export function sectorOfClient(redirectUris: readonly string[], settings: OpenIdClientSettings): string | undefined {
+  if (settings.sectorIdentifierUri) return new URL(settings.sectorIdentifierUri).host.toLowerCase();
+  return sectorOf(redirectUris);
 }
 
 /** The one host of a client's http(s) redirect URIs (its sector, Core §8.1), or undefined when they have several or none. */

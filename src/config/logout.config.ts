@@ -1,5 +1,5 @@
 import { registerAs, type ConfigType } from '@nestjs/config';
-import { IsBooleanString, IsInt, IsOptional, Max, Min } from 'class-validator';
+import { IsInt, IsOptional, Max, Min } from 'class-validator';
 import { validateEnv } from './validate-env.js';
 
 class LogoutEnv {
@@ -18,13 +18,9 @@ class LogoutEnv {
   /** How long a client's back-channel logout endpoint has to answer. */
   @IsOptional() @IsInt() @Min(100) @Max(60_000)
   BACKCHANNEL_LOGOUT_TIMEOUT_MS?: number;
-
-  /** Let outgoing requests reach loopback and private networks (refused by default: SSRF). */
-  @IsOptional() @IsBooleanString()
-  OUTBOUND_ALLOW_PRIVATE_NETWORKS?: string;
 }
 
-/** OpenID Connect Back-Channel Logout 1.0: how notifications are delivered, and where they may go. */
+/** OpenID Connect Back-Channel Logout 1.0: how notifications are delivered (where they may go: outbound.config.ts). */
 export const logoutConfig = registerAs('logout', () => {
   const env = validateEnv(LogoutEnv, process.env);
   return {
@@ -32,7 +28,6 @@ export const logoutConfig = registerAs('logout', () => {
     maxAttempts: env.BACKCHANNEL_LOGOUT_MAX_ATTEMPTS ?? 6,
     retrySeconds: env.BACKCHANNEL_LOGOUT_RETRY_SECONDS ?? 5,
     timeoutMs: env.BACKCHANNEL_LOGOUT_TIMEOUT_MS ?? 5000,
-    allowPrivateNetworks: env.OUTBOUND_ALLOW_PRIVATE_NETWORKS === 'true',
     /** A logout token lives this long (Back-Channel Logout §2.4: a short lifetime is RECOMMENDED). */
     tokenTtlSeconds: 120,
   };

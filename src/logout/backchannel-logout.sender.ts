@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplica
 import { ClientsService } from '../clients/clients.service.js';
 import { Clock } from '../common/clock.js';
 import { logoutConfig, type LogoutConfig } from '../config/logout.config.js';
+import { outboundConfig, type OutboundConfig } from '../config/outbound.config.js';
 import { postForm } from '../outbound/outbound-http.js';
 import type { LogoutDelivery } from './logout-delivery.entity.js';
 import { LogoutDeliveryStore } from './logout-delivery.store.js';
@@ -30,6 +31,7 @@ export class BackchannelLogoutSender implements OnApplicationBootstrap, OnApplic
     private readonly tokens: LogoutTokenIssuer,
     private readonly clock: Clock,
     @Inject(logoutConfig.KEY) private readonly config: LogoutConfig,
+    @Inject(outboundConfig.KEY) private readonly outbound: OutboundConfig,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -60,7 +62,7 @@ export class BackchannelLogoutSender implements OnApplicationBootstrap, OnApplic
     if (!client || !uri) return this.deliveries.attemptFailed(delivery.id, 'the client no longer has a backchannel_logout_uri', null);
     let outcome: string;
     try {
-      const status = await postForm(uri, { logout_token: await this.tokens.issue(client, delivery.subject, delivery.sid) }, this.config);
+      const status = await postForm(uri, { logout_token: await this.tokens.issue(client, delivery.subject, delivery.sid) }, { ...this.outbound, timeoutMs: this.config.timeoutMs });
       if (status === 200 || status === 204) return this.deliveries.delivered(delivery.id, this.clock.now());
       outcome = `answered ${status}`;
     } catch (error) {

@@ -1,7 +1,7 @@
 import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import type { Client } from '../clients/client.entity.js';
-import { sectorOf, SubjectType } from '../clients/openid-client-settings.js';
+import { sectorOfClient, SubjectType } from '../clients/openid-client-settings.js';
 import { ServerKeysService } from '../keys/server-keys.service.js';
 
 /** The server key that salts pairwise subjects (kept in server_keys, shared by every instance). */
@@ -24,7 +24,7 @@ export class SubjectIdentifiers implements OnApplicationBootstrap {
 
   of(client: Client, userId: string): string {
     if (client.openId.subjectType !== SubjectType.Pairwise) return userId;
-    const sector = sectorOf(client.redirectUris);
+    const sector = sectorOfClient(client.redirectUris, client.openId);
     if (!this.salt || sector === undefined) throw new Error(`Pairwise subject for client ${client.id} without ${this.salt ? 'a sector' : 'the salt'}`);
     return createHash('sha256').update(sector).update('\0').update(userId).update('\0').update(this.salt).digest('base64url');
   }

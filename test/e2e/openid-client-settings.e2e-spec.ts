@@ -6,7 +6,11 @@
  */
 import { jest } from '@jest/globals';
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
+import { readFileSync } from 'node:fs';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { Browser, isLoginPage } from '../helpers/browser.js';
+import { makeSelfSignedCertificate } from '../helpers/self-signed.js';
 import { authorizeAsUser, authorizeUrl, newPkce, redirectParams, tokenRequest } from '../helpers/oauth-flow.js';
 import { TestApp, type RegisteredClient, type RegisteredClientWithMethod, type TestUser } from '../helpers/test-app.js';
 
@@ -38,14 +42,30 @@ describe('OpenID Connect client settings', () => {
 
   const clientCount = async (): Promise<number> => Number((await app.dataSource.query<{ n: number }[]>('SELECT COUNT(*) AS "n" FROM "clients"'))[0].n);
 
+  // An https server of sector identifier documents, with a certificate the app trusts through OUTBOUND_EXTRA_CA_FILE.
+  const sectorDocuments = new Map<string, string>();
+  let sectorServer: HttpsServer;
+  let sectorRequests = 0;
+  const sectorUrl = (path: string): string => `https://127.0.0.1:${(sectorServer.address() as AddressInfo).port}${path}`;
+
   beforeAll(async () => {
-    app = await TestApp.start({ ISSUER });
+    const tls = makeSelfSignedCertificate();
+    sectorServer = createHttpsServer({ cert: tls.cert, key: readFileSync(tls.keyFile) }, (request, response) => {
+      sectorRequests += 1;
+      const body = sectorDocuments.get(request.url ?? '');
+      response.writeHead(body === undefined ? 404 : 200, { 'content-type': 'application/json' }).end(body ?? '');
+    });
+    await new Promise<void>((resolve) => sectorServer.listen(0, '127.0.0.1', resolve));
+    app = await TestApp.start({ ISSUER, OUTBOUND_EXTRA_CA_FILE: tls.certFile });
     alice = await app.createUser('alice-settings');
     const admin: RegisteredClient = await app.createClient({ name: 'admin', redirectUris: [], grantTypes: ['client_credentials'] as never, scope: 'clients:register' });
     adminToken = (await tokenRequest(app, admin as RegisteredClientWithMethod, { grant_type: 'client_credentials' })).body.access_token as string;
   });
   afterEach(() => jest.restoreAllMocks());
-  afterAll(async () => app?.stop());
+  afterAll(async () => {
+    await app?.stop();
+    await new Promise<void>((resolve) => sectorServer.close(() => resolve()));
+  });
 
   describe('id_token_signed_response_alg', () => {
     it.each(['ES256', 'EdDSA'])('oidcc-idtoken-%s: signs the client’s ID tokens with its algorithm, verifiable with the JWKS', async (alg) => {
@@ -89,13 +109,50 @@ describe('OpenID Connect client settings', () => {
       expect(info).toEqual({ sub: a1 });
     });
 
-    it('refuses pairwise without one host for its redirect URIs, and sector_identifier_uri (not supported yet)', async () => {
+    it('refuses pairwise without one host for its redirect URIs (and no sector_identifier_uri), and unknown subject types', async () => {
       const twoHosts = await register({ subject_type: 'pairwise', redirect_uris: ['https://a.example/cb', 'https://b.example/cb'] });
       expect([twoHosts.status, twoHosts.json.error]).toEqual([400, 'invalid_client_metadata']);
-      const sector = await register({ subject_type: 'pairwise', sector_identifier_uri: 'https://rp.example/sector.json' });
-      expect([sector.status, sector.json.error]).toEqual([400, 'invalid_client_metadata']);
       const other = await register({ subject_type: 'ephemeral' });
       expect([other.status, other.json.error]).toEqual([400, 'invalid_client_metadata']);
+    });
+
+    describe('sector_identifier_uri (Core §8.1, Dynamic Registration §5)', () => {
+      const TWO_HOSTS = ['https://a.example/cb', 'https://b.example/cb'];
+
+      it('oidcc-registration-sector-uri: a document listing every redirect URI makes its host the sector, for clients on several hosts', async () => {
+        sectorDocuments.set('/sector.json', JSON.stringify([...TWO_HOSTS, 'https://c.example/cb']));
+        const registered = await register({ subject_type: 'pairwise', redirect_uris: TWO_HOSTS, sector_identifier_uri: sectorUrl('/sector.json') });
+        expect(registered.status).toBe(201);
+        expect(registered.json.sector_identifier_uri).toBe(sectorUrl('/sector.json'));
+        const first = await app.createClient({ redirectUris: ['https://a.example/cb'], scope: 'notes:read', openId: { subject_type: 'pairwise', sector_identifier_uri: sectorUrl('/sector.json') } });
+        const second = await app.createClient({ redirectUris: ['https://c.example/cb'], scope: 'notes:read', openId: { subject_type: 'pairwise', sector_identifier_uri: sectorUrl('/sector.json') } });
+        const hostOnly = await app.createClient({ redirectUris: ['https://a.example/cb'], scope: 'notes:read', openId: { subject_type: 'pairwise' } });
+        const sub = async (client: RegisteredClientWithMethod) => decodeJwt((await signIn(client)).id_token as string).sub;
+        const [a, c, plain] = [await sub(first), await sub(second), await sub(hostOnly)];
+        expect(a).toBe(c);
+        expect(a).not.toBe(plain);
+      });
+
+      it.each([
+        ['oidcc-registration-sector-bad: a document that omits a redirect URI', '/partial.json', JSON.stringify(['https://a.example/cb']), /does not list the redirect URI\(s\) https:\/\/b.example\/cb/],
+        ['a document that is not a JSON array of strings', '/object.json', JSON.stringify({ redirect_uris: TWO_HOSTS }), /JSON array/],
+        ['a document that is not JSON', '/text.json', 'https://a.example/cb https://b.example/cb', /JSON array/],
+        ['a missing document', '/missing.json', undefined, /answered 404/],
+      ])('refuses %s with invalid_client_metadata and registers nothing', async (_name, path, content, message) => {
+        if (content !== undefined) sectorDocuments.set(path, content);
+        const before = await clientCount();
+        const { status, json } = await register({ subject_type: 'pairwise', redirect_uris: TWO_HOSTS, sector_identifier_uri: sectorUrl(path) });
+        expect([status, json.error]).toEqual([400, 'invalid_client_metadata']);
+        expect(json.error_description).toMatch(message);
+        expect(await clientCount()).toBe(before);
+      });
+
+      it('refuses a sector_identifier_uri that is not https, without fetching it', async () => {
+        const fetched = sectorRequests;
+        const { status, json } = await register({ subject_type: 'pairwise', redirect_uris: TWO_HOSTS, sector_identifier_uri: sectorUrl('/sector.json').replace('https:', 'http:') });
+        expect([status, json.error]).toEqual([400, 'invalid_client_metadata']);
+        expect(sectorRequests).toBe(fetched);
+      });
     });
   });
 
