@@ -48,6 +48,18 @@ export function expectStatus(response, expected, what) {
   return response;
 }
 
+/**
+ * Throws unless the token response carries an ID token with this header alg and nonce. Only decoded,
+ * not verified: a cheap check that every exchange signed one, with the algorithm compared.
+ */
+export function expectIdToken(tokens, { alg, nonce }) {
+  if (typeof tokens.id_token !== 'string') throw new Error(`code exchange: no id_token in ${Object.keys(tokens).join(', ')}`);
+  const [header, payload] = tokens.id_token.split('.').slice(0, 2).map((part) => JSON.parse(Buffer.from(part, 'base64url').toString('utf8')));
+  if (header.alg !== alg) throw new Error(`code exchange: id_token signed with ${header.alg}, expected ${alg}`);
+  if (payload.nonce !== nonce) throw new Error(`code exchange: id_token nonce ${payload.nonce}, expected ${nonce}`);
+  return tokens;
+}
+
 /** Cookies as a browser keeps them for one origin: name → value, from Set-Cookie headers. */
 export class CookieJar {
   cookies = new Map();

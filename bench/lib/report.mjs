@@ -15,6 +15,7 @@ export const SCENARIOS = Object.freeze({
   e: 'Complete code flows/s (authorize → token with PKCE → API call)',
   f: 'POST /introspect',
   g: 'Login with argon2id (Latchkey only)',
+  h: 'Complete OpenID code flows/s (authorize with scope openid and a nonce → token with an RS256 ID token → API call)',
 });
 
 // The reference servers do something slightly different in scenario a;
@@ -32,6 +33,7 @@ const SHORT_LABELS = Object.freeze({
   e: 'Code flow',
   f: 'Introspect',
   g: 'Login (argon2id)',
+  h: 'OpenID code flow',
 });
 
 const DEFAULT_LATCHKEY = 'latchkey-sqlite';
@@ -41,8 +43,10 @@ const REFERENCES = new Set([BASELINE, OIDC]);
 const KNOWN_TARGETS = ['latchkey-sqlite', 'latchkey-postgres', BASELINE, OIDC];
 
 // The targets the project committed to (see checkTargets).
-const OIDC_COMPARED = ['a', 'c', 'd', 'e', 'f'];
+const OIDC_COMPARED = ['a', 'c', 'd', 'e', 'f', 'h'];
 const MIN_VS_OIDC = 2;
+// Where both servers sign an RS256 ID token per flow, the same CPU on each side, the bar is lower.
+const MIN_VS_OIDC_IN = Object.freeze({ h: 1.5 });
 const MAX_P99_VS_OIDC = 1;
 const MIN_VS_BASELINE = 0.3;
 const MAX_LIST_COST = 1.2;
@@ -187,10 +191,11 @@ function check(id, description, met, detail) {
 
 function checkVsOidc(scenario, r, find, latchkeyTarget) {
   const id = `${scenario}-vs-oidc`;
-  const description = `${scenario} (${shortLabel(scenario)}): at least ${MIN_VS_OIDC}× ${OIDC}'s throughput with p99 no worse`;
+  const minimum = MIN_VS_OIDC_IN[scenario] ?? MIN_VS_OIDC;
+  const description = `${scenario} (${shortLabel(scenario)}): at least ${minimum}× ${OIDC}'s throughput with p99 no worse`;
   if (!r) return check(id, description, null, `no data: ${latchkeyTarget} did not run ${scenario}`);
   if (r.vsOidc === null || r.p99VsOidc === null) return check(id, description, null, `no data: ${OIDC} did not run ${scenario}`);
-  const met = r.vsOidc >= MIN_VS_OIDC && r.p99VsOidc <= MAX_P99_VS_OIDC;
+  const met = r.vsOidc >= minimum && r.p99VsOidc <= MAX_P99_VS_OIDC;
   const rangeText = r.vsOidcRange ? ` (${fmtRatioRange(r.vsOidcRange)})` : '';
   const detail = `${fmtRatio(r.vsOidc)}${rangeText}, p99 ${fmtRatio(r.p99VsOidc)}`;
   return check(id, description, met, detail + errorNote([find(latchkeyTarget, scenario), find(OIDC, scenario)]));

@@ -59,7 +59,7 @@ describe('summarize', () => {
   });
 
   it('exports a label for every scenario', () => {
-    assert.deepEqual(Object.keys(SCENARIOS), ['a', 'b10k', 'b100k', 'c', 'd', 'e', 'f', 'g']);
+    assert.deepEqual(Object.keys(SCENARIOS), ['a', 'b10k', 'b100k', 'c', 'd', 'e', 'f', 'g', 'h']);
   });
 });
 
@@ -108,6 +108,9 @@ describe('checkTargets', () => {
     // e: oidc-provider missing; f: Latchkey missing.
     ...runsOf(lk, 'e', [500, 500, 500]),
     ...runsOf('oidc-provider', 'f', [1000, 1000, 1000]),
+    // h: 1.6×, enough here (1.5×), p99 the same.
+    ...runsOf(lk, 'h', [800, 800, 800], { p99: 10 }),
+    ...runsOf('oidc-provider', 'h', [500, 500, 500], { p99: 10 }),
     // b: 100k costs 1.25× of 10k.
     ...runsOf(lk, 'b10k', [1250, 1250, 1250]),
     ...runsOf(lk, 'b100k', [1000, 1000, 1000], { rssMb: [150, 210, 150] }),
@@ -117,7 +120,7 @@ describe('checkTargets', () => {
   it('lists every target once', () => {
     assert.deepEqual(
       targets.map((t) => t.id),
-      ['a-vs-oidc', 'c-vs-oidc', 'd-vs-oidc', 'e-vs-oidc', 'f-vs-oidc', 'a-vs-baseline', 'b-list-scaling', 'rss'],
+      ['a-vs-oidc', 'c-vs-oidc', 'd-vs-oidc', 'e-vs-oidc', 'f-vs-oidc', 'h-vs-oidc', 'a-vs-baseline', 'b-list-scaling', 'rss'],
     );
     for (const t of targets) assert.ok(t.description && t.detail, t.id);
   });
@@ -128,6 +131,11 @@ describe('checkTargets', () => {
     assert.equal(byId(targets, 'c-vs-oidc').met, false);
     assert.equal(byId(targets, 'd-vs-oidc').met, false);
     assert.match(byId(targets, 'd-vs-oidc').detail, /errors: latchkey-sqlite 4/);
+  });
+
+  it('asks 1.5×, not 2×, of the OpenID code flow (h)', () => {
+    assert.equal(byId(targets, 'h-vs-oidc').met, true);
+    assert.match(byId(targets, 'h-vs-oidc').description, /at least 1\.5×/);
   });
 
   it('reports null, not a verdict, when a side is missing', () => {

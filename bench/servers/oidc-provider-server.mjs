@@ -1,8 +1,9 @@
 /**
  * node-oidc-provider (npm `oidc-provider`, 9.x) configured to do the same work as Latchkey in the
- * benchmark: one confidential client, PKCE (S256) on the code flow, opaque tokens kept in memory
- * (see MapAdapter), refresh tokens rotated on every use, introspection and client_credentials
- * enabled, and consent remembered across authorizations of one session.
+ * benchmark: one confidential client (and its RS256 twin for scenario h), PKCE (S256) on the code
+ * flow, opaque tokens kept in memory (see MapAdapter), refresh tokens rotated on every use,
+ * introspection and client_credentials enabled, and consent remembered across authorizations of
+ * one session.
  *
  * Run as its own process: `PORT=4000 node bench/servers/oidc-provider-server.mjs`. It listens on
  * 127.0.0.1:PORT and prints `ready` on stdout once it does. The provider's one-time notices about
@@ -32,11 +33,13 @@ const CLIENT = {
   response_types: ['code'],
   redirect_uris: ['http://127.0.0.1/cb'],
   scope: 'openid offline_access api:read',
-  // Latchkey issues no ID tokens, oidc-provider issues one on every code exchange and refresh with
-  // the openid scope (which userinfo needs). EdDSA keeps that unavoidable extra work small; RS256,
-  // the OIDC default, costs about a millisecond of CPU per token.
+  // Latchkey's scenario e asks for no ID token, oidc-provider issues one on every code exchange and
+  // refresh with the openid scope (which userinfo needs). EdDSA keeps that unavoidable extra work
+  // small; RS256, the OIDC default, costs about a millisecond of CPU per token.
   id_token_signed_response_alg: 'EdDSA',
 };
+// Scenario h (OpenID code flows): the same client with RS256, the OIDC default and Latchkey's.
+const RS256_CLIENT = { ...CLIENT, client_id: 'bench-client-rs256', id_token_signed_response_alg: 'RS256' };
 
 /** Signing keys are made at start-up: nothing outlives the process, and no dev keystore warning. */
 function signingKeys() {
@@ -148,7 +151,7 @@ setInterval(() => {
 
 const provider = new Provider(issuer, {
   adapter: MapAdapter,
-  clients: [CLIENT],
+  clients: [CLIENT, RS256_CLIENT],
   jwks: signingKeys(),
   cookies: { keys: [randomBytes(32).toString('base64url')] },
 

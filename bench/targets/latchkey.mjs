@@ -11,12 +11,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { basicAuth, CookieJar, expectStatus, FORM, request } from '../lib/http.mjs';
+import { basicAuth, CookieJar, expectIdToken, expectStatus, FORM, request } from '../lib/http.mjs';
 import { startServer } from '../lib/processes.mjs';
 import { startCommand } from '../lib/start-command.mjs';
 
 const REDIRECT_URI = 'http://127.0.0.1/cb';
 const USER_SCOPE = 'notes:read notes:write';
+// Scenario h: the same, as an OpenID Connect authentication (an ID token per exchange, RS256 by default).
+const OPENID_SCOPE = `openid ${USER_SCOPE}`;
 const PASSWORD = 'correct horse battery staple';
 
 export function latchkey({ name, databaseUrl }) {
@@ -80,6 +82,8 @@ export function latchkey({ name, databaseUrl }) {
       const sessionB = await signIn(baseUrl, 'bench-b');
       const tokensA = await codeFlow(baseUrl, credentials, sessionA, true);
       const tokensB = await codeFlow(baseUrl, credentials, sessionB, true);
+      // Consent to openid too (it adds to the one given above), for scenario h.
+      await codeFlow(baseUrl, credentials, sessionA, true, { scope: OPENID_SCOPE });
 
       const itemId = await seedItems(baseUrl, env, tokensA.access_token, 10_000);
       await seedItems(baseUrl, env, tokensB.access_token, 100_000);
@@ -122,6 +126,15 @@ export function latchkey({ name, databaseUrl }) {
           await signIn(ctx.baseUrl, 'bench-a');
         },
       },
+      h: {
+        kind: 'steps',
+        make: (ctx) => async () => {
+          const nonce = randomBytes(8).toString('hex');
+          const tokens = expectIdToken(await codeFlow(ctx.baseUrl, ctx.credentials, ctx.sessionA, false, { scope: OPENID_SCOPE, nonce }), { alg: 'RS256', nonce });
+          const read = await request(ctx.baseUrl, { path: `/api/v1/notes/${ctx.itemId}`, headers: { authorization: `Bearer ${tokens.access_token}` } });
+          expectStatus(read, 200, 'API read');
+        },
+      },
     },
   };
 }
@@ -153,12 +166,13 @@ async function signIn(baseUrl, username) {
 
 /**
  * GET /authorize with PKCE in a logged-in session → (the consent form, the first time) → 302 with a
- * code → POST /token. Returns the token response.
+ * code → POST /token. Returns the token response. `params` add to or replace the authorization
+ * request's (scope, nonce).
  */
-async function codeFlow(baseUrl, credentials, jar, mayAskConsent = false) {
+async function codeFlow(baseUrl, credentials, jar, mayAskConsent = false, params = {}) {
   const verifier = randomBytes(32).toString('base64url');
   const challenge = createHash('sha256').update(verifier).digest('base64url');
-  const query = new URLSearchParams({ response_type: 'code', client_id: credentials.clientId, redirect_uri: REDIRECT_URI, scope: USER_SCOPE, state: 'bench', code_challenge: challenge, code_challenge_method: 'S256' });
+  const query = new URLSearchParams({ response_type: 'code', client_id: credentials.clientId, redirect_uri: REDIRECT_URI, scope: USER_SCOPE, state: 'bench', code_challenge: challenge, code_challenge_method: 'S256', ...params });
   let response = jar.store(await request(baseUrl, { path: `/authorize?${query}`, headers: { cookie: jar.header() } }));
   if (response.status === 200 && mayAskConsent) {
     const form = Object.fromEntries([...response.body.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1], m[2].replace(/&amp;/g, '&')]));

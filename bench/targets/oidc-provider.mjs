@@ -3,16 +3,19 @@
  * its in-memory adapter. The scenarios are the ones it shares with Latchkey, under its own names
  * (bench/run.mjs maps them to our letters): a userinfo read, a client_credentials token, a refresh
  * with rotation, a complete authorization-code flow in a logged-in session with consent remembered,
- * and an introspection. Everything is set up over HTTP, as a browser and a client would.
+ * the same flow with a nonce and an RS256-signed ID token (a client of its own), and an
+ * introspection. Everything is set up over HTTP, as a browser and a client would.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { basicAuth, CookieJar, expectStatus, FORM, request } from '../lib/http.mjs';
+import { basicAuth, CookieJar, expectIdToken, expectStatus, FORM, request } from '../lib/http.mjs';
 import { startServer } from '../lib/processes.mjs';
 
 // The same values as in the server.
 const CLIENT_ID = 'bench-client';
+// The openIdFlow scenario's client: the same, with ID tokens signed with RS256 instead of EdDSA.
+const RS256_CLIENT_ID = 'bench-client-rs256';
 const CLIENT_SECRET = 'bench-secret-0123456789abcdef0123456789';
 const REDIRECT_URI = 'http://127.0.0.1/cb';
 const USERNAME = 'bench';
@@ -27,11 +30,11 @@ const API_SCOPE = 'api:read';
 
 const AUTHORIZATION = basicAuth(CLIENT_ID, CLIENT_SECRET);
 
-function tokenRequest(form) {
+function tokenRequest(form, clientId = CLIENT_ID) {
   return {
     method: 'POST',
     path: '/token',
-    headers: { authorization: AUTHORIZATION, 'content-type': FORM },
+    headers: { authorization: clientId === CLIENT_ID ? AUTHORIZATION : basicAuth(clientId, CLIENT_SECRET), 'content-type': FORM },
     body: new URLSearchParams(form).toString(),
   };
 }
@@ -41,10 +44,10 @@ function pkcePair() {
   return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
 }
 
-function authorizePath({ scope, challenge, state, prompt }) {
+function authorizePath({ scope, challenge, state, prompt, nonce, clientId = CLIENT_ID }) {
   const query = new URLSearchParams({
     response_type: 'code',
-    client_id: CLIENT_ID,
+    client_id: clientId,
     redirect_uri: REDIRECT_URI,
     scope,
     state,
@@ -52,6 +55,7 @@ function authorizePath({ scope, challenge, state, prompt }) {
     code_challenge_method: 'S256',
   });
   if (prompt) query.set('prompt', prompt);
+  if (nonce) query.set('nonce', nonce);
   return `/auth?${query}`;
 }
 
@@ -65,8 +69,8 @@ function codeFrom(response, state, what) {
   return code;
 }
 
-async function exchangeCode(baseUrl, code, verifier) {
-  const response = await request(baseUrl, tokenRequest({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: verifier }));
+async function exchangeCode(baseUrl, code, verifier, clientId = CLIENT_ID) {
+  const response = await request(baseUrl, tokenRequest({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: verifier }, clientId));
   return JSON.parse(expectStatus(response, 200, 'code exchange').body);
 }
 
@@ -76,11 +80,11 @@ async function exchangeCode(baseUrl, code, verifier) {
  * authorization endpoint → the client's redirect with a code → the code exchange. Returns the
  * browser's cookies and the token response.
  */
-async function signInAndConsent(baseUrl) {
+async function signInAndConsent(baseUrl, clientId = CLIENT_ID) {
   const jar = new CookieJar();
   const { verifier, challenge } = pkcePair();
   const state = randomBytes(8).toString('hex');
-  let response = jar.store(await request(baseUrl, { path: authorizePath({ scope: OFFLINE_SCOPE, challenge, state, prompt: 'consent' }) }));
+  let response = jar.store(await request(baseUrl, { path: authorizePath({ scope: OFFLINE_SCOPE, challenge, state, prompt: 'consent', clientId }) }));
   expectStatus(response, [302, 303], 'authorize (first)');
   const interaction = new URL(response.headers.location, baseUrl).pathname;
   if (!interaction.startsWith('/interaction/')) throw new Error(`authorize (first): expected an interaction, got ${response.headers.location}`);
@@ -91,7 +95,7 @@ async function signInAndConsent(baseUrl) {
 
   // Resuming the authorization sets the session cookie and redirects to the client.
   response = jar.store(await request(baseUrl, { path: new URL(response.headers.location, baseUrl).pathname, headers: { cookie: jar.header() } }));
-  const tokens = await exchangeCode(baseUrl, codeFrom(response, state, 'authorize (resumed)'), verifier);
+  const tokens = await exchangeCode(baseUrl, codeFrom(response, state, 'authorize (resumed)'), verifier, clientId);
   return { jar, tokens };
 }
 
@@ -123,21 +127,22 @@ export default {
   },
 
   /**
-   * One signed-in session with consent given (its cookie and a user access token), and
-   * `refresh` (or `workers`) refresh tokens, each from a browser session of its own: oidc-provider
-   * revokes a whole grant when a rotated refresh token is reused, so tokens sharing one grant
-   * would not be independent.
+   * One signed-in session with consent given (its cookie and a user access token), another for the
+   * RS256 client (its cookie), and `refresh` (or `workers`) refresh tokens, each from a browser
+   * session of its own: oidc-provider revokes a whole grant when a rotated refresh token is reused,
+   * so tokens sharing one grant would not be independent.
    */
   async prepare(baseUrl, { refresh, workers } = {}) {
     const count = refresh ?? workers ?? 64;
     const main = await signInAndConsent(baseUrl);
+    const openId = await signInAndConsent(baseUrl, RS256_CLIENT_ID);
     const refreshTokens = [];
     for (let i = 0; i < count; i++) {
       const { tokens } = await signInAndConsent(baseUrl);
       if (!tokens.refresh_token) throw new Error('the code exchange returned no refresh token');
       refreshTokens.push(tokens.refresh_token);
     }
-    return { baseUrl, cookie: sessionCookie(main.jar), accessToken: main.tokens.access_token, refreshTokens };
+    return { baseUrl, cookie: sessionCookie(main.jar), openIdCookie: sessionCookie(openId.jar), accessToken: main.tokens.access_token, refreshTokens };
   },
 
   scenarios: {
@@ -174,6 +179,18 @@ export default {
       const state = randomBytes(8).toString('hex');
       const authorized = await request(ctx.baseUrl, { path: authorizePath({ scope: FLOW_SCOPE, challenge, state }), headers: { cookie: ctx.cookie } });
       const tokens = await exchangeCode(ctx.baseUrl, codeFrom(authorized, state, 'authorize'), verifier);
+      const userinfo = await request(ctx.baseUrl, { path: '/me', headers: { authorization: `Bearer ${tokens.access_token}` } });
+      expectStatus(userinfo, 200, 'userinfo');
+    },
+
+    /** As flow, with a nonce, for the RS256 client: every token response must carry its ID token. */
+    openIdFlow: (ctx) => async () => {
+      const { verifier, challenge } = pkcePair();
+      const state = randomBytes(8).toString('hex');
+      const nonce = randomBytes(8).toString('hex');
+      const authorized = await request(ctx.baseUrl, { path: authorizePath({ scope: FLOW_SCOPE, challenge, state, nonce, clientId: RS256_CLIENT_ID }), headers: { cookie: ctx.openIdCookie } });
+      const tokens = await exchangeCode(ctx.baseUrl, codeFrom(authorized, state, 'authorize'), verifier, RS256_CLIENT_ID);
+      expectIdToken(tokens, { alg: 'RS256', nonce });
       const userinfo = await request(ctx.baseUrl, { path: '/me', headers: { authorization: `Bearer ${tokens.access_token}` } });
       expectStatus(userinfo, 200, 'userinfo');
     },
