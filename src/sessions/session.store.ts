@@ -34,9 +34,13 @@ export class SessionStore {
     return this.dataSource.manager.countBy(Session, { userId, endedAt: IsNull(), expiresAt: MoreThanOrEqual(now) });
   }
 
-  /** Records that a client signed the person in through this session (once per pair). */
-  async recordClient(sessionId: string, clientId: string): Promise<void> {
-    await this.transactions.write((manager) => manager.createQueryBuilder().insert().into(SessionClient).values({ sessionId, clientId }).orIgnore().execute());
+  /**
+   * Records that a client signed the person in through this session (once per pair). Plain SQL: it
+   * runs on every OpenID authorization, most often finding the pair already there.
+   */
+  async recordClient(sessionId: string, clientId: string, now: Date): Promise<void> {
+    const sql = 'INSERT INTO "session_clients" ("session_id", "client_id", "created_at") VALUES (?, ?, ?) ON CONFLICT DO NOTHING';
+    await this.transactions.write((manager) => execute(manager, sql, [sessionId, clientId, dateParameter(now, this.dataSource.options.type)]));
   }
 
   /** The clients that signed the person in through these sessions. */

@@ -50,7 +50,7 @@ export class SessionsService {
 
   /** Records that a client signed the person in through the session named by this cookie secret (for back-channel logout). */
   recordClient(secret: string, clientId: string): Promise<void> {
-    return this.store.recordClient(hashSecret(secret), clientId);
+    return this.store.recordClient(hashSecret(secret), clientId, this.clock.now());
   }
 
   /** The public `sid` of the session named by this cookie secret (ID tokens, logout tokens). */
