@@ -54,8 +54,11 @@ export class MemoryLoginAttemptStore implements LoginAttemptStore, OnApplication
     if (wait > 0) return wait;
     for (const { key, freeFailures } of counters) {
       const failures = (this.live(key, now)?.failures ?? 0) + 1;
-      const lockedUntil = now + waitAfter(failures, freeFailures, policy.maxDelayMs);
-      this.counters.set(key, { failures, lockedUntil, expiresAt: lockedUntil + policy.windowMs });
+      const delay = waitAfter(failures, freeFailures, policy.maxDelayMs);
+      // Below the free failures, no lock at all (0), not one "until now": a call that reads a
+      // slightly earlier clock (another instance's) would otherwise wait a millisecond, rounded to a second.
+      const lockedUntil = delay > 0 ? now + delay : 0;
+      this.counters.set(key, { failures, lockedUntil, expiresAt: now + delay + policy.windowMs });
     }
     return 0;
   }

@@ -24,10 +24,13 @@ if wait > 0 then return wait end
 for i, key in ipairs(KEYS) do
   local failures = redis.call('HINCRBY', key, 'failures', 1)
   local free = tonumber(ARGV[3 + i])
-  local lockedUntil = now
-  if failures >= free then lockedUntil = now + math.min(1000 * 2 ^ (failures - free), maxDelay) end
-  redis.call('HSET', key, 'lockedUntil', string.format('%d', lockedUntil), 'expiresAt', string.format('%d', lockedUntil + window))
-  redis.call('PEXPIRE', key, math.floor(lockedUntil + window - now))
+  local delay = 0
+  if failures >= free then delay = math.min(1000 * 2 ^ (failures - free), maxDelay) end
+  -- No lock below the free failures (0, not now: an instance whose clock is a little behind would wait).
+  local lockedUntil = 0
+  if delay > 0 then lockedUntil = now + delay end
+  redis.call('HSET', key, 'lockedUntil', string.format('%d', lockedUntil), 'expiresAt', string.format('%d', now + delay + window))
+  redis.call('PEXPIRE', key, math.floor(delay + window))
 end
 return 0
 `;

@@ -11,6 +11,8 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { createApp } from '../../src/app.setup.js';
+import { MemoryLoginAttemptStore } from '../../src/rate-limit/login-attempts.store.js';
+import { RedisLoginAttemptStore } from '../../src/rate-limit/redis-login-attempts.store.js';
 import { Browser, hiddenFields } from '../helpers/browser.js';
 import { clientCredentialsStatus } from '../helpers/oauth-flow.js';
 import { TestApp } from '../helpers/test-app.js';
@@ -84,6 +86,29 @@ describe('rate limits shared through Redis by two instances', () => {
     const keys = await redis.keys(`${PREFIX}*`);
     expect(keys.length).toBeGreaterThan(0);
     for (const key of keys) expect(key).not.toContain(client.clientId);
+  });
+
+  it('does not make a right sign-in wait when instances\' clocks differ by a millisecond (below the free failures there is no lock)', async () => {
+    const redis = new Redis(REDIS_URL);
+    const store = new RedisLoginAttemptStore(redis, `${PREFIX}skew:`);
+    const memory = new MemoryLoginAttemptStore();
+    const counters = [{ key: 'address:username', freeFailures: 5 }];
+    const policy = { maxDelayMs: 900_000, windowMs: 900_000 };
+    const now = Date.now();
+    try {
+      for (const each of [store, memory]) {
+        expect(await each.begin(counters, policy, now)).toBe(0);
+        // Another instance, its clock one millisecond behind, begins an attempt right after.
+        expect(await each.begin(counters, policy, now - 1)).toBe(0);
+      }
+      // Past the free failures the wait still applies, across the same skew.
+      for (let i = 0; i < 3; i++) await store.begin(counters, policy, now);
+      expect(await store.begin(counters, policy, now - 1)).toBeGreaterThan(0);
+    } finally {
+      await memory.onApplicationShutdown();
+      await store.onApplicationShutdown();
+      redis.disconnect();
+    }
   });
 
   it('makes a sign-in wait on one instance after failures on the other', async () => {
