@@ -1,5 +1,5 @@
 import type { webcrypto } from 'node:crypto';
-import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { Clock } from '../common/clock.js';
 import { openIdConfig, type OpenIdConfig } from '../config/openid.config.js';
 import type { SigningAlgorithm } from './signing-algorithms.js';
@@ -13,7 +13,6 @@ export interface Signer {
 }
 
 interface Ring {
-  loadedAt: number;
   keys: LoadedSigningKey[];
   /** The JWKS document (RFC 7517 §5), serialized once per load. */
   jwks: string;
@@ -24,15 +23,16 @@ export class NoSigningKeyError extends Error {}
 
 /**
  * Each instance's in-memory copy of the published keys: what signs now, and the JWKS. Loaded at
- * start and reloaded every SIGNING_KEY_RELOAD_SECONDS in the background (never on a request's path),
- * so a rotation made by the CLI or another instance reaches every instance well within the publish
- * lead, and a key activates on every instance by the clock, not by a reload.
+ * start and reloaded by a timer every SIGNING_KEY_RELOAD_SECONDS (never on a request's path, and
+ * whether or not requests come), so a rotation made by the CLI or another instance reaches every
+ * instance well within the publish lead, and a key activates on every instance by the clock.
  */
 @Injectable()
-export class SigningKeyRing implements OnApplicationBootstrap {
+export class SigningKeyRing implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(SigningKeyRing.name);
   private ring?: Ring;
   private reloading?: Promise<void>;
+  private timer?: NodeJS.Timeout;
 
   constructor(
     private readonly vault: SigningKeyVault,
@@ -43,6 +43,15 @@ export class SigningKeyRing implements OnApplicationBootstrap {
   async onApplicationBootstrap(): Promise<void> {
     await this.vault.ensureInitialKeys();
     await this.reload();
+    this.timer = setInterval(() => {
+      // A failed reload keeps the keys it has and is tried again at the next tick.
+      this.reload().catch((error: unknown) => this.logger.warn(`Reloading the signing keys failed: ${error instanceof Error ? error.message : String(error)}`));
+    }, this.config.reloadSeconds * 1000);
+    this.timer.unref();
+  }
+
+  onApplicationShutdown(): void {
+    clearInterval(this.timer);
   }
 
   /** The key that signs now for `alg`: the published one with the latest activation that has passed. */
@@ -67,7 +76,7 @@ export class SigningKeyRing implements OnApplicationBootstrap {
     this.reloading ??= this.vault
       .loadPublished()
       .then((keys) => {
-        this.ring = { loadedAt: Date.now(), keys, jwks: JSON.stringify({ keys: keys.map((key) => key.publicJwk) }) };
+        this.ring = { keys, jwks: JSON.stringify({ keys: keys.map((key) => key.publicJwk) }) };
       })
       .finally(() => {
         this.reloading = undefined;
@@ -77,10 +86,6 @@ export class SigningKeyRing implements OnApplicationBootstrap {
 
   private current(): Ring {
     if (!this.ring) throw new NoSigningKeyError('The signing keys are not loaded yet');
-    if (Date.now() - this.ring.loadedAt > this.config.reloadSeconds * 1000 && !this.reloading) {
-      // The request goes on with the keys it has; a failed reload is retried on a later request.
-      this.reload().catch((error: unknown) => this.logger.warn(`Reloading the signing keys failed: ${error instanceof Error ? error.message : String(error)}`));
-    }
     return this.ring;
   }
 }
