@@ -3,7 +3,7 @@
  * CLI, three instances sharing it, Redis and one session secret, nginx in front. Everything it
  * creates, it removes in stop().
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import pg from 'pg';
@@ -24,9 +24,14 @@ export class Cluster {
     private readonly env: Record<string, string>,
   ) {}
 
-  static async start(size = 3): Promise<Cluster> {
+  /**
+   * `settings`: environment variables a test file needs beyond the production contract (e.g.
+   * OUTBOUND_ALLOW_PRIVATE_NETWORKS for a receiver on loopback), given to every instance and every
+   * CLI run of this cluster only, so other files keep the production defaults.
+   */
+  static async start(size = 3, settings: Record<string, string> = {}): Promise<Cluster> {
     const [nginxPort, ...ports] = await freePorts(1 + 2 * size);
-    const env = sharedEnv(`https://127.0.0.1:${nginxPort}`, randomBytes(36).toString('base64url'));
+    const env = { ...sharedEnv(`https://127.0.0.1:${nginxPort}`, randomBytes(36).toString('base64url')), ...settings };
     const instances = Array.from({ length: size }, (_, i) => {
       const [port, metricsPort] = [ports[2 * i], ports[2 * i + 1]];
       return new Instance(`instance-${i + 1}`, port, { ...env, PORT: String(port), METRICS_PORT: String(metricsPort) });
@@ -67,16 +72,45 @@ export class Cluster {
     return JSON.parse(result.stdout) as unknown;
   }
 
-  createUser(username: string, password: string): void {
-    this.cli('users:create', '--username', username, '--password', password);
+  /**
+   * The same as cli(), without blocking this process while the command runs (a few hundred ms of
+   * start-up): for a command run in the middle of a load the test process itself generates.
+   */
+  cliInBackground(...args: string[]): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, ['dist/src/cli/main.js', ...args], { env: this.env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      child.once('error', reject);
+      child.once('close', (status) => {
+        if (status !== 0) reject(new Error(`latchkey ${args[0]} failed (${status}): ${stderr}`));
+        else resolve(JSON.parse(stdout) as unknown);
+      });
+    });
   }
 
-  /** A confidential client (client_secret_basic) with the given grants and scope. */
-  createClient(name: string, grantTypes: string[], scope: string, redirectUri?: string): ClusterClient {
+  /** `profile`: users:create's profile flags, e.g. '--email', 'alice@example.com'. Returns the user's id. */
+  createUser(username: string, password: string, ...profile: string[]): string {
+    return (this.cli('users:create', '--username', username, '--password', password, ...profile) as { id: string }).id;
+  }
+
+  /** A confidential client (client_secret_basic) with the given grants and scope; `extra`: more clients:create flags. */
+  createClient(name: string, grantTypes: string[], scope: string, redirectUri?: string, extra: string[] = []): ClusterClient {
     const args = ['clients:create', '--name', name, '--scope', scope, ...grantTypes.flatMap((g) => ['--grant-type', g])];
     if (redirectUri) args.push('--redirect-uri', redirectUri);
+    args.push(...extra);
     const view = this.cli(...args) as { client_id: string; client_secret: string };
     return { clientId: view.client_id, clientSecret: view.client_secret, redirectUri: redirectUri ?? '' };
+  }
+
+  /** Runs one SQL statement in the cluster's schema and returns its rows (what the instances recorded). */
+  query<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
+    return withPg(async (client) => {
+      await client.query(`SET search_path TO "${SCHEMA}"`);
+      return (await client.query(sql, params)).rows as T[];
+    });
   }
 
   /** The last lines of every log, for a failing test's output. */
