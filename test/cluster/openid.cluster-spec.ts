@@ -14,7 +14,7 @@ import { Browser, isLoginPage } from '../helpers/browser.js';
 import { authorizeAsUser } from '../helpers/oauth-flow.js';
 import type { TestUser } from '../helpers/test-app.js';
 import { Cluster, type ClusterClient } from './support/cluster.js';
-import { LogoutReceiver } from './support/receiver.js';
+import { LogoutReceiver } from '../helpers/logout-receiver.js';
 
 const REDIRECT_URI = 'https://app.example/callback';
 const SIGNED_OUT = 'https://app.example/signed-out';

@@ -6,8 +6,6 @@
  */
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import * as oidc from 'openid-client';
 import { jest } from '@jest/globals';
 import { AccountsService } from '../../src/accounts/accounts.service.js';
@@ -19,6 +17,7 @@ import { UsersService } from '../../src/users/users.service.js';
 import { startAtIssuer } from '../helpers/app-at-issuer.js';
 import { Browser, hiddenFields, isLoginPage } from '../helpers/browser.js';
 import { runCli } from '../helpers/cli.js';
+import { LogoutReceiver } from '../helpers/logout-receiver.js';
 import { authorizeAsUser } from '../helpers/oauth-flow.js';
 import type { TestUser } from '../helpers/test-app.js';
 import { dropTestDatabase } from '../helpers/test-database.js';
@@ -26,54 +25,13 @@ import { dropTestDatabase } from '../helpers/test-database.js';
 const REDIRECT_URI = 'http://127.0.0.1:9/callback';
 const SIGNED_OUT = 'http://127.0.0.1:9/signed-out';
 
-/** A client's back-channel logout endpoint: records every logout_token; answers 200, or the statuses planned for a session. */
-class Receiver {
-  readonly tokens: string[] = [];
-  /** Statuses to answer, in turn, to the notifications of one session (by sid). */
-  readonly planned = new Map<unknown, number[]>();
-  private server?: Server;
-  url = '';
-
-  async start(): Promise<void> {
-    this.server = createServer((request, response) => {
-      let body = '';
-      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      request.on('end', () => {
-        const token = new URLSearchParams(body).get('logout_token') ?? '';
-        this.tokens.push(token);
-        const status = token === '' ? 400 : (this.planned.get(decodeJwt(token).sid)?.shift() ?? 200);
-        response.writeHead(status, { 'cache-control': 'no-store' }).end();
-      });
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/backchannel`;
-  }
-
-  /** Waits (bounded) until `count` notifications arrived. */
-  async received(count: number): Promise<string[]> {
-    for (let waited = 0; this.tokens.length < count && waited < 10_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
-    return this.tokens;
-  }
-
-  /** Waits (bounded) for the logout tokens naming this session (other tests' sessions end too, in any order). */
-  async forSession(sid: unknown, count = 1): Promise<string[]> {
-    const matching = () => this.tokens.filter((token) => token !== '' && decodeJwt(token).sid === sid);
-    for (let waited = 0; matching().length < count && waited < 10_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
-    return matching();
-  }
-
-  stop(): Promise<void> {
-    return new Promise((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
-  }
-}
-
 describe('OpenID Connect logout', () => {
   let nest: NestFastifyApplication;
   let issuer: URL;
   let user: TestUser;
   let config: oidc.Configuration;
   let clientId: string;
-  const receiver = new Receiver();
+  const receiver = new LogoutReceiver();
 
   /** Signs the person in on a new browser; returns the browser and the token response. */
   async function signIn(): Promise<{ browser: Browser; tokens: oidc.TokenEndpointResponse & oidc.TokenEndpointResponseHelpers }> {
@@ -171,7 +129,7 @@ describe('OpenID Connect logout', () => {
     it('sends the client a signed logout token naming the person and the session when the session ends', async () => {
       const { browser, tokens } = await signIn();
       await browser.get(oidc.buildEndSessionUrl(config, { id_token_hint: tokens.id_token!, post_logout_redirect_uri: SIGNED_OUT }).href);
-      const [logoutToken] = await receiver.forSession(decodeJwt(tokens.id_token!).sid);
+      const [logoutToken] = await receiver.tokensFor((decodeJwt(tokens.id_token!).sid as string));
       expect(logoutToken).toEqual(expect.any(String));
       const jwks = createRemoteJWKSet(new URL(config.serverMetadata().jwks_uri!));
       const { payload, protectedHeader } = await jwtVerify(logoutToken, jwks, { issuer: config.serverMetadata().issuer, audience: clientId, typ: 'logout+jwt' });
@@ -188,17 +146,17 @@ describe('OpenID Connect logout', () => {
     it('also when a password change ends every session of the person, and records the delivery', async () => {
       const { tokens } = await signIn();
       await nest.get(AccountsService).setPassword(user.username, user.password);
-      expect(await receiver.forSession(decodeJwt(tokens.id_token!).sid)).toHaveLength(1);
+      expect(await receiver.tokensFor((decodeJwt(tokens.id_token!).sid as string))).toHaveLength(1);
       const deliveries = await nest.get(LogoutDeliveryStore).forClient(clientId);
-      expect(deliveries.find((delivery) => delivery.sid === decodeJwt(tokens.id_token!).sid)).toEqual(expect.objectContaining({ status: 'delivered', attempts: 1, lastError: null }));
+      expect(deliveries.find((delivery) => delivery.sid === (decodeJwt(tokens.id_token!).sid as string))).toEqual(expect.objectContaining({ status: 'delivered', attempts: 1, lastError: null }));
     });
 
     it('retries with backoff when the client answers an error, then records the delivery', async () => {
       const { tokens } = await signIn();
-      const sid = decodeJwt(tokens.id_token!).sid;
+      const sid = (decodeJwt(tokens.id_token!).sid as string);
       receiver.planned.set(sid, [503]);
       await nest.get(AccountsService).setPassword(user.username, user.password);
-      expect(await receiver.forSession(sid, 2)).toHaveLength(2);
+      expect(await receiver.tokensFor(sid, 2)).toHaveLength(2);
       for (let waited = 0; waited < 5000; waited += 50) {
         const row = (await nest.get(LogoutDeliveryStore).forClient(clientId)).find((delivery) => delivery.sid === sid);
         if (row?.status === 'delivered') {
@@ -212,11 +170,11 @@ describe('OpenID Connect logout', () => {
 
     it('an administrator signing the person out everywhere (users:sign-out) notifies the client too, and the purge keeps the record a week', async () => {
       const { tokens } = await signIn();
-      const sid = decodeJwt(tokens.id_token!).sid;
+      const sid = (decodeJwt(tokens.id_token!).sid as string);
       const result = await runCli(['users:sign-out', '--username', user.username]);
       expect(result.code).toBe(0);
       expect(JSON.parse(result.stdout)).toEqual({ username: user.username, sessions_ended: expect.any(Number) });
-      expect(await receiver.forSession(sid)).toHaveLength(1);
+      expect(await receiver.tokensFor(sid)).toHaveLength(1);
       const store = nest.get(LogoutDeliveryStore);
       for (let waited = 0; (await store.forClient(clientId)).some((delivery) => delivery.sid === sid && delivery.status !== 'delivered') && waited < 5000; waited += 50) {
         await new Promise((resolve) => setTimeout(resolve, 50));
@@ -231,9 +189,9 @@ describe('OpenID Connect logout', () => {
 
     it('a logout token is no ID token: presented as id_token_hint it is refused (Back-Channel Logout §2.4, typ)', async () => {
       const { browser, tokens } = await signIn();
-      const sid = decodeJwt(tokens.id_token!).sid;
+      const sid = (decodeJwt(tokens.id_token!).sid as string);
       await browser.get(oidc.buildEndSessionUrl(config, { id_token_hint: tokens.id_token!, post_logout_redirect_uri: SIGNED_OUT }).href);
-      const [logoutToken] = await receiver.forSession(sid);
+      const [logoutToken] = await receiver.tokensFor(sid);
       const { browser: other } = await signIn();
       const page = await other.get(`/session/end?id_token_hint=${logoutToken}&post_logout_redirect_uri=${encodeURIComponent(SIGNED_OUT)}`);
       expect(page.status).toBe(400);
@@ -241,12 +199,12 @@ describe('OpenID Connect logout', () => {
     });
 
     it('owes nothing for a session that signed the client in without openid, nor to a client without a back-channel URI', async () => {
-      const before = receiver.tokens.length;
+      const before = receiver.received.length;
       const browser = new Browser(issuer.origin);
       await authorizeAsUser(browser, user, oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT_URI, scope: 'notes:read', code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()), code_challenge_method: 'S256' }).href);
       await browser.post('/logout', { csrf_token: hiddenFields((await browser.get('/')).body, '/logout').csrf_token });
       await new Promise((resolve) => setTimeout(resolve, 500));
-      expect(receiver.tokens.length).toBe(before);
+      expect(receiver.received.length).toBe(before);
     });
   });
 });

@@ -1,7 +1,8 @@
 /**
  * A relying party's back-channel logout endpoint (Back-Channel Logout 1.0 §2.5) on loopback: an
- * http server that records every logout_token POSTed to it and answers 200. The instances reach
- * it only with OUTBOUND_ALLOW_PRIVATE_NETWORKS=true (outgoing requests refuse loopback otherwise).
+ * http server that records every logout_token POSTed to it and answers 200, or the statuses
+ * planned for a session. Servers reach it only with OUTBOUND_ALLOW_PRIVATE_NETWORKS=true
+ * (outgoing requests refuse loopback otherwise). Used by the e2e and the cluster tests.
  */
 import { decodeJwt } from 'jose';
 import { createServer, type Server } from 'node:http';
@@ -16,6 +17,8 @@ export interface ReceivedLogout {
 
 export class LogoutReceiver {
   readonly received: ReceivedLogout[] = [];
+  /** Statuses to answer, in turn, to the notifications of one session (by sid); 200 when none is planned. */
+  readonly planned = new Map<string, number[]>();
   private server?: Server;
   url = '';
 
@@ -32,7 +35,8 @@ export class LogoutReceiver {
           // recorded without a sid: the test sees it among the notifications it did not expect
         }
         this.received.push({ token, sid, at: Date.now() });
-        response.writeHead(token === '' ? 400 : 200, { 'cache-control': 'no-store' }).end();
+        const status = token === '' ? 400 : ((sid !== undefined ? this.planned.get(sid)?.shift() : undefined) ?? 200);
+        response.writeHead(status, { 'cache-control': 'no-store' }).end();
       });
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
@@ -48,6 +52,13 @@ export class LogoutReceiver {
   async waitFor(sids: string[], timeoutMs = 15_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (sids.some((sid) => this.forSession(sid).length === 0) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+
+  /** Waits (bounded) for `count` logout tokens naming this session, and returns those received. */
+  async tokensFor(sid: string, count = 1, timeoutMs = 10_000): Promise<string[]> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.forSession(sid).length < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    return this.forSession(sid);
   }
 
   stop(): Promise<void> {
