@@ -1,4 +1,4 @@
-import { newClientId } from './clients.service.js';
+import { newClientId } from './client-information.js';
 
 describe(newClientId.name, () => {
   it('gives 128 random bits as 22 base64url characters that never start with "-" (which a command line reads as an option)', () => {

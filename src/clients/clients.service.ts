@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { randomBytes } from 'node:crypto';
 import { DomainError } from '../common/domain-error.js';
-import { ClientAuthMethod, GrantType, ResponseType, TokenType } from '../common/oauth.constants.js';
+import { ClientAuthMethod, GrantType, TokenType } from '../common/oauth.constants.js';
 import { formatScope, parseScope } from '../common/scope.js';
 import { generateSecret, hashSecret, SECRET_PREFIX, secretMatchesHash } from '../common/secrets.js';
 import { AuditService } from '../audit/audit.service.js';
@@ -9,64 +8,11 @@ import { Transactions } from '../database/transactions.js';
 import { ScopeCatalog } from '../scopes/scope-catalog.js';
 import { assertNotWidenedBySelf, CLI_ADMINISTRATOR, type ClientEditor } from './client-change-policy.js';
 import { Client } from './client.entity.js';
+import { clientView, DESCRIPTIVE_FIELDS, descriptiveColumns, newClientId, type ClientView, type NewClient } from './client-information.js';
 import { ClientStore } from './client.store.js';
 import { SectorIdentifierVerifier } from './sector-identifier.verifier.js';
-import { openIdMetadataOf, openIdSettingsFrom, sectorOfClient, SubjectType, type OpenIdClientMetadata, type OpenIdClientSettings } from './openid-client-settings.js';
+import { openIdSettingsFrom, sectorOfClient, SubjectType, type OpenIdClientSettings } from './openid-client-settings.js';
 import { assertRedirectUrisAcceptable, descriptiveUriProblem } from './redirect-uri.policy.js';
-
-export interface NewClient {
-  name: string;
-  redirectUris: string[];
-  scope?: string;
-  /** A public client has no secret and must use PKCE (RFC 6749 §2.1, RFC 9700 §2.1.1). */
-  isPublic?: boolean;
-  grantTypes?: GrantType[];
-  /** client_secret_basic (default) or client_secret_post for confidential clients. */
-  tokenEndpointAuthMethod?: ClientAuthMethod;
-  /** The type of access token the client receives: bearer (default) or mac. */
-  accessTokenType?: TokenType;
-  /** Descriptive metadata (RFC 7591 §2): https URLs of the client's home page, logo, privacy policy and terms. */
-  descriptive?: DescriptiveMetadata;
-  /** OpenID Connect metadata under its wire names; absent: every default. */
-  openId?: OpenIdClientMetadata;
-}
-
-/** RFC 7591 §2 descriptive metadata, under its wire names. */
-export interface DescriptiveMetadata {
-  client_uri?: string;
-  logo_uri?: string;
-  policy_uri?: string;
-  tos_uri?: string;
-}
-
-export const DESCRIPTIVE_FIELDS = ['client_uri', 'logo_uri', 'policy_uri', 'tos_uri'] as const;
-
-/** RFC 7591 §3.2.1 client information response. */
-export interface ClientView {
-  client_id: string;
-  client_secret?: string;
-  client_secret_expires_at?: number;
-  client_name: string;
-  redirect_uris: string[];
-  scope: string;
-  grant_types: GrantType[];
-  response_types: string[];
-  token_endpoint_auth_method: ClientAuthMethod;
-  /** A Latchkey extension of RFC 7591 §2: "bearer" or "mac". */
-  access_token_type: TokenType;
-  client_id_issued_at: number;
-  client_uri?: string;
-  logo_uri?: string;
-  policy_uri?: string;
-  tos_uri?: string;
-  id_token_signed_response_alg?: string;
-  subject_type?: string;
-  post_logout_redirect_uris?: string[];
-  backchannel_logout_uri?: string;
-  backchannel_logout_session_required?: boolean;
-  default_max_age?: number;
-  require_auth_time?: boolean;
-}
 
 const DEFAULT_GRANT_TYPES: GrantType[] = [GrantType.AuthorizationCode, GrantType.RefreshToken];
 const SUPPORTED_GRANT_TYPES = new Set<string>(Object.values(GrantType));
@@ -79,30 +25,6 @@ function changedFields(before: ClientView, after: ClientView): Record<string, { 
     if (JSON.stringify(before[field]) !== JSON.stringify(after[field])) changes[field] = { old: before[field], new: after[field] };
   }
   return changes;
-}
-
-/**
- * 128 random bits, base64url, starting with a letter or digit: an id starting with "-" reads as
- * an option to the CLI (and to most command lines), so `--client-id -x…` failed 1 time in 64.
- */
-export function newClientId(): string {
-  for (;;) {
-    const id = randomBytes(16).toString('base64url');
-    if (/^[A-Za-z0-9]/.test(id)) return id;
-  }
-}
-
-/** The entity's columns for descriptive metadata: what is absent is cleared (RFC 7592 §2.2 replaces the whole registration). */
-function descriptiveColumns(metadata: DescriptiveMetadata = {}): Pick<Client, 'clientUri' | 'logoUri' | 'policyUri' | 'tosUri'> {
-  return { clientUri: metadata.client_uri ?? null, logoUri: metadata.logo_uri ?? null, policyUri: metadata.policy_uri ?? null, tosUri: metadata.tos_uri ?? null };
-}
-
-/** RFC 7591 §2.1: `code` goes with authorization_code, `token` with implicit. */
-export function responseTypesOf(grantTypes: readonly GrantType[]): ResponseType[] {
-  return [
-    ...(grantTypes.includes(GrantType.AuthorizationCode) ? [ResponseType.Code] : []),
-    ...(grantTypes.includes(GrantType.Implicit) ? [ResponseType.Token] : []),
-  ];
 }
 
 @Injectable()
@@ -229,24 +151,7 @@ export class ClientsService {
   }
 
   toView(client: Client, secret?: string): ClientView {
-    return {
-      client_id: client.id,
-      ...(secret ? { client_secret: secret, client_secret_expires_at: 0 } : {}),
-      client_name: client.name,
-      redirect_uris: client.redirectUris,
-      scope: client.scope,
-      grant_types: client.grantTypes,
-      response_types: responseTypesOf(client.grantTypes),
-      token_endpoint_auth_method: client.tokenEndpointAuthMethod,
-      access_token_type: client.accessTokenType,
-      client_id_issued_at: Math.floor(client.createdAt.getTime() / 1000),
-      ...(client.clientUri ? { client_uri: client.clientUri } : {}),
-      ...(client.logoUri ? { logo_uri: client.logoUri } : {}),
-      ...(client.policyUri ? { policy_uri: client.policyUri } : {}),
-      ...(client.tosUri ? { tos_uri: client.tosUri } : {}),
-      // Shown once registered with any (OpenID Dynamic Registration §3.2 returns what applies); defaults included.
-      ...(client.openIdSettings !== null ? openIdMetadataOf(client.openIdSettings) : {}),
-    };
+    return clientView(client, secret);
   }
 
   /** The rules every registration follows, from the CLI or over HTTP (RFC 7591 §2). */

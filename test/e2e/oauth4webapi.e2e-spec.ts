@@ -5,7 +5,8 @@
  */
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import * as oauth from 'oauth4webapi';
-import { ClientsService, type NewClient } from '../../src/clients/clients.service.js';
+import type { NewClient } from '../../src/clients/client-information.js';
+import { ClientsService } from '../../src/clients/clients.service.js';
 import { UsersService } from '../../src/users/users.service.js';
 import { Browser } from '../helpers/browser.js';
 import { authorizeAsUser } from '../helpers/oauth-flow.js';

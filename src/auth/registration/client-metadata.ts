@@ -1,7 +1,7 @@
 import { ClientAuthMethod, GrantType, ResponseType, TokenType } from '../../common/oauth.constants.js';
 import { createAjv, describeSchemaErrors } from '../../collections/json-schema-validator.js';
 import { DomainError } from '../../common/domain-error.js';
-import { DESCRIPTIVE_FIELDS, responseTypesOf, type DescriptiveMetadata, type NewClient } from '../../clients/clients.service.js';
+import { DESCRIPTIVE_FIELDS, responseTypesOf, type DescriptiveMetadata, type NewClient } from '../../clients/client-information.js';
 import { isStorableJson } from '../../common/storable-text.js';
 import { OPENID_METADATA_SCHEMA, type OpenIdClientMetadata } from '../../clients/openid-client-settings.js';
 

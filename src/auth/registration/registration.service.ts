@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Client } from '../../clients/client.entity.js';
-import { ClientsService, type ClientView } from '../../clients/clients.service.js';
+import type { ClientView } from '../../clients/client-information.js';
+import { ClientsService } from '../../clients/clients.service.js';
 import { DomainError } from '../../common/domain-error.js';
 import { generateSecret, SECRET_PREFIX, secretMatchesHash } from '../../common/secrets.js';
 import { appConfig, type AppConfig } from '../../config/app.config.js';
