@@ -33,6 +33,20 @@ export class AccountsService {
   }
 
   /**
+   * Deletes the person: their sessions end first, in the same transaction, so that applications
+   * registered for back-channel logout are told (a cascade alone would end them silently); then
+   * their codes, tokens, consents and sessions go with them (ON DELETE CASCADE). Audited.
+   */
+  async deleteUser(username: string, actor: string): Promise<void> {
+    const user = await this.users.require(username);
+    await this.transactions.run(async (manager) => {
+      const ended = await this.sessions.endAllOf(user.id, { manager });
+      await this.users.deleteWithin(user.id, manager);
+      await this.audit.record({ actor, action: 'user.deleted', subject: `user:${user.id}`, details: { sessions_ended: ended } }, manager);
+    });
+  }
+
+  /**
    * An administrator ends every session of the person (a lost laptop, a suspicion): they sign in
    * again everywhere, and the applications they signed in to are told (Back-Channel Logout).
    * Audited with the number of sessions ended, in the same transaction.

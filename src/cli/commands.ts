@@ -128,7 +128,8 @@ export const COMMANDS: Record<string, Command> = {
     options: { username: { type: 'string' } },
     async run(app, flags) {
       const username = required(flags, 'username');
-      await (await usersService(app)).delete(username);
+      // Through the account: their sessions end first, so back-channel logout clients are told.
+      await (await accountsService(app)).deleteUser(username, 'cli');
       return { deleted: true, username };
     },
   },

@@ -43,7 +43,8 @@ export class UserStore {
   }
 
   /** Deletes the user; their codes, tokens, consents and sessions go with them (ON DELETE CASCADE). */
-  async delete(userId: string): Promise<void> {
-    await this.transactions.write((manager) => manager.delete(User, { id: userId }));
+  async delete(userId: string, manager?: EntityManager): Promise<void> {
+    const work = (within: EntityManager) => within.delete(User, { id: userId });
+    await (manager ? work(manager) : this.transactions.write(work));
   }
 }

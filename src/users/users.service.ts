@@ -95,6 +95,11 @@ export class UsersService {
     await this.store.delete(user.id);
   }
 
+  /** Deletes the user in the caller's transaction (AccountsService ends their sessions first, in the same one). */
+  async deleteWithin(userId: string, manager: EntityManager): Promise<void> {
+    await this.store.delete(userId, manager);
+  }
+
   toView(user: User): UserView {
     return {
       id: user.id,

@@ -198,6 +198,22 @@ describe('OpenID Connect logout', () => {
       expect(await signedIn(other)).toBe(true);
     });
 
+    it('deleting a person (users:delete) ends their sessions first: the client is told, and the record outlives the person', async () => {
+      const bob = { username: `bob_${Date.now().toString(36)}`, password: 'another correct horse battery' };
+      await nest.get(UsersService).create(bob.username, bob.password);
+      const verifier = oidc.randomPKCECodeVerifier();
+      const url = oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT_URI, scope: 'openid', code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
+      const page = await authorizeAsUser(new Browser(url.origin), bob, url.href);
+      const tokens = await oidc.authorizationCodeGrant(config, new URL(page.location!), { pkceCodeVerifier: verifier, idTokenExpected: true });
+      const idToken = decodeJwt(tokens.id_token!);
+      const result = await runCli(['users:delete', '--username', bob.username]);
+      expect(result.code).toBe(0);
+      const [logoutToken] = await receiver.tokensFor(idToken.sid as string);
+      expect(decodeJwt(logoutToken).sub).toBe(idToken.sub);
+      const deliveries = await nest.get(LogoutDeliveryStore).forClient(clientId);
+      expect(deliveries.filter((delivery) => delivery.sid === idToken.sid)).toHaveLength(1);
+    });
+
     it('owes nothing for a session that signed the client in without openid, nor to a client without a back-channel URI', async () => {
       const before = receiver.received.length;
       const browser = new Browser(issuer.origin);
