@@ -19,6 +19,13 @@ export interface ClientRights {
   grantTypes: readonly GrantType[];
   redirectUris: readonly string[];
   accessTokenType: TokenType;
+  /**
+   * OpenID Connect Core §8: public or pairwise subjects, and the sector they are derived from.
+   * Going from pairwise to public, or to another sector, would hand the client identifiers it
+   * could match across sectors: an administrator's decision too.
+   */
+  subjectType?: string;
+  sectorIdentifierUri?: string | null;
 }
 
 /**
@@ -47,6 +54,12 @@ export function assertNotWidenedBySelf(current: ClientRights, next: ClientRights
   if (addedUris.length > 0) throw widening('redirect_uris', `adds ${addedUris.join(', ')}; only an administrator can register new redirect URIs`);
   if (next.accessTokenType !== current.accessTokenType) {
     throw widening('access_token_type', `is "${current.accessTokenType}" and only an administrator can change it`);
+  }
+  if (next.subjectType !== current.subjectType) {
+    throw widening('subject_type', `is "${String(current.subjectType)}" and only an administrator can change it`);
+  }
+  if ((next.sectorIdentifierUri ?? null) !== (current.sectorIdentifierUri ?? null)) {
+    throw widening('sector_identifier_uri', 'names the sector pairwise subjects come from, and only an administrator can change it');
   }
 }
 

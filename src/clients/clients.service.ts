@@ -93,10 +93,15 @@ export class ClientsService {
     }
     if (editor.kind === 'self') {
       // Post-logout redirect URIs send the browser somewhere, like redirect URIs: the same rule.
-      assertNotWidenedBySelf(
-        { scope: parseScope(client.scope) ?? [], grantTypes: client.grantTypes, redirectUris: [...client.redirectUris, ...client.openId.postLogoutRedirectUris], accessTokenType: client.accessTokenType },
-        { scope, grantTypes: next.grantTypes, redirectUris: [...next.redirectUris, ...next.openId.postLogoutRedirectUris], accessTokenType: next.accessTokenType },
-      );
+      const rights = (of: Client, scopes: readonly string[]) => ({
+        scope: scopes,
+        grantTypes: of.grantTypes,
+        redirectUris: [...of.redirectUris, ...of.openId.postLogoutRedirectUris],
+        accessTokenType: of.accessTokenType,
+        subjectType: of.openId.subjectType,
+        sectorIdentifierUri: of.openId.sectorIdentifierUri,
+      });
+      assertNotWidenedBySelf(rights(client, parseScope(client.scope) ?? []), rights(next, scope));
     }
     const changes = changedFields(this.toView(client), this.toView(next));
     if (Object.keys(changes).length === 0) return client;

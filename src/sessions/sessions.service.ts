@@ -48,9 +48,14 @@ export class SessionsService {
     return this.store.endAllOf(userId, this.clock.now(), { exceptId: options.except === undefined ? undefined : hashSecret(options.except), manager: options.manager });
   }
 
-  /** Records that a client signed the person in through the session named by this cookie secret (for back-channel logout). */
-  recordClient(secret: string, clientId: string): Promise<void> {
-    return this.store.recordClient(hashSecret(secret), clientId, this.clock.now());
+  /**
+   * Records that a client signed the person in through the session named by this cookie secret
+   * (for back-channel logout); returns the session's public sid.
+   */
+  async recordClient(secret: string, clientId: string): Promise<string> {
+    const id = hashSecret(secret);
+    await this.store.recordClient(id, clientId, this.clock.now());
+    return publicSessionId(id);
   }
 
   /** The public `sid` of the session named by this cookie secret (ID tokens, logout tokens). */

@@ -207,6 +207,24 @@ describe('OpenID Connect client settings', () => {
       expect(await clientCount()).toBe(before);
     });
 
+    it('a pairwise client managing itself cannot become public, nor drop subject_type (it would learn the user ids); nothing changes', async () => {
+      const { json } = await register({ subject_type: 'pairwise' });
+      const path = new URL(json.registration_client_uri as string).pathname;
+      const settingsOf = async () => (await app.dataSource.query<{ openid_settings: string }[]>(`SELECT "openid_settings" FROM "clients" WHERE "id" = '${json.client_id as string}'`))[0].openid_settings;
+      const before = await settingsOf();
+      for (const body of [{ subject_type: 'public' }, {}]) {
+        const update = await fetch(app.url(path), {
+          method: 'PUT',
+          headers: { authorization: `Bearer ${json.registration_access_token as string}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ client_id: json.client_id, client_name: 'RP', redirect_uris: ['https://rp.example/cb'], ...body }),
+        });
+        expect(update.status).toBe(400);
+        expect(await update.json()).toEqual(expect.objectContaining({ error: 'invalid_client_metadata', error_description: expect.stringMatching(/^subject_type .*only an administrator/) }));
+      }
+      expect(JSON.parse(await settingsOf()).subjectType).toBe('pairwise');
+      expect(await settingsOf()).toBe(before);
+    });
+
     it('a client managing itself cannot add a post-logout redirect URI (an administrator decides where browsers are sent)', async () => {
       const { json } = await register({ post_logout_redirect_uris: ['https://rp.example/signed-out'] });
       const update = await fetch(app.url(new URL(json.registration_client_uri as string).pathname), {

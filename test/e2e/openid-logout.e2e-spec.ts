@@ -100,6 +100,21 @@ describe('OpenID Connect logout', () => {
       expect(await signedIn(browser)).toBe(false);
     });
 
+    it('refuses a forged confirmation (no CSRF token, or another browser\'s) with 403: nobody is signed out, no client is told', async () => {
+      const { browser, tokens } = await signIn();
+      const { browser: attacker } = await signIn();
+      const attackerForm = hiddenFields((await attacker.get(oidc.buildEndSessionUrl(config, {}).href)).body, '/session/end/confirm');
+      const sid = decodeJwt(tokens.id_token!).sid as string;
+      for (const fields of [{ decision: 'sign_out' }, { ...attackerForm, decision: 'sign_out' }]) {
+        const page = await browser.post('/session/end/confirm', fields, { origin: issuer.origin });
+        expect(page.status).toBe(403);
+        expect(page.location).toBeUndefined();
+      }
+      expect(await signedIn(browser)).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(receiver.forSession(sid)).toEqual([]);
+    });
+
     it('oidcc-rp-initiated-logout-bad-post-logout-redirect-uri: never redirects to an unregistered URI, and signs nobody out', async () => {
       const { browser, tokens } = await signIn();
       const url = oidc.buildEndSessionUrl(config, { id_token_hint: tokens.id_token!, post_logout_redirect_uri: 'https://evil.example/' });

@@ -64,8 +64,7 @@ export class LoginSession {
   async signedInto(request: FastifyRequest, clientId: string): Promise<string | null> {
     const secret = request.session.get('sid');
     if (!secret) return null;
-    await this.sessions.recordClient(secret, clientId);
-    return this.sessions.publicId(secret);
+    return this.sessions.recordClient(secret, clientId);
   }
 
   /** The public sid of this browser's session, or null when it has none. */

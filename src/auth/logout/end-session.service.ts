@@ -4,6 +4,7 @@ import type { Client } from '../../clients/client.entity.js';
 import { ClientsService } from '../../clients/clients.service.js';
 import { IdTokenHintReader } from '../../openid/id-token-hint.reader.js';
 import { SubjectIdentifiers } from '../../openid/subject-identifiers.js';
+import type { User } from '../../users/user.entity.js';
 import type { InteractionOutcome } from '../interaction/interaction-responder.js';
 import { LoginSession } from '../interaction/login-session.js';
 import { Pages } from '../interaction/pages.js';
@@ -48,9 +49,9 @@ export class EndSessionService {
 
   /** GET or POST /session/end. */
   async start(request: FastifyRequest, params: EndSessionParams): Promise<InteractionOutcome> {
-    const parsed = await this.parse(request, params);
-    if ('error' in parsed) return parsed.error;
     const user = await this.session.currentUser(request);
+    const parsed = await this.parse(request, params, user);
+    if ('error' in parsed) return parsed.error;
     if (user && !parsed.trusted) return this.pages.logoutConfirmation(request, user, parsed.client, rawParams(params));
     if (user) await this.session.logOut(request);
     return this.done(request, parsed);
@@ -61,7 +62,7 @@ export class EndSessionService {
     if (!this.session.csrfMatches(request, params.csrf_token)) {
       return this.pages.error(403, 'invalid_request', 'This form has expired or was not sent from this site. Please sign out again.');
     }
-    const parsed = await this.parse(request, params);
+    const parsed = await this.parse(request, params, await this.session.currentUser(request));
     if ('error' in parsed) return parsed.error;
     if (params.decision !== 'sign_out') return { kind: 'redirect', status: 303, location: '/' };
     await this.session.logOut(request);
@@ -75,7 +76,7 @@ export class EndSessionService {
     return { kind: 'redirect', status: 303, location: location.href };
   }
 
-  private async parse(request: FastifyRequest, params: EndSessionParams): Promise<EndSessionRequest | { error: InteractionOutcome }> {
+  private async parse(request: FastifyRequest, params: EndSessionParams, user: User | null): Promise<EndSessionRequest | { error: InteractionOutcome }> {
     const refuse = (message: string) => ({ error: this.pages.error(400, 'invalid_request', message) });
     const hintValue = text(params.id_token_hint);
     const hint = hintValue === undefined ? undefined : await this.hints.read(hintValue);
@@ -89,7 +90,6 @@ export class EndSessionService {
     if (redirectTo !== undefined && !client?.openId.postLogoutRedirectUris.includes(redirectTo)) {
       return refuse('The address to return to after signing out is not registered for this application.');
     }
-    const user = await this.session.currentUser(request);
     const trusted =
       hint !== undefined && client !== undefined && user !== null && hint.subject === this.subjects.of(client, user.id) && (hint.sid === undefined || hint.sid === this.session.publicSessionId(request));
     return { client, redirectTo, state: text(params.state), trusted };
