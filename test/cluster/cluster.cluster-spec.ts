@@ -7,7 +7,7 @@
 import { Browser } from '../helpers/browser.js';
 import { authorizeUrl, newPkce, redirectParams } from '../helpers/oauth-flow.js';
 import type { TestUser } from '../helpers/test-app.js';
-import { Cluster, type ClusterClient } from './support/cluster.js';
+import { Cluster, type ClusterClient, withClusterLogs } from './support/cluster.js';
 import { obtainAccessToken, obtainCode, SCOPE } from './support/flow.js';
 import { inParallel, postAsClient, send, withBearer, type Reply } from './support/http.js';
 import { runLoad } from './support/load.js';
@@ -22,15 +22,7 @@ describe('three instances behind nginx on one PostgreSQL and one Redis', () => {
   let service: ClusterClient;
   const user: TestUser = { username: 'alice', password: 'correct horse battery staple' };
 
-  /** Runs a test body; when it fails, the error carries the tail of every log. */
-  const withLogs = (body: () => Promise<void>) => async () => {
-    try {
-      await body();
-    } catch (error) {
-      if (error instanceof Error) error.message += `\n\nLogs (${process.env.CLUSTER_DIR}):\n${cluster.logs()}`;
-      throw error;
-    }
-  };
+  const withLogs = withClusterLogs(() => cluster);
   const instancesServing = (replies: { upstream: string | null }[]) => new Set(replies.map((r) => cluster.instanceOf(r.upstream)?.name ?? `unknown(${r.upstream})`));
   const serviceToken = () => postAsClient(cluster.baseUrl, service, '/token', { grant_type: 'client_credentials', scope: 'notes:read' });
   const introspect = (token: string) => postAsClient(cluster.baseUrl, service, '/introspect', { token });

@@ -13,7 +13,7 @@ import * as oidc from 'openid-client';
 import { Browser, isLoginPage } from '../helpers/browser.js';
 import { authorizeAsUser } from '../helpers/oauth-flow.js';
 import type { TestUser } from '../helpers/test-app.js';
-import { Cluster, type ClusterClient } from './support/cluster.js';
+import { Cluster, type ClusterClient, withClusterLogs } from './support/cluster.js';
 import { LogoutReceiver } from '../helpers/logout-receiver.js';
 
 const REDIRECT_URI = 'https://app.example/callback';
@@ -49,14 +49,7 @@ describe('OpenID Connect on three instances behind nginx', () => {
   const alice: TestUser = { username: 'alice', password: 'correct horse battery staple' };
   let aliceId: string;
 
-  const withLogs = (body: () => Promise<void>) => async () => {
-    try {
-      await body();
-    } catch (error) {
-      if (error instanceof Error) error.message += `\n\nLogs (${process.env.CLUSTER_DIR}):\n${cluster.logs()}`;
-      throw error;
-    }
-  };
+  const withLogs = withClusterLogs(() => cluster);
   const instanceName = (upstream: string | null) => cluster.instanceOf(upstream)?.name ?? `unknown(${upstream})`;
   const instancesServing = (hops: { upstream: string | null }[]) => new Set(hops.map((hop) => instanceName(hop.upstream)));
   const allInstances = () => new Set(cluster.instances.map((i) => i.name));

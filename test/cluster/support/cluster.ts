@@ -17,6 +17,21 @@ export interface ClusterClient {
   redirectUri: string;
 }
 
+/**
+ * Wraps a test body so that, when it fails, the error carries the tail of every instance's log.
+ * `cluster` is read when the body runs (the cluster starts in beforeAll, after the tests are declared).
+ */
+export function withClusterLogs(cluster: () => Cluster): (body: () => Promise<void>) => () => Promise<void> {
+  return (body) => async () => {
+    try {
+      await body();
+    } catch (error) {
+      if (error instanceof Error) error.message += `\n\nLogs (${process.env.CLUSTER_DIR}):\n${cluster().logs()}`;
+      throw error;
+    }
+  };
+}
+
 export class Cluster {
   private constructor(
     readonly instances: Instance[],
