@@ -1,15 +1,25 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
+import { EntityRows } from '../database/entity-rows.js';
+import { PreparedStatement } from '../database/prepared-statement.js';
 import { Consent } from './consent.entity.js';
 
 /** The consents table: one row per person and client, holding the union of what the person allowed. */
 @Injectable()
 export class ConsentStore {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  private readonly rows: EntityRows<Consent>;
+  // Prepared: every authorization request in a signed-in session asks whether consent was given.
+  private readonly byUserAndClient: PreparedStatement<Record<string, unknown>>;
 
-  find(userId: string, clientId: string): Promise<Consent | null> {
-    return this.dataSource.manager.findOneBy(Consent, { userId, clientId });
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+    this.rows = new EntityRows(dataSource.getMetadata(Consent));
+    this.byUserAndClient = new PreparedStatement(dataSource, 'latchkey_consent', `SELECT ${this.rows.selectList} FROM ${this.rows.table} WHERE "user_id" = ? AND "client_id" = ?`);
+  }
+
+  async find(userId: string, clientId: string): Promise<Consent | null> {
+    const row = await this.byUserAndClient.one(userId, clientId);
+    return row ? this.rows.decode(row) : null;
   }
 
   listOf(userId: string): Promise<Consent[]> {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { In, IsNull, MoreThanOrEqual, Not, type DataSource, type EntityManager, type FindOptionsWhere } from 'typeorm';
-import { dateParameter, execute } from '../database/prepared-statement.js';
+import { dateParameter, execute, PreparedStatement } from '../database/prepared-statement.js';
 import { Transactions } from '../database/transactions.js';
 import { SessionClient } from './session-client.entity.js';
 import { SessionEndListeners } from './session-end-listeners.js';
@@ -14,11 +14,22 @@ import { Session } from './session.entity.js';
  */
 @Injectable()
 export class SessionStore {
+  // Prepared: every authorization request checks its session, and every OpenID one its client record.
+  private readonly live: PreparedStatement<{ live: number }>;
+  private readonly clientRecorded: PreparedStatement<{ recorded: number }>;
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly transactions: Transactions,
     private readonly endListeners: SessionEndListeners,
-  ) {}
+  ) {
+    this.live = new PreparedStatement(
+      dataSource,
+      'latchkey_session_live',
+      'SELECT 1 AS "live" FROM "sessions" WHERE "id" = ? AND "user_id" = ? AND "ended_at" IS NULL AND "expires_at" >= ?',
+    );
+    this.clientRecorded = new PreparedStatement(dataSource, 'latchkey_session_client', 'SELECT 1 AS "recorded" FROM "session_clients" WHERE "session_id" = ? AND "client_id" = ?');
+  }
 
   async insert(session: Session): Promise<void> {
     await this.transactions.write((manager) => manager.insert(Session, session));
@@ -26,7 +37,7 @@ export class SessionStore {
 
   /** Whether a session with this id, of this user, has neither ended nor expired at `now`. */
   async isLive(id: string, userId: string, now: Date): Promise<boolean> {
-    return (await this.dataSource.manager.countBy(Session, { id, userId, endedAt: IsNull(), expiresAt: MoreThanOrEqual(now) })) === 1;
+    return (await this.live.one(id, userId, dateParameter(now, this.dataSource.options.type))) !== undefined;
   }
 
   /** How many sessions of the user are live at `now`. */
@@ -35,10 +46,12 @@ export class SessionStore {
   }
 
   /**
-   * Records that a client signed the person in through this session (once per pair). Plain SQL: it
-   * runs on every OpenID authorization, most often finding the pair already there.
+   * Records that a client signed the person in through this session (once per pair). It runs on
+   * every OpenID authorization, most often finding the pair already there: a prepared read answers
+   * that without a write; the INSERT's ON CONFLICT settles two instances recording the same pair.
    */
   async recordClient(sessionId: string, clientId: string, now: Date): Promise<void> {
+    if ((await this.clientRecorded.one(sessionId, clientId)) !== undefined) return;
     const sql = 'INSERT INTO "session_clients" ("session_id", "client_id", "created_at") VALUES (?, ?, ?) ON CONFLICT DO NOTHING';
     await this.transactions.write((manager) => execute(manager, sql, [sessionId, clientId, dateParameter(now, this.dataSource.options.type)]));
   }

@@ -1,19 +1,29 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
+import { EntityRows } from '../database/entity-rows.js';
+import { PreparedStatement } from '../database/prepared-statement.js';
 import { Transactions } from '../database/transactions.js';
 import { User } from './user.entity.js';
 
 /** The users table. Writes go through Transactions, or the caller's manager when part of a larger change. */
 @Injectable()
 export class UserStore {
+  private readonly rows: EntityRows<User>;
+  // Prepared: every authorization request in a signed-in session, and every userinfo request, reads the person by id.
+  private readonly byId: PreparedStatement<Record<string, unknown>>;
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly transactions: Transactions,
-  ) {}
+  ) {
+    this.rows = new EntityRows(dataSource.getMetadata(User));
+    this.byId = new PreparedStatement(dataSource, 'latchkey_user_by_id', `SELECT ${this.rows.selectList} FROM ${this.rows.table} WHERE "id" = ?`);
+  }
 
-  findById(id: string): Promise<User | null> {
-    return this.dataSource.manager.findOneBy(User, { id });
+  async findById(id: string): Promise<User | null> {
+    const row = await this.byId.one(id);
+    return row ? this.rows.decode(row) : null;
   }
 
   findByUsername(username: string): Promise<User | null> {

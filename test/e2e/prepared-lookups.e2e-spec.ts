@@ -1,7 +1,8 @@
 /**
  * The plain SQL of the hot paths (the token and code INSERTs, the conditional UPDATEs that redeem a code and rotate a refresh
- * token) and the prepared statements (the token check, the code and client lookups, the item read) (src/database/prepared-statement.ts) must read a token
- * exactly as TypeORM does: same columns, same types, same instants, on SQLite and PostgreSQL.
+ * token) and the prepared statements (the token check, the code and client lookups, the item read, and on the authorization
+ * endpoint the session, user and consent lookups) (src/database/prepared-statement.ts) must read a row exactly as TypeORM
+ * does: same columns, same types, same instants, on SQLite and PostgreSQL.
  */
 import { Client } from '../../src/clients/client.entity.js';
 import { ClientsService } from '../../src/clients/clients.service.js';
@@ -12,6 +13,13 @@ import { CodesService } from '../../src/codes/codes.service.js';
 import { Token } from '../../src/tokens/token.entity.js';
 import { TokensService } from '../../src/tokens/tokens.service.js';
 import { hashSecret } from '../../src/common/secrets.js';
+import { Consent } from '../../src/consents/consent.entity.js';
+import { ConsentStore } from '../../src/consents/consent.store.js';
+import { SessionClient } from '../../src/sessions/session-client.entity.js';
+import { Session } from '../../src/sessions/session.entity.js';
+import { SessionStore } from '../../src/sessions/session.store.js';
+import { User } from '../../src/users/user.entity.js';
+import { UserStore } from '../../src/users/user.store.js';
 import { jest } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { obtainTokens } from '../helpers/api-client.js';
@@ -170,5 +178,49 @@ describe('TokensService.findByValue', () => {
     expect(rows[0].familyId < rows[2].familyId).toBe(true);
     const code = await app.dataSource.getRepository(AuthorizationCode).findOneByOrFail({ id: rows[2].familyId });
     expect(code.id).toMatch(v7);
+  });
+
+  it('UserStore.findById and ConsentStore.find return what the repository returns', async () => {
+    const client = await app.createClient({ grantTypes: ['authorization_code', 'refresh_token'] });
+    const person = await app.createUser();
+    await obtainTokens(app, client, person, 'notes:read');
+    const user = await app.dataSource.getRepository(User).findOneByOrFail({ username: person.username });
+    await app.dataSource.getRepository(User).update(user.id, { email: 'p@example.com', emailVerified: true, name: 'P. Erson' });
+    const expectedUser = await app.dataSource.getRepository(User).findOneByOrFail({ id: user.id });
+    const foundUser = await app.app.get(UserStore).findById(user.id);
+    expect(foundUser).toBeInstanceOf(User);
+    expect(foundUser).toEqual(expectedUser);
+    expect(foundUser!.emailVerified).toBe(true);
+    expect(await app.app.get(UserStore).findById('00000000-0000-4000-8000-000000000000')).toBeNull();
+
+    const expectedConsent = await app.dataSource.getRepository(Consent).findOneByOrFail({ userId: user.id, clientId: client.clientId });
+    const foundConsent = await app.app.get(ConsentStore).find(user.id, client.clientId);
+    expect(foundConsent).toBeInstanceOf(Consent);
+    expect(foundConsent).toEqual(expectedConsent);
+    expect(await app.app.get(ConsentStore).find(user.id, 'no-such-client')).toBeNull();
+  });
+
+  it('SessionStore.isLive is true only for a live session of that user, and recordClient writes a pair once', async () => {
+    const client = await app.createClient();
+    const person = await app.createUser();
+    const userId = (await app.dataSource.getRepository(User).findOneByOrFail({ username: person.username })).id;
+    const other = (await app.dataSource.getRepository(User).findOneByOrFail({ username: (await app.createUser()).username })).id;
+    const sessions = app.app.get(SessionStore);
+    const now = new Date('2030-06-01T12:00:00.000Z');
+    const session = (id: string, expiresAt: string, endedAt: string | null = null): Session => ({ id, userId, createdAt: new Date('2030-06-01T11:00:00.000Z'), expiresAt: new Date(expiresAt), endedAt: endedAt ? new Date(endedAt) : null });
+    await sessions.insert(session('a'.repeat(64), '2030-06-01T12:00:00.000Z'));
+    await sessions.insert(session('b'.repeat(64), '2030-06-01T11:59:59.999Z'));
+    await sessions.insert(session('c'.repeat(64), '2030-06-02T00:00:00.000Z', '2030-06-01T11:30:00.000Z'));
+    // Expiring at this very instant still counts, as TypeORM's MoreThanOrEqual did; a millisecond earlier does not.
+    expect(await sessions.isLive('a'.repeat(64), userId, now)).toBe(true);
+    expect(await sessions.isLive('b'.repeat(64), userId, now)).toBe(false);
+    expect(await sessions.isLive('c'.repeat(64), userId, now)).toBe(false);
+    expect(await sessions.isLive('a'.repeat(64), other, now)).toBe(false);
+    expect(await sessions.isLive('d'.repeat(64), userId, now)).toBe(false);
+
+    await sessions.recordClient('a'.repeat(64), client.clientId, now);
+    await sessions.recordClient('a'.repeat(64), client.clientId, new Date('2030-06-01T12:05:00.000Z'));
+    const recorded = await app.dataSource.getRepository(SessionClient).findBy({ sessionId: 'a'.repeat(64) });
+    expect(recorded).toEqual([expect.objectContaining({ clientId: client.clientId, createdAt: now })]);
   });
 });
