@@ -42,6 +42,9 @@ import { EndSessionController } from './logout/end-session.controller.js';
 import { EndSessionService } from './logout/end-session.service.js';
 import { OpenIdModule } from '../openid/openid.module.js';
 import { TokenController } from './token/token.controller.js';
+import { ParController } from './par/par.controller.js';
+import { ParService } from './par/par.service.js';
+import { PushedRequestsModule } from '../pushed-requests/pushed-requests.module.js';
 import { TokenEndpointService } from './token/token-endpoint.service.js';
 import { CommonModule } from '../common/common.module.js';
 import { AuditModule } from '../audit/audit.module.js';
@@ -50,8 +53,8 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 
 /** The authorization server: authorization and token endpoints, login and consent, metadata. */
 @Module({
-  imports: [CommonModule, AuditModule, MetricsModule, RateLimitModule, PassportModule, AccessModule, UsersModule, SessionsModule, ClientsModule, CodesModule, TokensModule, ConsentsModule, ScopesModule, OpenIdModule],
-  controllers: [EndSessionController, AuthorizeController, TokenController, RevocationController, IntrospectionController, RegistrationController, LoginController, HomeController, AccessController, MetadataController],
+  imports: [CommonModule, AuditModule, MetricsModule, RateLimitModule, PassportModule, AccessModule, UsersModule, SessionsModule, ClientsModule, CodesModule, TokensModule, ConsentsModule, ScopesModule, OpenIdModule, PushedRequestsModule],
+  controllers: [EndSessionController, AuthorizeController, TokenController, ParController, RevocationController, IntrospectionController, RegistrationController, LoginController, HomeController, AccessController, MetadataController],
   providers: [
     AuthorizationRequestValidator,
     AuthorizeService,
@@ -69,6 +72,7 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
     ClientCredentialsVerifier,
     ClientAuthenticationGuard,
     TokenEndpointService,
+    ParService,
     MetadataService,
     ClientManagementAccess,
     RegistrationService,

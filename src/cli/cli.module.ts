@@ -9,6 +9,7 @@ import { databaseConfig, readDatabaseConfig } from '../config/database.config.js
 import { housekeepingConfig } from '../config/housekeeping.config.js';
 import { oauthConfig } from '../config/oauth.config.js';
 import { openIdConfig } from '../config/openid.config.js';
+import { parConfig } from '../config/par.config.js';
 import { logoutConfig } from '../config/logout.config.js';
 import { outboundConfig } from '../config/outbound.config.js';
 import { LogoutModule } from '../logout/logout.module.js';
@@ -38,7 +39,7 @@ export class CliModule {
     return {
       module: CliModule,
       imports: [
-        ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, database, housekeepingConfig, logoutConfig, outboundConfig, oauthConfig, openIdConfig, sessionConfig] }),
+        ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, database, housekeepingConfig, logoutConfig, outboundConfig, oauthConfig, openIdConfig, parConfig, sessionConfig] }),
         CommonModule,
         CollectionsModule,
         DatabaseModule,

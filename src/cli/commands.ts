@@ -79,6 +79,7 @@ function openIdFlags(flags: Flags): OpenIdClientMetadata | undefined {
     post_logout_redirect_uris: flags['post-logout-redirect-uri'] as string[] | undefined,
     backchannel_logout_uri: flags['backchannel-logout-uri'] as string | undefined,
     default_max_age: maxAge === undefined ? undefined : Number(maxAge),
+    require_pushed_authorization_requests: flags['require-par'] === true ? true : undefined,
   };
   return Object.values(metadata).some((value) => value !== undefined) ? metadata : undefined;
 }
@@ -154,7 +155,7 @@ export const COMMANDS: Record<string, Command> = {
     usage:
       'clients:create --name NAME [--redirect-uri URI ...] [--scope "a b"] [--public] [--grant-type TYPE ...] [--token-type bearer|mac] ' +
       '[--auth-method client_secret_basic|client_secret_post] [--client-uri URL] [--logo-uri URL] [--policy-uri URL] [--tos-uri URL] ' +
-      '[--id-token-alg RS256|ES256|EdDSA] [--subject-type public|pairwise] [--sector-identifier-uri URL] [--post-logout-redirect-uri URI ...] [--backchannel-logout-uri URL] [--default-max-age SECONDS]',
+      '[--id-token-alg RS256|ES256|EdDSA] [--subject-type public|pairwise] [--sector-identifier-uri URL] [--post-logout-redirect-uri URI ...] [--backchannel-logout-uri URL] [--default-max-age SECONDS] [--require-par]',
     options: {
       name: { type: 'string' },
       'redirect-uri': { type: 'string', multiple: true },
@@ -172,6 +173,7 @@ export const COMMANDS: Record<string, Command> = {
       'post-logout-redirect-uri': { type: 'string', multiple: true },
       'backchannel-logout-uri': { type: 'string' },
       'default-max-age': { type: 'string' },
+      'require-par': { type: 'boolean' },
       'sector-identifier-uri': { type: 'string' },
     },
     async run(app, flags) {

@@ -26,6 +26,8 @@ export interface ClientRights {
    */
   subjectType?: string;
   sectorIdentifierUri?: string | null;
+  /** RFC 9126 §6: its authorization requests must be pushed. Dropping it would weaken what protects them. */
+  requirePushedAuthorizationRequests?: boolean;
 }
 
 /**
@@ -60,6 +62,10 @@ export function assertNotWidenedBySelf(current: ClientRights, next: ClientRights
   }
   if ((next.sectorIdentifierUri ?? null) !== (current.sectorIdentifierUri ?? null)) {
     throw widening('sector_identifier_uri', 'names the sector pairwise subjects come from, and only an administrator can change it');
+  }
+  // Turning the requirement on narrows; turning it off would let a stolen registration token open the front channel again.
+  if (current.requirePushedAuthorizationRequests === true && next.requirePushedAuthorizationRequests !== true) {
+    throw widening('require_pushed_authorization_requests', 'is true and only an administrator can turn it off');
   }
 }
 

@@ -100,6 +100,7 @@ export class ClientsService {
         accessTokenType: of.accessTokenType,
         subjectType: of.openId.subjectType,
         sectorIdentifierUri: of.openId.sectorIdentifierUri,
+        requirePushedAuthorizationRequests: of.openId.requirePushedAuthorizationRequests ?? false,
       });
       assertNotWidenedBySelf(rights(client, parseScope(client.scope) ?? []), rights(next, scope));
     }

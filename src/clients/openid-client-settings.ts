@@ -22,6 +22,12 @@ export interface OpenIdClientSettings {
   defaultMaxAge: number | null;
   /** auth_time is always in our ID tokens; kept so the registration reads back as sent. */
   requireAuthTime: boolean;
+  /**
+   * RFC 9126 §6: the client's authorization requests are accepted only when pushed (/par) first,
+   * so that nothing in the browser can change them. Optional in the stored JSON: rows written
+   * before it existed read as false.
+   */
+  requirePushedAuthorizationRequests?: boolean;
 }
 
 export const DEFAULT_OPENID_SETTINGS: Readonly<OpenIdClientSettings> = {
@@ -33,6 +39,7 @@ export const DEFAULT_OPENID_SETTINGS: Readonly<OpenIdClientSettings> = {
   backchannelLogoutSessionRequired: false,
   defaultMaxAge: null,
   requireAuthTime: false,
+  requirePushedAuthorizationRequests: false,
 };
 
 /** The metadata under its wire names (RFC 7591 §2 style), as registered and as shown back. */
@@ -45,6 +52,7 @@ export interface OpenIdClientMetadata {
   backchannel_logout_session_required?: boolean;
   default_max_age?: number;
   require_auth_time?: boolean;
+  require_pushed_authorization_requests?: boolean;
 }
 
 export const OPENID_METADATA_SCHEMA = {
@@ -56,6 +64,7 @@ export const OPENID_METADATA_SCHEMA = {
   backchannel_logout_session_required: { type: 'boolean' },
   default_max_age: { type: 'integer', minimum: 0, maximum: 100_000_000 },
   require_auth_time: { type: 'boolean' },
+  require_pushed_authorization_requests: { type: 'boolean' },
 } as const;
 
 const invalid = (message: string): DomainError => new DomainError('invalid_client_metadata', message);
@@ -101,6 +110,7 @@ export function openIdSettingsFrom(metadata: OpenIdClientMetadata, redirectUris:
     backchannelLogoutSessionRequired: metadata.backchannel_logout_session_required ?? false,
     defaultMaxAge: metadata.default_max_age ?? null,
     requireAuthTime: metadata.require_auth_time ?? false,
+    requirePushedAuthorizationRequests: metadata.require_pushed_authorization_requests ?? false,
   };
 }
 
@@ -116,6 +126,7 @@ export function openIdMetadataOf(settings: OpenIdClientSettings): OpenIdClientMe
       : {}),
     ...(settings.defaultMaxAge !== null ? { default_max_age: settings.defaultMaxAge } : {}),
     ...(settings.requireAuthTime ? { require_auth_time: true } : {}),
+    require_pushed_authorization_requests: settings.requirePushedAuthorizationRequests ?? false,
   };
 }
 

@@ -26,8 +26,8 @@ export class AuthorizationCodeStore {
     this.byHash = new PreparedStatement(dataSource, 'latchkey_code_by_hash', `SELECT ${this.rows.selectList} FROM ${this.rows.table} WHERE "code_hash" = ?`);
   }
 
-  /** Stores a new code on its own (on SQLite, in this turn's group commit). */
-  async insert(code: CodeInsert): Promise<void> {
+  /** Stores a new code in the caller's transaction, or on its own (on SQLite, in this turn's group commit). */
+  async insert(code: CodeInsert, manager?: EntityManager): Promise<void> {
     const dialect = this.dataSource.options.type;
     const sql =
       'INSERT INTO "authorization_codes" ("id", "code_hash", "client_id", "user_id", "redirect_uri", "redirect_uri_in_request", "scope", "code_challenge", "nonce", "auth_time", "sid", "expires_at", "consumed_at", "created_at") ' +
@@ -48,7 +48,7 @@ export class AuthorizationCodeStore {
       dateParameter(code.expiresAt, dialect),
       dateParameter(code.createdAt, dialect),
     ];
-    await this.transactions.write((manager) => execute(manager, sql, parameters));
+    await (manager ? execute(manager, sql, parameters) : this.transactions.write((within) => execute(within, sql, parameters)));
   }
 
   /** One indexed lookup by the code's hash, as a prepared statement (the token endpoint's hot path). */

@@ -30,8 +30,8 @@ export class CodesService {
     private readonly transactions: Transactions,
   ) {}
 
-  /** Issues a code for an approved authorization request; returns the code, of which only the hash is kept. */
-  async issue(grant: CodeGrant): Promise<string> {
+  /** Issues a code for an approved authorization request, in the caller's transaction when given; returns the code, of which only the hash is kept. */
+  async issue(grant: CodeGrant, manager?: EntityManager): Promise<string> {
     const code = generateSecret(SECRET_PREFIX.authorizationCode);
     await this.store.insert({
       // Time-ordered like the token ids (tokens.service.ts); it becomes the family id of the tokens.
@@ -43,7 +43,7 @@ export class CodesService {
       sid: grant.sid ?? null,
       expiresAt: this.clock.inSeconds(this.config.codeTtlSeconds),
       createdAt: this.clock.now(),
-    });
+    }, manager);
     return code;
   }
 

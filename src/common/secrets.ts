@@ -12,6 +12,8 @@ export const SECRET_PREFIX = {
   registrationToken: 'lk_rat_',
   /** Inside the encrypted login-session cookie; the sessions table keeps its hash. */
   session: 'lk_ss_',
+  /** The reference in a pushed authorization request's request_uri (RFC 9126 §2.2). */
+  pushedRequest: 'lk_par_',
 } as const;
 
 export type SecretPrefix = (typeof SECRET_PREFIX)[keyof typeof SECRET_PREFIX];

@@ -4,6 +4,7 @@ import { Clock } from '../common/clock.js';
 import { housekeepingConfig, type HousekeepingConfig } from '../config/housekeeping.config.js';
 import { AuthorizationCodeStore } from '../codes/authorization-code.store.js';
 import { LogoutDeliveryStore } from '../logout/logout-delivery.store.js';
+import { PushedRequestStore } from '../pushed-requests/pushed-request.store.js';
 import { SessionStore } from '../sessions/session.store.js';
 import { MacNonceStore } from '../tokens/mac-nonce.store.js';
 import { TokenStore } from '../tokens/token.store.js';
@@ -17,6 +18,8 @@ export interface PurgeResult {
   sessions: number;
   /** Back-channel logout notifications delivered or given up on more than LOGOUT_RECORD_DAYS ago. */
   logoutDeliveries: number;
+  /** Pushed authorization requests (RFC 9126) that expired, used or not. */
+  pushedRequests: number;
 }
 
 /** How long the record of a back-channel logout notification is kept once it has an outcome. */
@@ -57,6 +60,8 @@ export interface PurgeOptions {
  * - a back-channel logout notification delivered or given up on (failed) more than
  *   LOGOUT_RECORD_DAYS before the cutoff: the record of what was sent is kept that long. Pending
  *   ones stay whatever their age: they are owed.
+ * - a pushed authorization request whose expires_at < cutoff, used or not: a request_uri past its
+ *   expiry is refused anyway, and a missing one is refused the same way.
  */
 @Injectable()
 export class PurgeService {
@@ -66,6 +71,7 @@ export class PurgeService {
     private readonly macNonces: MacNonceStore,
     private readonly sessions: SessionStore,
     private readonly logoutDeliveries: LogoutDeliveryStore,
+    private readonly pushedRequests: PushedRequestStore,
     @Inject(housekeepingConfig.KEY) private readonly config: HousekeepingConfig,
     private readonly clock: Clock,
   ) {}
@@ -78,7 +84,8 @@ export class PurgeService {
     const sessions = await this.deleteInBatches((limit) => this.sessions.purgeExpired(cutoff, limit), options);
     const recordsCutoff = new Date(cutoff.getTime() - LOGOUT_RECORD_DAYS * 86_400_000);
     const logoutDeliveries = await this.deleteInBatches((limit) => this.logoutDeliveries.purgeFinished(recordsCutoff, limit), options);
-    return { codes, tokens, macNonces, sessions, logoutDeliveries };
+    const pushedRequests = await this.deleteInBatches((limit) => this.pushedRequests.purgeExpired(cutoff, limit), options);
+    return { codes, tokens, macNonces, sessions, logoutDeliveries, pushedRequests };
   }
 
   /** Runs one store's bounded DELETE until a batch comes back short, the per-run cap is reached or the run is aborted. */

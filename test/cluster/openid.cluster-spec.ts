@@ -339,4 +339,28 @@ describe('OpenID Connect on three instances behind nginx', () => {
     const everywhere = (outcome: string) => Object.fromEntries(cluster.instances.map((i) => [i.name, outcome]));
     expect({ jwks: Object.fromEntries(jwks), signing: Object.fromEntries(signed) }).toEqual({ jwks: everywhere('holds the new key'), signing: everywhere('signed with the new key') });
   }));
+  it('pushes an authorization request on one instance (RFC 9126, openid-client) and completes it on the others; a request_uri yields one code across instances', withLogs(async () => {
+    const hops: Hop[] = [];
+    const config = application(hops);
+    const browser = new Browser(cluster.baseUrl);
+    const verifier = oidc.randomPKCECodeVerifier();
+    const nonce = oidc.randomNonce();
+    const state = oidc.randomState();
+    // The stock library pushes the request and builds the URL with only client_id and request_uri.
+    const url = await oidc.buildAuthorizationUrlWithPAR(config, { redirect_uri: REDIRECT_URI, scope: 'openid', nonce, state, code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
+    expect([...url.searchParams.keys()].sort()).toEqual(['client_id', 'request_uri']);
+    const page = await authorizeAsUser(browser, alice, url.href);
+    expect(page.location).toMatch(/^https:\/\/app\.example\/callback\?/);
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(page.location!), { pkceCodeVerifier: verifier, expectedNonce: nonce, expectedState: state, idTokenExpected: true });
+    expect(tokens.claims()).toMatchObject({ iss: cluster.issuer, aud: app.clientId, sub: aliceId, nonce });
+    expect(hops.map((h) => h.step)).toEqual(['POST /par', 'POST /token']);
+
+    // Signed in with consent given, every GET of a request_uri goes straight to a code: twelve at once through nginx, one code.
+    const raced = await oidc.buildAuthorizationUrlWithPAR(config, { redirect_uri: REDIRECT_URI, scope: 'openid', nonce: oidc.randomNonce(), state: oidc.randomState(), code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()), code_challenge_method: 'S256' });
+    const pages = await Promise.all(Array.from({ length: 12 }, () => browser.get(raced.href)));
+    const codes = pages.filter((p) => p.location !== undefined && new URL(p.location).searchParams.has('code'));
+    expect(codes).toHaveLength(1);
+    expect(pages.filter((p) => p.status === 400 && p.body.includes('invalid_request_uri'))).toHaveLength(11);
+    expect(instancesServing(pages.map((p) => ({ upstream: p.headers.get('x-upstream') })))).toEqual(allInstances());
+  }));
 });

@@ -219,6 +219,14 @@ describe('admin CLI', () => {
       expect(viaPost.status).toBe(200);
     });
 
+    it('clients:create --require-par: shown, and the client\'s plain authorization requests are refused (RFC 9126 §5)', async () => {
+      const view = await cliJson(['clients:create', '--name', 'Pusher', '--redirect-uri', 'http://localhost:9000/cb', '--scope', 'notes:read', '--require-par']);
+      expect(view.require_pushed_authorization_requests).toBe(true);
+      const plain = await new Browser(app.baseUrl).get(`/authorize?${new URLSearchParams({ response_type: 'code', client_id: view.client_id as string, redirect_uri: 'http://localhost:9000/cb', scope: 'notes:read' })}`);
+      expect(plain.status).toBe(302);
+      expect(new URL(plain.location!).searchParams.get('error')).toBe('invalid_request');
+    });
+
     it('clients:create (confidential) prints the RFC 7591 fields once; only a SHA-256 hash of the secret is stored', async () => {
       const before = Math.floor(Date.now() / 1000);
       const view = await cliJson([

@@ -95,7 +95,7 @@ describe('authorization server metadata (RFC 8414)', () => {
       expect(metadata.mac_algorithms_supported).toEqual(['hmac-sha-256']);
     });
 
-    it('only uses parameter names registered by RFC 8414 and RFC 9207, besides its two documented extensions', () => {
+    it('only uses parameter names registered by RFC 8414, RFC 9207 and RFC 9126, besides its two documented extensions', () => {
       const extensions = ['token_types_supported', 'mac_algorithms_supported'];
       const registered = [
         'issuer',
@@ -119,6 +119,9 @@ describe('authorization server metadata (RFC 8414)', () => {
         'introspection_endpoint_auth_methods_supported',
         'code_challenge_methods_supported',
         'authorization_response_iss_parameter_supported',
+        // RFC 9126 §5.
+        'pushed_authorization_request_endpoint',
+        'require_pushed_authorization_requests',
       ];
       for (const name of Object.keys(metadata)) expect([...registered, ...extensions]).toContain(name);
     });

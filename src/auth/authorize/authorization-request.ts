@@ -27,6 +27,8 @@ export interface AuthorizationRequest {
   idTokenHint?: string;
   /** The query string as received, carried through the login and consent forms and validated again on return. */
   rawQuery: string;
+  /** The pushed request (RFC 9126) these parameters came from, used up by the authorization response. */
+  pushedRequestId?: string;
 }
 
 /** OpenID Connect Core §3.1.2.1 prompt values. */

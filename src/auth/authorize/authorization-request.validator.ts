@@ -1,5 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { ClientsService } from '../../clients/clients.service.js';
+import { parConfig, type ParConfig } from '../../config/par.config.js';
+import { PushedRequests, PushedRequestUnusable } from '../../pushed-requests/pushed-requests.service.js';
 import { redirectUriMatches } from '../../clients/redirect-uri.policy.js';
 import { CodeChallengeMethod, GrantType, ResponseMode, ResponseType } from '../../common/oauth.constants.js';
 import { isSubset, parseScope, splitScope } from '../../common/scope.js';
@@ -25,6 +27,11 @@ function nonEmpty(value: unknown): string | undefined {
 const MAX_PARAM_LENGTH = 2048;
 type Query = Record<string, unknown>;
 
+/** How a request reached the validator: at /authorize (the default), or pushed to /par (RFC 9126 §2.1). */
+export interface ValidationContext {
+  pushed?: boolean;
+}
+
 /**
  * Validates GET /authorize in the order RFC 6749 §4.1.2.1 demands: first the client and the
  * redirect URI, whose errors are shown to the user and never redirected (otherwise we would be an
@@ -35,15 +42,31 @@ export class AuthorizationRequestValidator {
   constructor(
     private readonly clients: ClientsService,
     private readonly scopes: ScopeCatalog,
+    private readonly pushedRequests: PushedRequests,
+    @Inject(parConfig.KEY) private readonly par: ParConfig,
   ) {}
 
-  async validate(query: Query, rawQuery: string): Promise<AuthorizationRequest> {
+  async validate(query: Query, rawQuery: string, context: ValidationContext = {}): Promise<AuthorizationRequest> {
     const clientId = query.client_id;
     if (typeof clientId !== 'string' || clientId === '') {
       throw new UnverifiedClientOrRedirectError('invalid_request', 'The request must name exactly one client_id.');
     }
     const client = clientId.length <= 64 ? await this.clients.findById(clientId) : null;
     if (!client) throw new UnverifiedClientOrRedirectError('invalid_client', 'The application that sent you here is not registered with this server.');
+
+    // RFC 9126 §4: a pushed request's parameters are the request; the query names it and the client,
+    // and any other parameter in it is ignored. A request_uri is never pushed (§2.1; ParService refuses it).
+    let pushedRequestId: string | undefined;
+    if (query.request_uri !== undefined && !context.pushed) {
+      if (typeof query.request_uri !== 'string' || query.request_uri.length > MAX_PARAM_LENGTH) {
+        throw new UnverifiedClientOrRedirectError('invalid_request_uri', 'The request must name exactly one request_uri.');
+      }
+      const pushed = await this.pushedRequests.resolve(query.request_uri, client.id).catch((error: unknown) => {
+        throw error instanceof PushedRequestUnusable ? new UnverifiedClientOrRedirectError('invalid_request_uri', error.message) : error;
+      });
+      query = { ...pushed.parameters, client_id: client.id };
+      pushedRequestId = pushed.id;
+    }
 
     const requested = query.redirect_uri;
     if (requested !== undefined && typeof requested !== 'string') {
@@ -73,6 +96,11 @@ export class AuthorizationRequestValidator {
     const fail = (error: OAuthError): never => {
       throw new AuthorizationRedirectError(error, redirectUri, state, responseMode);
     };
+
+    // RFC 9126 §5: a client (or a server) that requires pushed requests accepts no other kind.
+    if (pushedRequestId === undefined && !context.pushed && (this.par.required || client.openId.requirePushedAuthorizationRequests)) {
+      fail(new InvalidRequestError('This application must push its authorization request to the pushed_authorization_request_endpoint first (RFC 9126), and send only its request_uri and client_id here'));
+    }
 
     for (const name of AUTHORIZATION_PARAMS) {
       const value = query[name];
@@ -112,6 +140,7 @@ export class AuthorizationRequestValidator {
       loginHint: nonEmpty(query.login_hint),
       idTokenHint: nonEmpty(query.id_token_hint),
       rawQuery,
+      pushedRequestId,
     };
   }
 

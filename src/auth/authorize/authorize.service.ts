@@ -8,11 +8,13 @@ import { formatScope } from '../../common/scope.js';
 import { appConfig, type AppConfig } from '../../config/app.config.js';
 import { legacyGrantsConfig, type LegacyGrantsConfig } from '../../config/legacy-grants.config.js';
 import { ConsentsService } from '../../consents/consents.service.js';
+import { Transactions } from '../../database/transactions.js';
 import { MetricsService } from '../../metrics/metrics.service.js';
+import { PushedRequests } from '../../pushed-requests/pushed-requests.service.js';
 import { OPENID_SCOPE } from '../../scopes/scope-catalog.js';
 import { TokensService } from '../../tokens/tokens.service.js';
 import type { User } from '../../users/user.entity.js';
-import { AccessDeniedError, AuthorizationRedirectError } from '../errors/oauth-error.js';
+import { AccessDeniedError, AuthorizationRedirectError, UnverifiedClientOrRedirectError } from '../errors/oauth-error.js';
 import { AuthenticationPolicy } from './authentication-policy.js';
 import type { InteractionOutcome } from '../interaction/interaction-responder.js';
 import { LoginSession } from '../interaction/login-session.js';
@@ -44,6 +46,8 @@ export class AuthorizeService {
     private readonly tokens: TokensService,
     private readonly metrics: MetricsService,
     @Inject(legacyGrantsConfig.KEY) private readonly legacy: LegacyGrantsConfig,
+    private readonly pushedRequests: PushedRequests,
+    private readonly transactions: Transactions,
   ) {}
 
   /** GET /authorize: sign in, consent, or neither, as the person's session and the request's OpenID parameters say. */
@@ -62,6 +66,7 @@ export class AuthorizeService {
       case 'approve':
         return this.approve(request, step.user, authTime, authorization, 302);
       case 'refuse':
+        await this.useUpPushedRequest(authorization);
         throw new AuthorizationRedirectError(step.error, authorization.redirectUri, authorization.state, authorization.responseMode);
     }
   }
@@ -79,6 +84,7 @@ export class AuthorizeService {
       return this.approve(request, user, this.session.authTime(request), authorization, 303);
     }
     if (form.decision === 'deny') {
+      await this.useUpPushedRequest(authorization);
       const denied = new AccessDeniedError('The user denied the request');
       const location = errorRedirect(authorization.redirectUri, denied, authorization.state, this.app.issuer, authorization.responseMode);
       return { kind: 'redirect', status: 303, location };
@@ -91,7 +97,7 @@ export class AuthorizeService {
     if (authorization.responseType === ResponseType.Token) return this.approveImplicit(user, authorization, status);
     // An OpenID authentication ties the client to this sign-in: its ID tokens name the session, and its end reaches the client.
     const sid = authorization.scope.includes(OPENID_SCOPE) ? await this.session.signedInto(request, authorization.client.id) : null;
-    const code = await this.codes.issue({
+    const grant = {
       clientId: authorization.client.id,
       userId: user.id,
       redirectUri: authorization.redirectUri,
@@ -101,7 +107,14 @@ export class AuthorizeService {
       nonce: authorization.nonce ?? null,
       authTime,
       sid,
-    });
+    };
+    const pushedRequestId = authorization.pushedRequestId;
+    // A pushed request yields one code (RFC 9126 §4): it is used up in the transaction that writes the code.
+    const code =
+      pushedRequestId === undefined
+        ? await this.codes.issue(grant)
+        : await this.transactions.run(async (manager) => ((await this.pushedRequests.consume(pushedRequestId, manager)) ? this.codes.issue(grant, manager) : null));
+    if (code === null) throw new UnverifiedClientOrRedirectError('invalid_request_uri', 'This request_uri has been used already or has expired.');
     return { kind: 'redirect', status, location: successRedirect(authorization.redirectUri, code, authorization.state, this.app.issuer) };
   }
 
@@ -111,6 +124,7 @@ export class AuthorizeService {
    * through the browser) and comes without a refresh token (§4.2.2: MUST NOT be issued).
    */
   private async approveImplicit(user: User, authorization: AuthorizationRequest, status: 302 | 303): Promise<InteractionOutcome> {
+    if (!(await this.useUpPushedRequest(authorization))) throw new UnverifiedClientOrRedirectError('invalid_request_uri', 'This request_uri has been used already or has expired.');
     const issued = await this.tokens.issue({
       familyId: uuidv7(),
       clientId: authorization.client.id,
@@ -121,6 +135,12 @@ export class AuthorizeService {
     this.metrics.tokenIssued(GrantType.Implicit);
     const token = { accessToken: issued.accessToken, tokenType: TokenType.Bearer, expiresIn: issued.expiresIn, scope: issued.scope };
     return { kind: 'redirect', status, location: implicitRedirect(authorization.redirectUri, token, authorization.state, this.app.issuer) };
+  }
+
+  /** Uses up the pushed request an authorization came from, if any; false when another response used it first. */
+  private async useUpPushedRequest(authorization: AuthorizationRequest): Promise<boolean> {
+    const id = authorization.pushedRequestId;
+    return id === undefined || this.transactions.run((manager) => this.pushedRequests.consume(id, manager));
   }
 
   private staleForm(form: ConsentForm): InteractionOutcome {

@@ -87,7 +87,8 @@ export class UnverifiedClientOrRedirectError extends OAuthError {
   override readonly redirectable = false;
 
   constructor(
-    readonly error: 'invalid_client' | 'invalid_request',
+    /** invalid_request_uri: a pushed request's request_uri that is unknown, foreign, used or expired (RFC 9101 §6.2, RFC 9126 §4). */
+    readonly error: 'invalid_client' | 'invalid_request' | 'invalid_request_uri',
     description: string,
   ) {
     super(description);

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { parConfig, type ParConfig } from '../../config/par.config.js';
 import { ClientAuthMethod, CodeChallengeMethod, GrantType, MacAlgorithm, ResponseMode, ResponseType, TokenType } from '../../common/oauth.constants.js';
 import { appConfig, type AppConfig } from '../../config/app.config.js';
 import { ScopeCatalog } from '../../scopes/scope-catalog.js';
@@ -29,6 +30,9 @@ export interface AuthorizationServerMetadata {
   token_endpoint_auth_methods_supported: string[];
   code_challenge_methods_supported: string[];
   authorization_response_iss_parameter_supported: boolean;
+  /** RFC 9126 §5: where clients push authorization requests, and whether every client must. */
+  pushed_authorization_request_endpoint: string;
+  require_pushed_authorization_requests: boolean;
   /** Latchkey extensions (RFC 8414 §2 allows more): the access token types and MAC algorithms issued. */
   token_types_supported: string[];
   mac_algorithms_supported: string[];
@@ -64,7 +68,7 @@ export class MetadataService {
   readonly document: AuthorizationServerMetadata;
   readonly openIdDocument: OpenIdProviderMetadata;
 
-  constructor(@Inject(appConfig.KEY) app: AppConfig, tokenEndpoint: TokenEndpointService, scopes: ScopeCatalog) {
+  constructor(@Inject(appConfig.KEY) app: AppConfig, @Inject(parConfig.KEY) par: ParConfig, tokenEndpoint: TokenEndpointService, scopes: ScopeCatalog) {
     this.document = {
       issuer: app.issuer,
       authorization_endpoint: `${app.issuer}/authorize`,
@@ -89,6 +93,8 @@ export class MetadataService {
       code_challenge_methods_supported: Object.values(CodeChallengeMethod),
       // RFC 9207 §3.
       authorization_response_iss_parameter_supported: true,
+      pushed_authorization_request_endpoint: `${app.issuer}/par`,
+      require_pushed_authorization_requests: par.required,
       // Bearer by default; mac for clients registered with access_token_type "mac" (draft-ietf-oauth-v2-http-mac).
       token_types_supported: Object.values(TokenType),
       mac_algorithms_supported: Object.values(MacAlgorithm),
@@ -110,6 +116,7 @@ export class MetadataService {
       prompt_values_supported: Object.values(Prompt),
       claims_parameter_supported: false,
       request_parameter_supported: false,
+      // Request objects by reference (Core §6.2); the request_uri of a pushed request is another thing (RFC 9126 §4).
       request_uri_parameter_supported: false,
     };
   }

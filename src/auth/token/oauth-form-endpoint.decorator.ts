@@ -10,15 +10,16 @@ import { FormContentTypeGuard } from './form-content-type.guard.js';
 export const OAUTH_TRANSPORT = 'oauth';
 
 /**
- * A client-authenticated POST endpoint of the authorization server (/token, /introspect, /revoke):
- * a form body, 200 on success, never cached (RFC 6749 §5.1, RFC 7662 §2.2, RFC 7009 §2.2).
- * `json` adds the JSON content type for endpoints that answer with a body. Its errors are RFC 6749
- * §5.2 JSON (OAuthExceptionFilter), also those Fastify raises before the route runs.
+ * A client-authenticated POST endpoint of the authorization server (/token, /introspect, /revoke,
+ * /par): a form body, 200 on success (`status` 201 for /par, RFC 9126 §2.2), never cached (RFC 6749
+ * §5.1, RFC 7662 §2.2, RFC 7009 §2.2). `json` adds the JSON content type for endpoints that answer
+ * with a body. Its errors are RFC 6749 §5.2 JSON (OAuthExceptionFilter), also those Fastify raises
+ * before the route runs.
  */
-export function OAuthFormEndpoint(options: { json: boolean }): MethodDecorator {
+export function OAuthFormEndpoint(options: { json: boolean; status?: 200 | 201 }): MethodDecorator {
   return applyDecorators(
     Post(),
-    HttpCode(200),
+    HttpCode(options.status ?? 200),
     UseFilters(OAuthExceptionFilter),
     RouteConfig({ [ERROR_TRANSPORT]: OAUTH_TRANSPORT }),
     // The rate limit counts per authenticated client, so it runs after client authentication.

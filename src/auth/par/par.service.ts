@@ -1,0 +1,49 @@
+import { Injectable } from '@nestjs/common';
+import type { Client } from '../../clients/client.entity.js';
+import { PushedRequests } from '../../pushed-requests/pushed-requests.service.js';
+import { AUTHORIZATION_PARAMS } from '../authorize/authorization-request.js';
+import { AuthorizationRequestValidator } from '../authorize/authorization-request.validator.js';
+import { AuthorizationRedirectError, InvalidRequestError, UnverifiedClientOrRedirectError } from '../errors/oauth-error.js';
+
+/** RFC 9126 §2.2. */
+export interface PushedAuthorizationResponse {
+  request_uri: string;
+  expires_in: number;
+}
+
+/**
+ * Checks a pushed authorization request exactly as /authorize would (RFC 9126 §2.1: the client,
+ * its redirect URI, response type, scope, PKCE, the OpenID parameters) and stores its parameters.
+ * The client is authenticated, so every problem is answered to it directly, as JSON (§2.3),
+ * rather than shown to a person or sent to a redirect URI.
+ */
+@Injectable()
+export class ParService {
+  constructor(
+    private readonly validator: AuthorizationRequestValidator,
+    private readonly pushedRequests: PushedRequests,
+  ) {}
+
+  async push(client: Client, form: unknown): Promise<PushedAuthorizationResponse> {
+    const body = form !== null && typeof form === 'object' && !Array.isArray(form) ? (form as Record<string, unknown>) : {};
+    // §2.1: request_uri MUST NOT be pushed; request objects (RFC 9101) are not supported here.
+    if (body.request_uri !== undefined) throw new InvalidRequestError('request_uri must not be sent to the pushed authorization request endpoint (RFC 9126 §2.1)');
+    if (body.request !== undefined) throw new InvalidRequestError('Request objects (the request parameter) are not supported; push the parameters themselves');
+    // The client_id is the authenticated client's (the guard refused a body client_id naming another).
+    const query = { ...body, client_id: client.id };
+    try {
+      await this.validator.validate(query, '', { pushed: true });
+    } catch (error) {
+      if (error instanceof AuthorizationRedirectError) throw error.oauthError;
+      if (error instanceof UnverifiedClientOrRedirectError) throw new InvalidRequestError(error.description);
+      throw error;
+    }
+    const parameters: Record<string, string> = {};
+    for (const name of AUTHORIZATION_PARAMS) {
+      const value = body[name];
+      if (name !== 'client_id' && typeof value === 'string' && value !== '') parameters[name] = value;
+    }
+    const { requestUri, expiresIn } = await this.pushedRequests.push(client.id, parameters);
+    return { request_uri: requestUri, expires_in: expiresIn };
+  }
+}
