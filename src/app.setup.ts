@@ -1,3 +1,5 @@
+import { DpopNonces } from './dpop/dpop-nonces.js';
+import { offerDpopNonces } from './dpop/dpop-nonce.hook.js';
 import secureSession from '@fastify/secure-session';
 import { NestFactory } from '@nestjs/core';
 import { Logger, PinoLogger } from 'nestjs-pino';
@@ -90,6 +92,7 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
   echoRequestId(app.getHttpAdapter().getInstance());
   logRequests(app.getHttpAdapter().getInstance(), app.get(PinoLogger).logger);
   enforceTransportSecurity(app.getHttpAdapter().getInstance(), config);
+  offerDpopNonces(app.getHttpAdapter().getInstance(), app.get(DpopNonces));
   const routes = app.get(ResourceRoutes);
   // The fallback for errors no route's own filter caught; those Fastify raises before a route runs
   // go to the filter of the transport that route declares (the OAuth endpoints').

@@ -1,4 +1,5 @@
-import { TokenType } from '../common/oauth.constants.js';
+import { DPOP_SCHEME, TokenType } from '../common/oauth.constants.js';
+import { DPOP_SIGNING_ALGORITHMS } from '../dpop/dpop-algorithms.js';
 import type { AccessScheme } from './token-principal.js';
 import { BEARER_REALM } from './token-principal.js';
 
@@ -10,7 +11,12 @@ export type AccessRefusal =
   | { error: 'missing' }
   | { error: 'invalid_request'; description: string }
   | { error: 'invalid_token'; description: string }
-  | { error: 'insufficient_scope'; description: string; scope: string };
+  | { error: 'insufficient_scope'; description: string; scope: string }
+  /** RFC 9449 §7.1, §9: the DPoP proof does not hold, or must carry the server's nonce. */
+  | { error: 'invalid_dpop_proof' | 'use_dpop_nonce'; description: string };
+
+/** RFC 9449 §7.1: a DPoP challenge names the algorithms proofs may use. */
+const DPOP_ALGS = DPOP_SIGNING_ALGORITHMS.join(' ');
 
 /**
  * A refused request, and the scheme the client tried, so that the challenge speaks the same one
@@ -38,17 +44,20 @@ export interface AccessDeniedResponse {
 export function describeAccessDenied({ refusal, scheme }: AccessDenied): AccessDeniedResponse {
   switch (refusal.error) {
     case 'missing':
-      // Both schemes the API accepts are offered: several challenges, comma-separated.
+      // Every scheme the API accepts is offered: several challenges, comma-separated.
       return {
         status: 401,
         error: 'unauthorized',
-        description: 'This request needs an access token: send "Authorization: Bearer <token>", or a MAC-signed request for a MAC token',
-        challenge: `Bearer realm="${BEARER_REALM}", MAC`,
+        description: 'This request needs an access token: send "Authorization: Bearer <token>", "Authorization: DPoP <token>" with a DPoP proof for a DPoP-bound token, or a MAC-signed request for a MAC token',
+        challenge: `Bearer realm="${BEARER_REALM}", DPoP algs="${DPOP_ALGS}", MAC`,
       };
     case 'invalid_request':
       return { status: 400, error: refusal.error, description: refusal.description, challenge: challenge(scheme, refusal.error, refusal.description) };
     case 'invalid_token':
       return { status: 401, error: refusal.error, description: refusal.description, challenge: challenge(scheme, refusal.error, refusal.description) };
+    case 'invalid_dpop_proof':
+    case 'use_dpop_nonce':
+      return { status: 401, error: refusal.error, description: refusal.description, challenge: challenge(DPOP_SCHEME, refusal.error, refusal.description) };
     case 'insufficient_scope':
       return { status: 403, error: refusal.error, description: refusal.description, challenge: challenge(scheme, refusal.error, refusal.description, { scope: refusal.scope }) };
     default:
@@ -56,13 +65,17 @@ export function describeAccessDenied({ refusal, scheme }: AccessDenied): AccessD
   }
 }
 
-/** `Bearer realm="…", error="…", …` or, for a MAC-signed request, `MAC error="…", …` (the MAC draft has no realm). */
+/**
+ * `Bearer realm="…", error="…", …`; for a MAC-signed request `MAC error="…", …` (the MAC draft has
+ * no realm); for a DPoP request `DPoP algs="…", error="…", …` (RFC 9449 §7.1).
+ */
 function challenge(scheme: AccessScheme | undefined, error: string, description: string, extra: Record<string, string> = {}): string {
-  const mac = scheme === TokenType.Mac;
-  const parameters = Object.entries({ ...(mac ? {} : { realm: BEARER_REALM }), error, error_description: description, ...extra })
-    .map(([name, value]) => `${name}="${value.replace(/["\\]/g, '')}"`)
+  const [name, own]: [string, Record<string, string>] =
+    scheme === TokenType.Mac ? ['MAC', {}] : scheme === DPOP_SCHEME ? [DPOP_SCHEME, { algs: DPOP_ALGS }] : ['Bearer', { realm: BEARER_REALM }];
+  const parameters = Object.entries({ ...own, error, error_description: description, ...extra })
+    .map(([key, value]) => `${key}="${value.replace(/["\\]/g, '')}"`)
     .join(', ');
-  return `${mac ? 'MAC' : 'Bearer'} ${parameters}`;
+  return `${name} ${parameters}`;
 }
 
 function unreachable(value: never): never {

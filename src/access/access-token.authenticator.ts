@@ -1,16 +1,23 @@
 import { Injectable } from '@nestjs/common';
 import { ClientsService } from '../clients/clients.service.js';
 import type { MacCredentials } from '../common/mac-signature.js';
-import { TokenType } from '../common/oauth.constants.js';
+import { DPOP_SCHEME, TokenType } from '../common/oauth.constants.js';
+import { DpopProofVerifier } from '../dpop/dpop-proof.verifier.js';
 import { SECRET_PREFIX } from '../common/secrets.js';
 import { TokenKind, type Token } from '../tokens/token.entity.js';
 import { TokensService } from '../tokens/tokens.service.js';
 import type { AccessRefusal } from './access-denied.js';
 import { MacProof, type SignedRequest } from './mac-proof.js';
-import type { Principal, TokenPrincipal } from './token-principal.js';
+import type { AccessScheme, Principal, TokenPrincipal } from './token-principal.js';
 
-/** What a request presents: a bearer token (RFC 6750 §2.1), or a MAC-signed request (draft-ietf-oauth-v2-http-mac-02 §3). */
-export type AccessCredentials = { scheme: typeof TokenType.Bearer; token: string } | { scheme: typeof TokenType.Mac; credentials: MacCredentials; request: SignedRequest };
+/**
+ * What a request presents: a bearer token (RFC 6750 §2.1), a MAC-signed request
+ * (draft-ietf-oauth-v2-http-mac-02 §3), or a DPoP-bound token with its proof (RFC 9449 §7.1).
+ */
+export type AccessCredentials =
+  | { scheme: typeof TokenType.Bearer; token: string }
+  | { scheme: typeof TokenType.Mac; credentials: MacCredentials; request: SignedRequest }
+  | { scheme: typeof DPOP_SCHEME; token: string; proof: string | string[] | undefined; request: { method: string; path: string } };
 
 const INVALID_TOKEN: AccessRefusal = { error: 'invalid_token', description: 'The access token is invalid, expired or revoked' };
 
@@ -27,6 +34,7 @@ export class AccessTokenAuthenticator {
     private readonly tokens: TokensService,
     private readonly clients: ClientsService,
     private readonly mac: MacProof,
+    private readonly dpop: DpopProofVerifier,
   ) {}
 
   async authenticate(presented: AccessCredentials): Promise<Principal | AccessRefusal> {
@@ -35,28 +43,38 @@ export class AccessTokenAuthenticator {
       const client = await this.clients.findByRegistrationToken(presented.token);
       return client ? { kind: 'registration_access_token', clientId: client.id, client, scheme: TokenType.Bearer } : INVALID_TOKEN;
     }
-    const token = await this.tokens.findByValue(presented.scheme === TokenType.Bearer ? presented.token : presented.credentials.id);
+    const token = await this.tokens.findByValue(presented.scheme === TokenType.Mac ? presented.credentials.id : presented.token);
     // Refresh tokens never open a protected resource (RFC 6749 §1.5).
     if (!token || token.kind !== TokenKind.Access || !this.tokens.isActive(token)) return INVALID_TOKEN;
+    if (presented.scheme === DPOP_SCHEME) return this.dpopPrincipal(token, presented);
     if (presented.scheme === TokenType.Bearer) {
+      // RFC 9449 §7.2: a DPoP-bound token presented as a bearer token is refused, whoever holds it.
+      if (token.dpopJkt !== null) return { error: 'invalid_token', description: 'This access token is DPoP-bound: send it as "Authorization: DPoP <token>" with a DPoP proof' };
       // A MAC token is only good with the signature of its key (draft-ietf-oauth-v2-http-mac-02 §1), never as a bearer token.
-      return token.tokenType === TokenType.Bearer ? principalOf(token) : INVALID_TOKEN;
+      return token.tokenType === TokenType.Bearer ? principalOf(token, TokenType.Bearer) : INVALID_TOKEN;
     }
     if (token.tokenType !== TokenType.Mac) {
       return { error: 'invalid_token', description: 'This access token is not a MAC token; send it as "Authorization: Bearer <token>"' };
     }
     const refusal = await this.mac.verify(token, presented.credentials, presented.request);
-    return refusal ?? principalOf(token);
+    return refusal ?? principalOf(token, TokenType.Mac);
+  }
+
+  /** RFC 9449 §7.1: a bound token, with a proof made with its key that covers this request and the token (ath). */
+  private async dpopPrincipal(token: Token, presented: Extract<AccessCredentials, { scheme: typeof DPOP_SCHEME }>): Promise<TokenPrincipal | AccessRefusal> {
+    if (token.dpopJkt === null) return { error: 'invalid_token', description: 'This access token is not DPoP-bound: send it as "Authorization: Bearer <token>"' };
+    const result = await this.dpop.verify(presented.proof, { ...presented.request, accessToken: presented.token, boundTo: token.dpopJkt });
+    return 'jkt' in result ? principalOf(token, DPOP_SCHEME) : result;
   }
 }
 
-function principalOf(token: Token): TokenPrincipal {
+function principalOf(token: Token, scheme: AccessScheme): TokenPrincipal {
   return {
     kind: 'access_token',
     tokenId: token.id,
     clientId: token.clientId,
     userId: token.userId,
     scopes: new Set(token.scope === '' ? [] : token.scope.split(' ')),
-    scheme: token.tokenType,
+    scheme,
   };
 }

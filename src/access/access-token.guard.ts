@@ -3,7 +3,7 @@ import { ModuleRef, Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
 import type { FastifyRequest } from 'fastify';
 import { isMacAuthorization, MacHeaderError, parseMacAuthorization, type MacCredentials } from '../common/mac-signature.js';
-import { Strategy, TokenType } from '../common/oauth.constants.js';
+import { DPOP_SCHEME, Strategy, TokenType } from '../common/oauth.constants.js';
 import { AccessDenied } from './access-denied.js';
 import type { AccessRequirement, ScopeResolver } from './access-requirement.js';
 import { AccessTokenAuthenticator } from './access-token.authenticator.js';
@@ -11,6 +11,9 @@ import { ACCESS_REQUIREMENT, type DeclaredRequirement } from './require-access.d
 import type { Principal } from './token-principal.js';
 
 const MAX_NONCE_LENGTH = 128;
+
+/** The DPoP scheme (case-insensitive, RFC 9110 §11.1) and its token68 (RFC 9449 §7.1); anything else after it fails to match [1]. */
+const DPOP_AUTHORIZATION = /^dpop +(?:([A-Za-z0-9\-._~+/]+=*) *$)?/i;
 
 type ProtectedRequest = FastifyRequest & { user?: Principal };
 
@@ -50,6 +53,8 @@ export class AccessTokenGuard extends AuthGuard(Strategy.Bearer) {
       request.user = result;
     } else if (header !== undefined && isMacAuthorization(header)) {
       request.user = await this.macPrincipal(request, header);
+    } else if (header !== undefined && DPOP_AUTHORIZATION.test(header)) {
+      request.user = await this.dpopPrincipal(request, header);
     } else {
       await super.canActivate(context);
     }
@@ -75,6 +80,15 @@ export class AccessTokenGuard extends AuthGuard(Strategy.Bearer) {
       request: { method: request.method, requestUri: request.url, host: request.hostname, port: request.port ?? (request.protocol === 'https' ? 443 : 80) },
     });
     if ('error' in result) throw new AccessDenied(result, TokenType.Mac);
+    return result;
+  }
+
+  /** RFC 9449 §7.1: `Authorization: DPoP <token>` with the proof in the DPoP header. */
+  private async dpopPrincipal(request: FastifyRequest, header: string): Promise<Principal> {
+    const token = DPOP_AUTHORIZATION.exec(header)?.[1];
+    if (token === undefined) throw new AccessDenied({ error: 'invalid_request', description: 'Send "Authorization: DPoP <token>" with exactly one token' }, DPOP_SCHEME);
+    const result = await this.authenticator.authenticate({ scheme: DPOP_SCHEME, token, proof: request.headers.dpop, request: { method: request.method, path: request.url } });
+    if ('error' in result) throw new AccessDenied(result, DPOP_SCHEME);
     return result;
   }
 

@@ -1,8 +1,11 @@
 import type { Client } from '../clients/client.entity.js';
-import type { TokenType } from '../common/oauth.constants.js';
+import type { DPOP_SCHEME, TokenType } from '../common/oauth.constants.js';
 
-/** How the request proved its token: `Authorization: Bearer` (RFC 6750 §2.1) or a MAC signature (draft-ietf-oauth-v2-http-mac-02). */
-export type AccessScheme = TokenType;
+/**
+ * How the request proved its token: `Authorization: Bearer` (RFC 6750 §2.1), a MAC signature
+ * (draft-ietf-oauth-v2-http-mac-02), or `Authorization: DPoP` with a proof (RFC 9449 §7.1).
+ */
+export type AccessScheme = TokenType | typeof DPOP_SCHEME;
 
 /** An active access token, as AccessTokenAuthenticator found it. */
 export interface TokenPrincipal {
@@ -12,7 +15,7 @@ export interface TokenPrincipal {
   /** The person the token speaks for; null for a client's own token (client_credentials, RFC 6749 §4.4). */
   userId: string | null;
   scopes: ReadonlySet<string>;
-  /** The token's type, which is also the scheme it was presented with (a MAC token only with its signature). */
+  /** The scheme the token was presented with, which its type dictates (a MAC token only with its signature, a DPoP-bound one only with a proof). */
   scheme: AccessScheme;
 }
 

@@ -80,6 +80,7 @@ function openIdFlags(flags: Flags): OpenIdClientMetadata | undefined {
     backchannel_logout_uri: flags['backchannel-logout-uri'] as string | undefined,
     default_max_age: maxAge === undefined ? undefined : Number(maxAge),
     require_pushed_authorization_requests: flags['require-par'] === true ? true : undefined,
+    dpop_bound_access_tokens: flags['dpop-bound'] === true ? true : undefined,
   };
   return Object.values(metadata).some((value) => value !== undefined) ? metadata : undefined;
 }
@@ -155,7 +156,7 @@ export const COMMANDS: Record<string, Command> = {
     usage:
       'clients:create --name NAME [--redirect-uri URI ...] [--scope "a b"] [--public] [--grant-type TYPE ...] [--token-type bearer|mac] ' +
       '[--auth-method client_secret_basic|client_secret_post] [--client-uri URL] [--logo-uri URL] [--policy-uri URL] [--tos-uri URL] ' +
-      '[--id-token-alg RS256|ES256|EdDSA] [--subject-type public|pairwise] [--sector-identifier-uri URL] [--post-logout-redirect-uri URI ...] [--backchannel-logout-uri URL] [--default-max-age SECONDS] [--require-par]',
+      '[--id-token-alg RS256|ES256|EdDSA] [--subject-type public|pairwise] [--sector-identifier-uri URL] [--post-logout-redirect-uri URI ...] [--backchannel-logout-uri URL] [--default-max-age SECONDS] [--require-par] [--dpop-bound]',
     options: {
       name: { type: 'string' },
       'redirect-uri': { type: 'string', multiple: true },
@@ -174,6 +175,7 @@ export const COMMANDS: Record<string, Command> = {
       'backchannel-logout-uri': { type: 'string' },
       'default-max-age': { type: 'string' },
       'require-par': { type: 'boolean' },
+      'dpop-bound': { type: 'boolean' },
       'sector-identifier-uri': { type: 'string' },
     },
     async run(app, flags) {

@@ -28,6 +28,8 @@ export interface ClientRights {
   sectorIdentifierUri?: string | null;
   /** RFC 9126 §6: its authorization requests must be pushed. Dropping it would weaken what protects them. */
   requirePushedAuthorizationRequests?: boolean;
+  /** RFC 9449 §5.2: its access tokens must be DPoP-bound. Dropping it would let a stolen secret get bearer tokens again. */
+  dpopBoundAccessTokens?: boolean;
 }
 
 /**
@@ -66,6 +68,9 @@ export function assertNotWidenedBySelf(current: ClientRights, next: ClientRights
   // Turning the requirement on narrows; turning it off would let a stolen registration token open the front channel again.
   if (current.requirePushedAuthorizationRequests === true && next.requirePushedAuthorizationRequests !== true) {
     throw widening('require_pushed_authorization_requests', 'is true and only an administrator can turn it off');
+  }
+  if (current.dpopBoundAccessTokens === true && next.dpopBoundAccessTokens !== true) {
+    throw widening('dpop_bound_access_tokens', 'is true and only an administrator can turn it off');
   }
 }
 

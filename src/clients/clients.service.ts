@@ -101,6 +101,7 @@ export class ClientsService {
         subjectType: of.openId.subjectType,
         sectorIdentifierUri: of.openId.sectorIdentifierUri,
         requirePushedAuthorizationRequests: of.openId.requirePushedAuthorizationRequests ?? false,
+        dpopBoundAccessTokens: of.openId.dpopBoundAccessTokens ?? false,
       });
       assertNotWidenedBySelf(rights(client, parseScope(client.scope) ?? []), rights(next, scope));
     }
@@ -200,6 +201,10 @@ export class ClientsService {
       throw new DomainError('invalid_client_metadata', `Unknown scope(s): ${unknownScopes.join(', ')}. Known scopes: ${this.scopes.all().join(', ')} (data scopes come from the collections file).`);
     }
     const openIdSettings = input.openId === undefined ? null : openIdSettingsFrom(input.openId, input.redirectUris);
+    // A MAC token is proved with its own key; it cannot also be bound to a DPoP key (RFC 9449 §5).
+    if (openIdSettings?.dpopBoundAccessTokens && input.accessTokenType === TokenType.Mac) {
+      throw new DomainError('invalid_client_metadata', 'dpop_bound_access_tokens cannot be combined with access_token_type "mac".');
+    }
     return { grantTypes, scope, openIdSettings };
   }
 

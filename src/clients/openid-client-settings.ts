@@ -28,6 +28,11 @@ export interface OpenIdClientSettings {
    * before it existed read as false.
    */
   requirePushedAuthorizationRequests?: boolean;
+  /**
+   * RFC 9449 §5.2: the client's token requests must carry a DPoP proof, so every access token it
+   * gets is DPoP-bound. Optional in the stored JSON, like the PAR requirement.
+   */
+  dpopBoundAccessTokens?: boolean;
 }
 
 export const DEFAULT_OPENID_SETTINGS: Readonly<OpenIdClientSettings> = {
@@ -40,6 +45,7 @@ export const DEFAULT_OPENID_SETTINGS: Readonly<OpenIdClientSettings> = {
   defaultMaxAge: null,
   requireAuthTime: false,
   requirePushedAuthorizationRequests: false,
+  dpopBoundAccessTokens: false,
 };
 
 /** The metadata under its wire names (RFC 7591 §2 style), as registered and as shown back. */
@@ -53,6 +59,7 @@ export interface OpenIdClientMetadata {
   default_max_age?: number;
   require_auth_time?: boolean;
   require_pushed_authorization_requests?: boolean;
+  dpop_bound_access_tokens?: boolean;
 }
 
 export const OPENID_METADATA_SCHEMA = {
@@ -65,6 +72,7 @@ export const OPENID_METADATA_SCHEMA = {
   default_max_age: { type: 'integer', minimum: 0, maximum: 100_000_000 },
   require_auth_time: { type: 'boolean' },
   require_pushed_authorization_requests: { type: 'boolean' },
+  dpop_bound_access_tokens: { type: 'boolean' },
 } as const;
 
 const invalid = (message: string): DomainError => new DomainError('invalid_client_metadata', message);
@@ -111,6 +119,7 @@ export function openIdSettingsFrom(metadata: OpenIdClientMetadata, redirectUris:
     defaultMaxAge: metadata.default_max_age ?? null,
     requireAuthTime: metadata.require_auth_time ?? false,
     requirePushedAuthorizationRequests: metadata.require_pushed_authorization_requests ?? false,
+    dpopBoundAccessTokens: metadata.dpop_bound_access_tokens ?? false,
   };
 }
 
@@ -127,6 +136,7 @@ export function openIdMetadataOf(settings: OpenIdClientSettings): OpenIdClientMe
     ...(settings.defaultMaxAge !== null ? { default_max_age: settings.defaultMaxAge } : {}),
     ...(settings.requireAuthTime ? { require_auth_time: true } : {}),
     require_pushed_authorization_requests: settings.requirePushedAuthorizationRequests ?? false,
+    dpop_bound_access_tokens: settings.dpopBoundAccessTokens ?? false,
   };
 }
 

@@ -19,6 +19,13 @@ export type ResponseType = (typeof ResponseType)[keyof typeof ResponseType];
 export const TokenType = { Bearer: 'bearer', Mac: 'mac' } as const;
 export type TokenType = (typeof TokenType)[keyof typeof TokenType];
 
+/**
+ * RFC 9449 §5, §7.1: the token type of a DPoP-bound access token and the scheme it is presented
+ * with. Not a registrable access_token_type: a client asks for it with a proof (or must, with
+ * dpop_bound_access_tokens).
+ */
+export const DPOP_SCHEME = 'DPoP';
+
 /** draft-ietf-oauth-v2-http-mac-02 §5.1: the one MAC algorithm Latchkey issues keys for. */
 export const MacAlgorithm = { HmacSha256: 'hmac-sha-256' } as const;
 export type MacAlgorithm = (typeof MacAlgorithm)[keyof typeof MacAlgorithm];

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Clock } from '../common/clock.js';
 import { housekeepingConfig, type HousekeepingConfig } from '../config/housekeeping.config.js';
 import { AuthorizationCodeStore } from '../codes/authorization-code.store.js';
+import { DpopProofUseStore } from '../dpop/dpop-proof-use.store.js';
 import { LogoutDeliveryStore } from '../logout/logout-delivery.store.js';
 import { PushedRequestStore } from '../pushed-requests/pushed-request.store.js';
 import { SessionStore } from '../sessions/session.store.js';
@@ -20,6 +21,8 @@ export interface PurgeResult {
   logoutDeliveries: number;
   /** Pushed authorization requests (RFC 9126) that expired, used or not. */
   pushedRequests: number;
+  /** Records of accepted DPoP proofs (RFC 9449 §11.1) whose iat has left the accepted window. */
+  dpopProofUses: number;
 }
 
 /** How long the record of a back-channel logout notification is kept once it has an outcome. */
@@ -31,7 +34,7 @@ export interface PurgeOptions {
 }
 
 /**
- * Deletes expired authorization codes, tokens, MAC nonces and sessions, at most PURGE_BATCH_SIZE rows per
+ * Deletes expired authorization codes, tokens, MAC nonces, sessions, pushed requests and DPoP proof uses, at most PURGE_BATCH_SIZE rows per
  * statement; each table's statement is its store's purgeExpired.
  * Safe to run on every instance at once: each statement deletes whatever rows are still there and
  * match, so two instances never delete a row twice nor fail on one the other took; on PostgreSQL
@@ -62,6 +65,8 @@ export interface PurgeOptions {
  *   ones stay whatever their age: they are owed.
  * - a pushed authorization request whose expires_at < cutoff, used or not: a request_uri past its
  *   expiry is refused anyway, and a missing one is refused the same way.
+ * - a DPoP proof use whose expires_at (its iat + DPOP_PROOF_MAX_AGE_SECONDS) < cutoff: the proof
+ *   is refused for its iat anyway, so the record has nothing left to stop.
  */
 @Injectable()
 export class PurgeService {
@@ -72,6 +77,7 @@ export class PurgeService {
     private readonly sessions: SessionStore,
     private readonly logoutDeliveries: LogoutDeliveryStore,
     private readonly pushedRequests: PushedRequestStore,
+    private readonly dpopProofUses: DpopProofUseStore,
     @Inject(housekeepingConfig.KEY) private readonly config: HousekeepingConfig,
     private readonly clock: Clock,
   ) {}
@@ -85,7 +91,8 @@ export class PurgeService {
     const recordsCutoff = new Date(cutoff.getTime() - LOGOUT_RECORD_DAYS * 86_400_000);
     const logoutDeliveries = await this.deleteInBatches((limit) => this.logoutDeliveries.purgeFinished(recordsCutoff, limit), options);
     const pushedRequests = await this.deleteInBatches((limit) => this.pushedRequests.purgeExpired(cutoff, limit), options);
-    return { codes, tokens, macNonces, sessions, logoutDeliveries, pushedRequests };
+    const dpopProofUses = await this.deleteInBatches((limit) => this.dpopProofUses.purgeExpired(cutoff, limit), options);
+    return { codes, tokens, macNonces, sessions, logoutDeliveries, pushedRequests, dpopProofUses };
   }
 
   /** Runs one store's bounded DELETE until a batch comes back short, the per-run cap is reached or the run is aborted. */

@@ -80,6 +80,14 @@ export class Token {
   @Column({ type: 'varchar', length: 64, nullable: true })
   sid: string | null;
 
+  /**
+   * RFC 9449 §6: the SHA-256 thumbprint (RFC 7638) of the DPoP key a token is bound to (its
+   * cnf.jkt). A bound access token opens a resource only with a proof made with that key; a
+   * public client's bound refresh token is redeemed only with one. Null: not bound.
+   */
+  @Column({ name: 'dpop_jkt', type: 'varchar', length: 64, nullable: true })
+  dpopJkt: string | null;
+
   @CreateDateColumn({ name: 'created_at', type: TIMESTAMP })
   createdAt: Date;
 }

@@ -4,7 +4,7 @@ import type { EntityManager } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
 import { AuditService } from '../audit/audit.service.js';
 import { Clock } from '../common/clock.js';
-import { TokenType } from '../common/oauth.constants.js';
+import { DPOP_SCHEME, TokenType } from '../common/oauth.constants.js';
 import { generateSecret, hashSecret, SECRET_PREFIX } from '../common/secrets.js';
 import { oauthConfig, type OAuthConfig } from '../config/oauth.config.js';
 import { Transactions } from '../database/transactions.js';
@@ -28,6 +28,12 @@ export interface TokenGrant {
   authTime?: Date | null;
   /** The sign-in session's public id, for the same reason. */
   sid?: string | null;
+  /**
+   * RFC 9449 §5: the token request came with a valid DPoP proof. The access token is bound to its
+   * key; the refresh token too when `bindRefreshToken` (a public client's, §5: a confidential
+   * client's refresh token is already bound to its authentication).
+   */
+  dpop?: { jkt: string; bindRefreshToken: boolean };
 }
 
 export interface IssuedTokens {
@@ -35,7 +41,8 @@ export interface IssuedTokens {
   refreshToken?: string;
   expiresIn: number;
   scope: string;
-  tokenType: TokenType;
+  /** The token type as the response names it: bearer, mac, or DPoP for a DPoP-bound token (RFC 9449 §5). */
+  tokenType: TokenType | typeof DPOP_SCHEME;
   /** A MAC token's key, returned to the client once (draft-ietf-oauth-v2-http-mac-02 §4.1); stored only encrypted. */
   macKey?: string;
 }
@@ -66,15 +73,18 @@ export class TokensService {
       access.tokenType = TokenType.Mac;
       access.macKey = await this.macKeys.encrypt(macKey, access.tokenHash);
     }
+    if (grant.dpop) access.dpopJkt = grant.dpop.jkt;
     const rows: TokenInsert[] = [access];
     let refreshToken: string | undefined;
     if (grant.refreshScope !== undefined) {
       refreshToken = generateSecret(SECRET_PREFIX.refreshToken);
-      rows.push(this.row(TokenKind.Refresh, refreshToken, grant, grant.refreshScope, this.config.refreshTokenTtlSeconds));
+      const refresh = this.row(TokenKind.Refresh, refreshToken, grant, grant.refreshScope, this.config.refreshTokenTtlSeconds);
+      if (grant.dpop?.bindRefreshToken) refresh.dpopJkt = grant.dpop.jkt;
+      rows.push(refresh);
     }
     // In the caller's transaction; alone, on SQLite in this turn's group commit.
     await this.store.insert(rows, this.clock.now(), manager);
-    return { accessToken, refreshToken, expiresIn: accessTtl, scope: grant.scope, tokenType, ...(macKey ? { macKey } : {}) };
+    return { accessToken, refreshToken, expiresIn: accessTtl, scope: grant.scope, tokenType: grant.dpop ? DPOP_SCHEME : tokenType, ...(macKey ? { macKey } : {}) };
   }
 
   /** A MAC token's mac_key, decrypted; undefined for other tokens and for a key that does not decrypt (tampered, moved, or its encryption key is gone). */
@@ -145,6 +155,7 @@ export class TokensService {
       macKey: null,
       authTime: grant.authTime ?? null,
       sid: grant.sid ?? null,
+      dpopJkt: null,
     };
   }
 }

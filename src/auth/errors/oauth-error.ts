@@ -60,6 +60,18 @@ export class InvalidScopeError extends OAuthError {
   readonly status = 400;
 }
 
+/** RFC 9449 §5: the DPoP proof sent to the token endpoint is missing, malformed or does not hold. */
+export class InvalidDpopProofError extends OAuthError {
+  readonly error = 'invalid_dpop_proof';
+  readonly status = 400;
+}
+
+/** RFC 9449 §8: the proof must carry the server's current nonce, sent in the DPoP-Nonce header. */
+export class UseDpopNonceError extends OAuthError {
+  readonly error = 'use_dpop_nonce';
+  readonly status = 400;
+}
+
 /** RFC 6749 §4.1.2.1: the resource owner refused. */
 export class AccessDeniedError extends OAuthError {
   readonly error = 'access_denied';

@@ -43,7 +43,7 @@ export class AuthorizationCodeGrant implements GrantHandler<AuthorizationCodePar
     return { code: form.code, redirectUri: form.redirect_uri, codeVerifier: form.code_verifier };
   }
 
-  async handle(request: AuthorizationCodeParameters, { client }: GrantContext): Promise<TokenResponse> {
+  async handle(request: AuthorizationCodeParameters, { client, dpopJkt }: GrantContext): Promise<TokenResponse> {
     const code = await this.codes.findByCode(request.code);
     if (!code) throw new InvalidGrantError('The authorization code is invalid, expired or already used');
 
@@ -64,6 +64,7 @@ export class AuthorizationCodeGrant implements GrantHandler<AuthorizationCodePar
           tokenType: client.accessTokenType,
           authTime: code.authTime,
           sid: code.sid,
+          dpop: dpopJkt === undefined ? undefined : { jkt: dpopJkt, bindRefreshToken: client.isPublic },
         },
         manager,
       );

@@ -27,14 +27,14 @@ export class ClientCredentialsGrant implements GrantHandler<ClientCredentialsPar
     return { scope: form.scope };
   }
 
-  async handle(request: ClientCredentialsParameters, { client }: GrantContext): Promise<TokenResponse> {
+  async handle(request: ClientCredentialsParameters, { client, dpopJkt }: GrantContext): Promise<TokenResponse> {
     // §4.4.2: only confidential clients; a public one has proved nothing about itself.
     if (client.isPublic) throw new UnauthorizedClientError('Only a confidential client may use the client_credentials grant');
     const registered = splitScope(client.scope);
     const requested = request.scope === undefined ? registered : parseScope(request.scope);
     if (requested === undefined) throw new InvalidScopeError('The scope parameter is malformed');
     if (!isSubset(requested, registered)) throw new InvalidScopeError('The requested scope is not registered for this client');
-    const issued = await this.tokens.issue({ familyId: uuidv7(), clientId: client.id, userId: null, scope: formatScope(requested), tokenType: client.accessTokenType });
+    const issued = await this.tokens.issue({ familyId: uuidv7(), clientId: client.id, userId: null, scope: formatScope(requested), tokenType: client.accessTokenType, dpop: dpopJkt === undefined ? undefined : { jkt: dpopJkt, bindRefreshToken: false } });
     return toTokenResponse(issued);
   }
 }

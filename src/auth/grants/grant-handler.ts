@@ -12,6 +12,8 @@ export interface GrantContext {
    * A function: working it out costs a proxy-addr walk, which the other grants never need.
    */
   readonly clientAddress: () => string;
+  /** The key thumbprint of the request's valid DPoP proof (RFC 9449 §5), when it sent one. */
+  readonly dpopJkt?: string;
 }
 
 /**

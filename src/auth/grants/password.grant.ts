@@ -50,7 +50,7 @@ export class PasswordGrant implements GrantHandler<PasswordParameters> {
     return { username, password: form.password, scope: form.scope };
   }
 
-  async handle({ username, password, scope: requestedScope }: PasswordParameters, { client, clientAddress }: GrantContext): Promise<TokenResponse> {
+  async handle({ username, password, scope: requestedScope }: PasswordParameters, { client, clientAddress, dpopJkt }: GrantContext): Promise<TokenResponse> {
     // Registration refuses it already; a public client has proved nothing, so anyone could guess passwords through it.
     if (client.isPublic) throw new UnauthorizedClientError('Only a confidential client may use the password grant');
     const scope = this.resolveScope(requestedScope, client);
@@ -75,6 +75,8 @@ export class PasswordGrant implements GrantHandler<PasswordParameters> {
       scope: formatScope(scope),
       refreshScope: refresh ? formatScope(scope) : undefined,
       tokenType: client.accessTokenType,
+      // The password grant is for confidential clients only: its refresh token stays unbound (RFC 9449 §5).
+      dpop: dpopJkt === undefined ? undefined : { jkt: dpopJkt, bindRefreshToken: false },
     });
     return toTokenResponse(issued);
   }

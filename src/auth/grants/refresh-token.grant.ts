@@ -38,7 +38,7 @@ export class RefreshTokenGrant implements GrantHandler<RefreshTokenParameters> {
     return { refreshToken: form.refresh_token, scope: form.scope };
   }
 
-  async handle(request: RefreshTokenParameters, { client }: GrantContext): Promise<TokenResponse> {
+  async handle(request: RefreshTokenParameters, { client, dpopJkt }: GrantContext): Promise<TokenResponse> {
     const token = await this.tokens.findByValue(request.refreshToken);
     if (!token || token.kind !== TokenKind.Refresh || token.clientId !== client.id) throw new InvalidGrantError(INVALID);
 
@@ -49,6 +49,8 @@ export class RefreshTokenGrant implements GrantHandler<RefreshTokenParameters> {
       throw new InvalidGrantError(INVALID);
     }
     if (!this.tokens.isActive(token)) throw new InvalidGrantError(INVALID);
+    // RFC 9449 §5: a public client's refresh token bound to a DPoP key is redeemed only with a proof made with that key.
+    if (token.dpopJkt !== null && dpopJkt !== token.dpopJkt) throw new InvalidGrantError('This refresh token is bound to a DPoP key: send a DPoP proof made with it');
 
     // §6: the requested scope MUST NOT include any scope not originally granted; omitted means the same.
     const granted = splitScope(token.scope);
@@ -59,7 +61,11 @@ export class RefreshTokenGrant implements GrantHandler<RefreshTokenParameters> {
     const issued = await this.transactions.run(async (manager): Promise<IssuedTokens | undefined> => {
       if (!(await this.tokens.consumeRefreshToken(token.id, manager))) return undefined;
       return this.tokens.issue(
-        { familyId: token.familyId, clientId: client.id, userId: token.userId, scope: formatScope(requested), refreshScope: token.scope, tokenType: client.accessTokenType, authTime: token.authTime, sid: token.sid },
+        { familyId: token.familyId, clientId: client.id, userId: token.userId, scope: formatScope(requested), refreshScope: token.scope, tokenType: client.accessTokenType,
+          authTime: token.authTime,
+          sid: token.sid,
+          dpop: dpopJkt === undefined ? undefined : { jkt: dpopJkt, bindRefreshToken: client.isPublic },
+        },
         manager,
       );
     });

@@ -1,4 +1,5 @@
 import { Body, Controller, Req } from '@nestjs/common';
+import { DPOP_SCHEME } from '../../common/oauth.constants.js';
 import { splitScope } from '../../common/scope.js';
 import { TokenKind } from '../../tokens/token.entity.js';
 import { TokensService } from '../../tokens/tokens.service.js';
@@ -20,6 +21,8 @@ export interface IntrospectionResponse {
   exp?: number;
   iat?: number;
   token_type?: string;
+  /** RFC 9449 §6.2: the key a DPoP-bound token is bound to, for the resource server to check the proof against. */
+  cnf?: { jkt: string };
 }
 
 /**
@@ -46,8 +49,9 @@ export class IntrospectionController {
       ...(token.userId ? { sub: token.userId } : {}),
       exp: Math.floor(token.expiresAt.getTime() / 1000),
       iat: Math.floor(token.createdAt.getTime() / 1000),
-      // RFC 7662 §2.2: the type of the token, as in the token response (RFC 6749 §7.1): bearer or mac.
-      ...(token.kind === TokenKind.Access ? { token_type: token.tokenType } : {}),
+      // RFC 7662 §2.2: the type of the token, as in the token response (RFC 6749 §7.1): bearer, mac or DPoP.
+      ...(token.kind === TokenKind.Access ? { token_type: token.dpopJkt !== null ? DPOP_SCHEME : token.tokenType } : {}),
+      ...(token.dpopJkt !== null ? { cnf: { jkt: token.dpopJkt } } : {}),
     };
   }
 }

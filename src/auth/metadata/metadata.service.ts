@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { parConfig, type ParConfig } from '../../config/par.config.js';
+import { DPOP_SIGNING_ALGORITHMS } from '../../dpop/dpop-algorithms.js';
 import { ClientAuthMethod, CodeChallengeMethod, GrantType, MacAlgorithm, ResponseMode, ResponseType, TokenType } from '../../common/oauth.constants.js';
 import { appConfig, type AppConfig } from '../../config/app.config.js';
 import { ScopeCatalog } from '../../scopes/scope-catalog.js';
@@ -33,6 +34,8 @@ export interface AuthorizationServerMetadata {
   /** RFC 9126 §5: where clients push authorization requests, and whether every client must. */
   pushed_authorization_request_endpoint: string;
   require_pushed_authorization_requests: boolean;
+  /** RFC 9449 §5.1: the algorithms DPoP proofs may be signed with. */
+  dpop_signing_alg_values_supported: string[];
   /** Latchkey extensions (RFC 8414 §2 allows more): the access token types and MAC algorithms issued. */
   token_types_supported: string[];
   mac_algorithms_supported: string[];
@@ -95,6 +98,7 @@ export class MetadataService {
       authorization_response_iss_parameter_supported: true,
       pushed_authorization_request_endpoint: `${app.issuer}/par`,
       require_pushed_authorization_requests: par.required,
+      dpop_signing_alg_values_supported: [...DPOP_SIGNING_ALGORITHMS],
       // Bearer by default; mac for clients registered with access_token_type "mac" (draft-ietf-oauth-v2-http-mac).
       token_types_supported: Object.values(TokenType),
       mac_algorithms_supported: Object.values(MacAlgorithm),

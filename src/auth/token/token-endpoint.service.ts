@@ -3,7 +3,9 @@ import type { FastifyRequest } from 'fastify';
 import type { Client } from '../../clients/client.entity.js';
 import { MetricsService } from '../../metrics/metrics.service.js';
 import { clientAddress } from '../../rate-limit/client-address.js';
-import { InvalidRequestError, OAuthError, UnauthorizedClientError, UnsupportedGrantTypeError } from '../errors/oauth-error.js';
+import { TokenType } from '../../common/oauth.constants.js';
+import { DpopProofVerifier } from '../../dpop/dpop-proof.verifier.js';
+import { InvalidDpopProofError, InvalidRequestError, OAuthError, UnauthorizedClientError, UnsupportedGrantTypeError, UseDpopNonceError } from '../errors/oauth-error.js';
 import { GRANT_HANDLERS, type GrantHandler } from '../grants/grant-handler.js';
 import type { TokenRequestDto } from './token-request.dto.js';
 import type { TokenResponse } from './token-response.js';
@@ -19,6 +21,7 @@ export class TokenEndpointService {
   constructor(
     @Inject(GRANT_HANDLERS) handlers: GrantHandler[],
     private readonly metrics: MetricsService,
+    private readonly dpop: DpopProofVerifier,
   ) {
     this.handlers = new Map(handlers.map((h) => [h.grantType, h]));
   }
@@ -40,13 +43,31 @@ export class TokenEndpointService {
     }
   }
 
-  private dispatch(client: Client, request: TokenRequestDto, http: FastifyRequest): Promise<TokenResponse> {
+  private async dispatch(client: Client, request: TokenRequestDto, http: FastifyRequest): Promise<TokenResponse> {
     if (request.grant_type === undefined) throw new InvalidRequestError('The grant_type parameter is required');
     const handler = this.handlers.get(request.grant_type);
     if (!handler) throw new UnsupportedGrantTypeError(`The grant type "${request.grant_type}" is not supported`);
     if (!client.grantTypes.includes(handler.grantType)) {
       throw new UnauthorizedClientError(`This client is not registered for the ${handler.grantType} grant`);
     }
-    return handler.handle(handler.parameters(request), { client, clientAddress: () => clientAddress(http) });
+    const parameters = handler.parameters(request);
+    const dpopJkt = await this.dpopProof(client, http);
+    return handler.handle(parameters, { client, clientAddress: () => clientAddress(http), dpopJkt });
+  }
+
+  /**
+   * RFC 9449 §5: a DPoP proof of this request binds the tokens to its key; a client registered
+   * with dpop_bound_access_tokens must send one (§5.2). A MAC client's tokens carry their own key.
+   */
+  private async dpopProof(client: Client, http: FastifyRequest): Promise<string | undefined> {
+    const header = http.headers.dpop;
+    if (header === undefined) {
+      if (client.openId.dpopBoundAccessTokens) throw new InvalidDpopProofError('This client is registered for DPoP-bound access tokens (dpop_bound_access_tokens): send a DPoP proof');
+      return undefined;
+    }
+    if (client.accessTokenType === TokenType.Mac) throw new InvalidRequestError('This client is registered for MAC tokens, which cannot also be DPoP-bound');
+    const result = await this.dpop.verify(header, { method: http.method, path: http.url });
+    if ('jkt' in result) return result.jkt;
+    throw result.error === 'use_dpop_nonce' ? new UseDpopNonceError(result.description) : new InvalidDpopProofError(result.description);
   }
 }

@@ -1,10 +1,11 @@
-import { MacAlgorithm, TokenType } from '../../common/oauth.constants.js';
+import { MacAlgorithm, TokenType, type DPOP_SCHEME } from '../../common/oauth.constants.js';
 import type { IssuedTokens } from '../../tokens/tokens.service.js';
 
 /** RFC 6749 §5.1 successful response; a MAC token adds mac_key and mac_algorithm (draft-ietf-oauth-v2-http-mac-02 §4.1). */
 export interface TokenResponse {
   access_token: string;
-  token_type: TokenType;
+  /** bearer, mac, or DPoP (RFC 9449 §5). */
+  token_type: TokenType | typeof DPOP_SCHEME;
   mac_key?: string;
   mac_algorithm?: MacAlgorithm;
   expires_in: number;

@@ -1,0 +1,121 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { calculateJwkThumbprint, EmbeddedJWK, errors, jwtVerify, type JWK } from 'jose';
+import { createHash } from 'node:crypto';
+import { Clock } from '../common/clock.js';
+import { appConfig, type AppConfig } from '../config/app.config.js';
+import { dpopConfig, type DpopConfig } from '../config/dpop.config.js';
+import { DPOP_SIGNING_ALGORITHMS } from './dpop-algorithms.js';
+import { DpopNonces } from './dpop-nonces.js';
+import { DpopProofUseStore } from './dpop-proof-use.store.js';
+
+/** Bounds on what we parse: a proof is a compact JWS of a few hundred bytes (an RSA key makes it ~1 KB). */
+const MAX_PROOF_LENGTH = 8192;
+const MAX_JTI_LENGTH = 256;
+
+/** Why a proof was refused: its own error codes (RFC 9449 §5, §7.1, §8, §9). */
+export type DpopRefusal = { error: 'invalid_dpop_proof' | 'use_dpop_nonce'; description: string };
+
+/** The request a proof must describe. */
+export interface ProofContext {
+  method: string;
+  /** The request-target as received (path and query); the proof's htu names it under the issuer, without the query (§4.3). */
+  path: string;
+  /** At a protected resource: the access token the proof must hash to (ath, §4.3, §7). */
+  accessToken?: string;
+  /** The key thumbprint the proof must be made with (a bound token's cnf.jkt). */
+  boundTo?: string;
+}
+
+/** An accepted proof: the thumbprint of its key (RFC 7638), which the token is or becomes bound to. */
+export interface AcceptedProof {
+  jkt: string;
+}
+
+/**
+ * Checks a DPoP proof as RFC 9449 §4.3 lists: one well-formed JWT of type dpop+jwt, signed by the
+ * public key in its header with an asymmetric algorithm, naming this request (htm, htu), recent
+ * (iat), with this server's nonce when nonces are required, hashing the access token (ath) when
+ * one is presented, made with the token's key when it is bound; and (§11.1) never seen before.
+ * The replay check is one INSERT, run last, so a proof refused for any other reason burns nothing.
+ */
+@Injectable()
+export class DpopProofVerifier {
+  private readonly issuer: string;
+
+  constructor(
+    private readonly nonces: DpopNonces,
+    private readonly uses: DpopProofUseStore,
+    private readonly clock: Clock,
+    @Inject(dpopConfig.KEY) private readonly config: DpopConfig,
+    @Inject(appConfig.KEY) app: AppConfig,
+  ) {
+    this.issuer = app.issuer;
+  }
+
+  async verify(header: string | string[] | undefined, context: ProofContext): Promise<AcceptedProof | DpopRefusal> {
+    // §4.3 (1): exactly one DPoP header.
+    if (header === undefined || header === '') return invalid('Send one DPoP proof in the DPoP header');
+    if (Array.isArray(header)) return invalid('Send exactly one DPoP header');
+    if (header.length > MAX_PROOF_LENGTH) return invalid(`The DPoP proof is longer than ${MAX_PROOF_LENGTH} characters`);
+
+    let payload: Record<string, unknown>;
+    let jwk: JWK;
+    try {
+      // EmbeddedJWK: the key is the header's jwk, and jose refuses one holding private parts (§4.3 (7)).
+      const verified = await jwtVerify(header, EmbeddedJWK, { typ: 'dpop+jwt', algorithms: [...DPOP_SIGNING_ALGORITHMS] });
+      payload = verified.payload;
+      jwk = verified.protectedHeader.jwk!;
+    } catch (error) {
+      return invalid(proofProblem(error));
+    }
+
+    const { jti, htm, htu, iat, ath, nonce } = payload;
+    if (typeof jti !== 'string' || jti.length === 0 || jti.length > MAX_JTI_LENGTH) return invalid(`The DPoP proof needs a jti of 1 to ${MAX_JTI_LENGTH} characters`);
+    if (htm !== context.method) return invalid(`The DPoP proof's htm must be the request's method, ${context.method}`);
+    const expectedHtu = this.htuOf(context.path);
+    if (typeof htu !== 'string' || normalisedHtu(htu) !== expectedHtu) return invalid(`The DPoP proof's htu must be ${expectedHtu}`);
+    const now = Math.floor(this.clock.now().getTime() / 1000);
+    if (typeof iat !== 'number' || !Number.isFinite(iat) || Math.abs(now - iat) > this.config.proofMaxAgeSeconds) {
+      return invalid(`The DPoP proof's iat must be within ${this.config.proofMaxAgeSeconds} seconds of the server's clock`);
+    }
+    if (context.accessToken !== undefined && ath !== createHash('sha256').update(context.accessToken).digest('base64url')) {
+      return invalid('The DPoP proof\'s ath must be the hash of the access token it is sent with');
+    }
+    if (this.nonces.required && (typeof nonce !== 'string' || !this.nonces.isValid(nonce))) {
+      return { error: 'use_dpop_nonce', description: 'Resend the request with a DPoP proof that carries the nonce in the DPoP-Nonce header' };
+    }
+    const jkt = await calculateJwkThumbprint(jwk, 'sha256');
+    if (context.boundTo !== undefined && jkt !== context.boundTo) return invalid('The DPoP proof is not made with the key this token is bound to');
+
+    // §11.1: a proof is accepted once, across instances, for as long as its iat is acceptable.
+    const proofHash = createHash('sha256').update(`${jkt}.${jti}`).digest('hex');
+    if (!(await this.uses.use(proofHash, new Date((iat + this.config.proofMaxAgeSeconds + 1) * 1000)))) return invalid('This DPoP proof was already used');
+    return { jkt };
+  }
+
+  /** The URL the proof must name: the issuer's origin and path with the request's path, no query (§4.3 (9), RFC 3986 §6.2 normalisation by the URL parser). */
+  private htuOf(path: string): string {
+    const query = path.indexOf('?');
+    const url = `${this.issuer}${query === -1 ? path : path.slice(0, query)}`;
+    return normalisedHtu(url) ?? url;
+  }
+}
+
+function normalisedHtu(value: string): string | undefined {
+  if (!URL.canParse(value)) return undefined;
+  const url = new URL(value);
+  return `${url.origin}${url.pathname}`;
+}
+
+function invalid(description: string): DpopRefusal {
+  return { error: 'invalid_dpop_proof', description };
+}
+
+/** What jose found wrong, in words for the client; never the proof itself. */
+function proofProblem(error: unknown): string {
+  if (error instanceof errors.JOSEAlgNotAllowed) return `The DPoP proof must be signed with one of ${DPOP_SIGNING_ALGORITHMS.join(', ')}`;
+  if (error instanceof errors.JWSSignatureVerificationFailed) return 'The DPoP proof\'s signature does not verify with the key in its header';
+  if (error instanceof errors.JWTClaimValidationFailed && error.claim === 'typ') return 'The DPoP proof\'s typ header must be dpop+jwt';
+  if (error instanceof errors.JWTExpired) return 'The DPoP proof has expired';
+  return 'The DPoP proof is not a JWT signed with the public key in its header (RFC 9449 §4.2)';
+}

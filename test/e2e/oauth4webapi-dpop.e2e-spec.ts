@@ -1,0 +1,176 @@
+/**
+ * DPoP (RFC 9449) through oauth4webapi (v3), unmodified, over real HTTP: the library signs a proof
+ * for every token request and every data-API read with its own key, answers use_dpop_nonce by
+ * retrying with the nonce it was handed (isDPoPNonceError), and keeps the newest DPoP-Nonce for
+ * the next request. Covers the code flow of a confidential and a public client, refresh, the
+ * client_credentials grant, and a client registered with dpop_bound_access_tokens.
+ */
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import * as oauth from 'oauth4webapi';
+import type { NewClient } from '../../src/clients/client-information.js';
+import { ClientsService } from '../../src/clients/clients.service.js';
+import { UsersService } from '../../src/users/users.service.js';
+import { startAtIssuer } from '../helpers/app-at-issuer.js';
+import { Browser } from '../helpers/browser.js';
+import { authorizeAsUser } from '../helpers/oauth-flow.js';
+import type { TestUser } from '../helpers/test-app.js';
+import { dropTestDatabase } from '../helpers/test-database.js';
+
+const REDIRECT_URI = 'http://127.0.0.1:9/callback';
+/** oauth4webapi refuses http:// unless told; we test over loopback. */
+const INSECURE = { [oauth.allowInsecureRequests]: true } as const;
+
+interface Registered {
+  client: oauth.Client;
+  auth: oauth.ClientAuth;
+}
+
+/** The library's documented pattern: one retry when the server asks for its nonce (RFC 9449 §8, §9). */
+async function withNonceRetry<T>(attempt: () => Promise<T>): Promise<T> {
+  try {
+    return await attempt();
+  } catch (error) {
+    if (oauth.isDPoPNonceError(error)) return attempt();
+    throw error;
+  }
+}
+
+describe('DPoP through oauth4webapi (RFC 9449)', () => {
+  let nest: NestFastifyApplication;
+  let issuer: URL;
+  let as: oauth.AuthorizationServer;
+  let user: TestUser;
+
+  async function register(options: Partial<NewClient> = {}): Promise<Registered> {
+    const { client, secret } = await nest.get(ClientsService).create({ name: 'oauth4webapi DPoP', redirectUris: [REDIRECT_URI], scope: 'notes:read notes:write', ...options });
+    return { client: { client_id: client.id }, auth: options.isPublic ? oauth.None() : oauth.ClientSecretBasic(secret!) };
+  }
+
+  /** Sign-in and consent in the browser, then the code redeemed with a DPoP proof. */
+  async function codeFlow({ client, auth }: Registered, dpop: oauth.DPoPHandle | undefined, scope = 'notes:read'): Promise<oauth.TokenEndpointResponse> {
+    const verifier = oauth.generateRandomCodeVerifier();
+    const state = oauth.generateRandomState();
+    const url = new URL(as.authorization_endpoint!);
+    for (const [name, value] of Object.entries({ client_id: client.client_id, response_type: 'code', redirect_uri: REDIRECT_URI, scope, state, code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' })) {
+      url.searchParams.set(name, value);
+    }
+    const page = await authorizeAsUser(new Browser(url.origin), user, url.href);
+    const params = oauth.validateAuthResponse(as, client, new URL(page.location!), state);
+    return withNonceRetry(async () => {
+      const response = await oauth.authorizationCodeGrantRequest(as, client, auth, params, REDIRECT_URI, verifier, { DPoP: dpop, ...INSECURE });
+      return oauth.processAuthorizationCodeResponse(as, client, response);
+    });
+  }
+
+  /** A data-API read with a proof for this request and token. */
+  function readNotes(accessToken: string, dpop?: oauth.DPoPHandle): Promise<Response> {
+    return withNonceRetry(() => oauth.protectedResourceRequest(accessToken, 'GET', new URL('/api/v1/notes', as.issuer), undefined, undefined, { DPoP: dpop, ...INSECURE }));
+  }
+
+  beforeAll(async () => {
+    ({ nest, issuer } = await startAtIssuer());
+    user = { username: `alice_${Date.now().toString(36)}`, password: 'correct horse battery staple' };
+    await nest.get(UsersService).create(user.username, user.password);
+    as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oidc', ...INSECURE }));
+  });
+  afterAll(async () => {
+    await nest?.close();
+    await dropTestDatabase();
+  });
+
+  it('discovery lists the algorithms DPoP proofs may use (RFC 9449 §5.1)', () => {
+    expect(as.dpop_signing_alg_values_supported).toEqual(expect.arrayContaining(['ES256', 'EdDSA', 'PS256']));
+  });
+
+  describe('a confidential client, code flow with an ES256 key', () => {
+    let rp: Registered;
+    let keys: CryptoKeyPair;
+    let dpop: oauth.DPoPHandle;
+    let tokens: oauth.TokenEndpointResponse;
+
+    beforeAll(async () => {
+      rp = await register();
+      keys = await oauth.generateKeyPair('ES256');
+      dpop = oauth.DPoP(rp.client, keys);
+      tokens = await codeFlow(rp, dpop);
+    });
+
+    it('gets a DPoP token (token_type DPoP) after one use_dpop_nonce round', () => {
+      expect(tokens).toMatchObject({ access_token: expect.stringMatching(/^lk_at_/), token_type: 'dpop', refresh_token: expect.stringMatching(/^lk_rt_/) });
+    });
+
+    it('reads the data API with a proof made with the same key', async () => {
+      const response = await readNotes(tokens.access_token, dpop);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('dpop-nonce')).toEqual(expect.any(String));
+    });
+
+    it('the token sent as a bearer token (no key, no proof) is refused: what a thief holds is useless (RFC 9449 §7.2)', async () => {
+      const error = await readNotes(tokens.access_token).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(oauth.WWWAuthenticateChallengeError);
+      const { response, cause } = error as oauth.WWWAuthenticateChallengeError;
+      expect(response.status).toBe(401);
+      expect(cause[0]).toMatchObject({ scheme: 'bearer', parameters: { error: 'invalid_token' } });
+    });
+
+    it('the token with a proof made by another key is refused with invalid_dpop_proof', async () => {
+      const thief = oauth.DPoP(rp.client, await oauth.generateKeyPair('ES256'));
+      const error = await readNotes(tokens.access_token, thief).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(oauth.WWWAuthenticateChallengeError);
+      expect((error as oauth.WWWAuthenticateChallengeError).cause[0]).toMatchObject({ scheme: 'dpop', parameters: { error: 'invalid_dpop_proof' } });
+    });
+
+    it('a refresh with a proof gives a new DPoP token; the confidential client\'s refresh token was not bound, so another key works (RFC 9449 §5)', async () => {
+      const other = oauth.DPoP(rp.client, await oauth.generateKeyPair('EdDSA'));
+      const refreshed = await withNonceRetry(async () => oauth.processRefreshTokenResponse(as, rp.client, await oauth.refreshTokenGrantRequest(as, rp.client, rp.auth, tokens.refresh_token!, { DPoP: other, ...INSECURE })));
+      expect(refreshed.token_type).toBe('dpop');
+      expect((await readNotes(refreshed.access_token, other)).status).toBe(200);
+      tokens = refreshed;
+    });
+  });
+
+  describe('a public client', () => {
+    let spa: Registered;
+    let dpop: oauth.DPoPHandle;
+    let tokens: oauth.TokenEndpointResponse;
+
+    beforeAll(async () => {
+      spa = await register({ isPublic: true });
+      dpop = oauth.DPoP(spa.client, await oauth.generateKeyPair('ES256'));
+      tokens = await codeFlow(spa, dpop);
+    });
+
+    it('gets a DPoP token and reads the data API with it', async () => {
+      expect(tokens.token_type).toBe('dpop');
+      expect((await readNotes(tokens.access_token, dpop)).status).toBe(200);
+    });
+
+    it('its refresh token is bound to the key: redeemed with another key, invalid_grant; nothing is rotated', async () => {
+      const thief = oauth.DPoP(spa.client, await oauth.generateKeyPair('ES256'));
+      const attempt = withNonceRetry(async () => oauth.processRefreshTokenResponse(as, spa.client, await oauth.refreshTokenGrantRequest(as, spa.client, spa.auth, tokens.refresh_token!, { DPoP: thief, ...INSECURE })));
+      await expect(attempt).rejects.toMatchObject({ error: 'invalid_grant' });
+      const refreshed = await withNonceRetry(async () => oauth.processRefreshTokenResponse(as, spa.client, await oauth.refreshTokenGrantRequest(as, spa.client, spa.auth, tokens.refresh_token!, { DPoP: dpop, ...INSECURE })));
+      expect(refreshed).toMatchObject({ token_type: 'dpop', refresh_token: expect.stringMatching(/^lk_rt_/) });
+    });
+  });
+
+  describe('client_credentials with a proof', () => {
+    it('gets a DPoP-bound token of the client\'s own', async () => {
+      const service = await register({ grantTypes: ['client_credentials'] as never, redirectUris: [] });
+      const dpop = oauth.DPoP(service.client, await oauth.generateKeyPair('PS256'));
+      const tokens = await withNonceRetry(async () =>
+        oauth.processClientCredentialsResponse(as, service.client, await oauth.clientCredentialsGrantRequest(as, service.client, service.auth, new URLSearchParams({ scope: 'notes:read' }), { DPoP: dpop, ...INSECURE })),
+      );
+      expect(tokens).toMatchObject({ token_type: 'dpop', scope: 'notes:read' });
+    });
+  });
+
+  describe('a client registered with dpop_bound_access_tokens (RFC 9449 §5.2)', () => {
+    it('is refused a token without a proof (invalid_dpop_proof), and gets one with a proof', async () => {
+      const strict = await register({ openId: { dpop_bound_access_tokens: true } });
+      await expect(codeFlow(strict, undefined)).rejects.toMatchObject({ error: 'invalid_dpop_proof', status: 400 });
+      const dpop = oauth.DPoP(strict.client, await oauth.generateKeyPair('ES256'));
+      expect((await codeFlow(strict, dpop)).token_type).toBe('dpop');
+    });
+  });
+});
