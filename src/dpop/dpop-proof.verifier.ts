@@ -6,7 +6,7 @@ import { appConfig, type AppConfig } from '../config/app.config.js';
 import { dpopConfig, type DpopConfig } from '../config/dpop.config.js';
 import { DPOP_SIGNING_ALGORITHMS } from './dpop-algorithms.js';
 import { DpopNonces } from './dpop-nonces.js';
-import { DpopProofUseStore } from './dpop-proof-use.store.js';
+import { JtiUseStore } from '../replay/jti-use.store.js';
 
 /** Bounds on what we parse: a proof is a compact JWS of a few hundred bytes (an RSA key makes it ~1 KB). */
 const MAX_PROOF_LENGTH = 8192;
@@ -44,7 +44,7 @@ export class DpopProofVerifier {
 
   constructor(
     private readonly nonces: DpopNonces,
-    private readonly uses: DpopProofUseStore,
+    private readonly uses: JtiUseStore,
     private readonly clock: Clock,
     @Inject(dpopConfig.KEY) private readonly config: DpopConfig,
     @Inject(appConfig.KEY) app: AppConfig,
@@ -88,8 +88,7 @@ export class DpopProofVerifier {
     if (context.boundTo !== undefined && jkt !== context.boundTo) return invalid('The DPoP proof is not made with the key this token is bound to');
 
     // §11.1: a proof is accepted once, across instances, for as long as its iat is acceptable.
-    const proofHash = createHash('sha256').update(`${jkt}.${jti}`).digest('hex');
-    if (!(await this.uses.use(proofHash, new Date((iat + this.config.proofMaxAgeSeconds + 1) * 1000)))) return invalid('This DPoP proof was already used');
+    if (!(await this.uses.use('dpop_proof', jkt, jti, new Date((iat + this.config.proofMaxAgeSeconds + 1) * 1000)))) return invalid('This DPoP proof was already used');
     return { jkt };
   }
 

@@ -3,11 +3,11 @@ import { CommonModule } from '../common/common.module.js';
 import { KeysModule } from '../keys/keys.module.js';
 import { DpopNonces } from './dpop-nonces.js';
 import { DpopProofVerifier } from './dpop-proof.verifier.js';
-import { DpopStoreModule } from './dpop-store.module.js';
+import { ReplayModule } from '../replay/replay.module.js';
 
 /** DPoP (RFC 9449): the proof check the token endpoint and every protected resource share, and the server's nonces. */
 @Module({
-  imports: [CommonModule, KeysModule, DpopStoreModule],
+  imports: [CommonModule, KeysModule, ReplayModule],
   providers: [DpopNonces, DpopProofVerifier],
   exports: [DpopNonces, DpopProofVerifier],
 })

@@ -3,8 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Clock } from '../common/clock.js';
 import { housekeepingConfig, type HousekeepingConfig } from '../config/housekeeping.config.js';
 import { AuthorizationCodeStore } from '../codes/authorization-code.store.js';
-import { DpopProofUseStore } from '../dpop/dpop-proof-use.store.js';
 import { LogoutDeliveryStore } from '../logout/logout-delivery.store.js';
+import { JtiUseStore } from '../replay/jti-use.store.js';
 import { PushedRequestStore } from '../pushed-requests/pushed-request.store.js';
 import { SessionStore } from '../sessions/session.store.js';
 import { MacNonceStore } from '../tokens/mac-nonce.store.js';
@@ -21,8 +21,8 @@ export interface PurgeResult {
   logoutDeliveries: number;
   /** Pushed authorization requests (RFC 9126) that expired, used or not. */
   pushedRequests: number;
-  /** Records of accepted DPoP proofs (RFC 9449 §11.1) whose iat has left the accepted window. */
-  dpopProofUses: number;
+  /** Records of accepted single-use JWTs (DPoP proofs, client assertions) that could no longer be accepted anyway. */
+  jtiUses: number;
 }
 
 /** How long the record of a back-channel logout notification is kept once it has an outcome. */
@@ -34,7 +34,7 @@ export interface PurgeOptions {
 }
 
 /**
- * Deletes expired authorization codes, tokens, MAC nonces, sessions, pushed requests and DPoP proof uses, at most PURGE_BATCH_SIZE rows per
+ * Deletes expired authorization codes, tokens, MAC nonces, sessions, pushed requests and single-use JWTs, at most PURGE_BATCH_SIZE rows per
  * statement; each table's statement is its store's purgeExpired.
  * Safe to run on every instance at once: each statement deletes whatever rows are still there and
  * match, so two instances never delete a row twice nor fail on one the other took; on PostgreSQL
@@ -65,8 +65,9 @@ export interface PurgeOptions {
  *   ones stay whatever their age: they are owed.
  * - a pushed authorization request whose expires_at < cutoff, used or not: a request_uri past its
  *   expiry is refused anyway, and a missing one is refused the same way.
- * - a DPoP proof use whose expires_at (its iat + DPOP_PROOF_MAX_AGE_SECONDS) < cutoff: the proof
- *   is refused for its iat anyway, so the record has nothing left to stop.
+ * - a single-use JWT record whose expires_at < cutoff: a DPoP proof past its iat +
+ *   DPOP_PROOF_MAX_AGE_SECONDS, a client assertion past its exp, is refused for its age anyway,
+ *   so the record has nothing left to stop.
  */
 @Injectable()
 export class PurgeService {
@@ -77,7 +78,7 @@ export class PurgeService {
     private readonly sessions: SessionStore,
     private readonly logoutDeliveries: LogoutDeliveryStore,
     private readonly pushedRequests: PushedRequestStore,
-    private readonly dpopProofUses: DpopProofUseStore,
+    private readonly jtiUses: JtiUseStore,
     @Inject(housekeepingConfig.KEY) private readonly config: HousekeepingConfig,
     private readonly clock: Clock,
   ) {}
@@ -91,8 +92,8 @@ export class PurgeService {
     const recordsCutoff = new Date(cutoff.getTime() - LOGOUT_RECORD_DAYS * 86_400_000);
     const logoutDeliveries = await this.deleteInBatches((limit) => this.logoutDeliveries.purgeFinished(recordsCutoff, limit), options);
     const pushedRequests = await this.deleteInBatches((limit) => this.pushedRequests.purgeExpired(cutoff, limit), options);
-    const dpopProofUses = await this.deleteInBatches((limit) => this.dpopProofUses.purgeExpired(cutoff, limit), options);
-    return { codes, tokens, macNonces, sessions, logoutDeliveries, pushedRequests, dpopProofUses };
+    const jtiUses = await this.deleteInBatches((limit) => this.jtiUses.purgeExpired(cutoff, limit), options);
+    return { codes, tokens, macNonces, sessions, logoutDeliveries, pushedRequests, jtiUses };
   }
 
   /** Runs one store's bounded DELETE until a batch comes back short, the per-run cap is reached or the run is aborted. */

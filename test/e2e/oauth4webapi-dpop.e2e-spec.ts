@@ -84,14 +84,12 @@ describe('DPoP through oauth4webapi (RFC 9449)', () => {
 
   describe('a confidential client, code flow with an ES256 key', () => {
     let rp: Registered;
-    let keys: CryptoKeyPair;
     let dpop: oauth.DPoPHandle;
     let tokens: oauth.TokenEndpointResponse;
 
     beforeAll(async () => {
       rp = await register();
-      keys = await oauth.generateKeyPair('ES256');
-      dpop = oauth.DPoP(rp.client, keys);
+      dpop = oauth.DPoP(rp.client, await oauth.generateKeyPair('ES256'));
       tokens = await codeFlow(rp, dpop);
     });
 
