@@ -13,6 +13,7 @@ import { macTokenConfig } from './config/mac-token.config.js';
 import { openIdConfig } from './config/openid.config.js';
 import { parConfig } from './config/par.config.js';
 import { dpopConfig } from './config/dpop.config.js';
+import { clientAuthConfig } from './config/client-auth.config.js';
 import { logoutConfig } from './config/logout.config.js';
 import { outboundConfig } from './config/outbound.config.js';
 import { LogoutModule } from './logout/logout.module.js';
@@ -34,7 +35,7 @@ import { ResourcesModule } from './resources/resources.module.js';
 
 @Module({
   imports: [
-    ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, appConfig, databaseConfig, dpopConfig, housekeepingConfig, legacyGrantsConfig, logoutConfig, outboundConfig, macTokenConfig, metricsConfig, oauthConfig, openIdConfig, parConfig, rateLimitConfig, redisConfig, sessionConfig] }),
+    ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, appConfig, clientAuthConfig, databaseConfig, dpopConfig, housekeepingConfig, legacyGrantsConfig, logoutConfig, outboundConfig, macTokenConfig, metricsConfig, oauthConfig, openIdConfig, parConfig, rateLimitConfig, redisConfig, sessionConfig] }),
     CommonModule,
     MetricsModule,
     CollectionsModule,

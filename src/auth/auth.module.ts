@@ -1,3 +1,4 @@
+import { ReplayModule } from '../replay/replay.module.js';
 import { DpopModule } from '../dpop/dpop.module.js';
 import { Module } from '@nestjs/common';
 import { PassportModule } from '@nestjs/passport';
@@ -13,8 +14,10 @@ import { AuthorizeController } from './authorize/authorize.controller.js';
 import { AuthorizeService } from './authorize/authorize.service.js';
 import { ClientAuthenticationGuard } from './client-auth/client-authentication.guard.js';
 import { ClientBasicStrategy } from './client-auth/client-basic.strategy.js';
+import { ClientAssertionVerifier } from './client-auth/client-assertion.verifier.js';
 import { ClientCredentialsVerifier } from './client-auth/client-credentials.verifier.js';
-import { ClientNoneStrategy, ClientSecretPostStrategy } from './client-auth/client-form.strategies.js';
+import { ClientJwksCache } from './client-auth/client-jwks.cache.js';
+import { ClientNoneStrategy, ClientSecretPostStrategy, ClientPrivateKeyJwtStrategy } from './client-auth/client-form.strategies.js';
 import { InteractionExceptionFilter } from './errors/interaction-exception.filter.js';
 import { AuthorizationCodeGrant } from './grants/authorization-code.grant.js';
 import { ClientCredentialsGrant } from './grants/client-credentials.grant.js';
@@ -54,7 +57,7 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 
 /** The authorization server: authorization and token endpoints, login and consent, metadata. */
 @Module({
-  imports: [CommonModule, AuditModule, MetricsModule, RateLimitModule, PassportModule, AccessModule, UsersModule, SessionsModule, ClientsModule, CodesModule, TokensModule, ConsentsModule, ScopesModule, OpenIdModule, PushedRequestsModule, DpopModule],
+  imports: [CommonModule, AuditModule, MetricsModule, RateLimitModule, PassportModule, AccessModule, UsersModule, SessionsModule, ClientsModule, CodesModule, TokensModule, ConsentsModule, ScopesModule, OpenIdModule, PushedRequestsModule, DpopModule, ReplayModule],
   controllers: [EndSessionController, AuthorizeController, TokenController, ParController, RevocationController, IntrospectionController, RegistrationController, LoginController, HomeController, AccessController, MetadataController],
   providers: [
     AuthorizationRequestValidator,
@@ -70,7 +73,10 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
     ClientBasicStrategy,
     ClientSecretPostStrategy,
     ClientNoneStrategy,
+    ClientPrivateKeyJwtStrategy,
     ClientCredentialsVerifier,
+    ClientAssertionVerifier,
+    ClientJwksCache,
     ClientAuthenticationGuard,
     TokenEndpointService,
     ParService,

@@ -9,6 +9,7 @@ import type { AccountsService } from '../accounts/accounts.service.js';
 import { isSigningAlgorithm, SIGNING_ALGORITHMS } from '../signing/signing-algorithms.js';
 import type { SigningKeyVault } from '../signing/signing-key-vault.js';
 import type { OpenIdClientMetadata } from '../clients/openid-client-settings.js';
+import type { ClientKeyMetadata } from '../clients/client-keys.js';
 import type { ProfileChanges } from '../users/user-profile.js';
 import type { UsersService } from '../users/users.service.js';
 
@@ -85,6 +86,21 @@ function openIdFlags(flags: Flags): OpenIdClientMetadata | undefined {
   return Object.values(metadata).some((value) => value !== undefined) ? metadata : undefined;
 }
 
+/** A private_key_jwt client's keys from clients:create's flags: --jwks takes the JWK Set as JSON text. */
+function keyFlags(flags: Flags): ClientKeyMetadata {
+  const text = flags.jwks as string | undefined;
+  let jwks: ClientKeyMetadata['jwks'];
+  if (text !== undefined) {
+    try {
+      jwks = JSON.parse(text) as ClientKeyMetadata['jwks'];
+    } catch {
+      throw new UsageError('--jwks must be a JWK Set as JSON text, e.g. \'{"keys":[{"kty":"EC",…}]}\'');
+    }
+    if (typeof jwks !== 'object' || jwks === null || !Array.isArray(jwks.keys)) throw new UsageError('--jwks must be a JSON object with a "keys" array (RFC 7517 §5)');
+  }
+  return { jwks, jwks_uri: flags['jwks-uri'] as string | undefined, token_endpoint_auth_signing_alg: flags['auth-signing-alg'] as string | undefined };
+}
+
 // Services are imported when a command runs, not with this table: `--help` and a mistyped command
 // line are answered without loading Nest, TypeORM and the rest (main.ts loads them after parsing).
 const accountsService = async (app: INestApplicationContext): Promise<AccountsService> => app.get((await import('../accounts/accounts.service.js')).AccountsService);
@@ -97,7 +113,7 @@ const dataSource = async (app: INestApplicationContext): Promise<DataSource> => 
 
 const GRANT_TYPES = new Set<string>(Object.values(GrantType));
 const TOKEN_TYPES = new Set<string>(Object.values(TokenType));
-const SECRET_AUTH_METHODS = new Set<string>([ClientAuthMethod.ClientSecretBasic, ClientAuthMethod.ClientSecretPost]);
+const CONFIDENTIAL_AUTH_METHODS = new Set<string>([ClientAuthMethod.ClientSecretBasic, ClientAuthMethod.ClientSecretPost, ClientAuthMethod.PrivateKeyJwt]);
 
 export const COMMANDS: Record<string, Command> = {
   'users:create': {
@@ -156,7 +172,8 @@ export const COMMANDS: Record<string, Command> = {
     usage:
       'clients:create --name NAME [--redirect-uri URI ...] [--scope "a b"] [--public] [--grant-type TYPE ...] [--token-type bearer|mac] ' +
       '[--auth-method client_secret_basic|client_secret_post] [--client-uri URL] [--logo-uri URL] [--policy-uri URL] [--tos-uri URL] ' +
-      '[--id-token-alg RS256|ES256|EdDSA] [--subject-type public|pairwise] [--sector-identifier-uri URL] [--post-logout-redirect-uri URI ...] [--backchannel-logout-uri URL] [--default-max-age SECONDS] [--require-par] [--dpop-bound]',
+      '[--id-token-alg RS256|ES256|EdDSA] [--subject-type public|pairwise] [--sector-identifier-uri URL] [--post-logout-redirect-uri URI ...] [--backchannel-logout-uri URL] [--default-max-age SECONDS] [--require-par] [--dpop-bound] ' +
+      '[--auth-method private_key_jwt (--jwks JSON | --jwks-uri URL) [--auth-signing-alg ALG]]',
     options: {
       name: { type: 'string' },
       'redirect-uri': { type: 'string', multiple: true },
@@ -176,6 +193,9 @@ export const COMMANDS: Record<string, Command> = {
       'default-max-age': { type: 'string' },
       'require-par': { type: 'boolean' },
       'dpop-bound': { type: 'boolean' },
+      jwks: { type: 'string' },
+      'jwks-uri': { type: 'string' },
+      'auth-signing-alg': { type: 'string' },
       'sector-identifier-uri': { type: 'string' },
     },
     async run(app, flags) {
@@ -186,8 +206,8 @@ export const COMMANDS: Record<string, Command> = {
       if (tokenType !== undefined && !TOKEN_TYPES.has(tokenType)) throw new UsageError(`unsupported --token-type ${tokenType} (supported: ${[...TOKEN_TYPES].join(', ')})`);
       // The method the client must use at the token endpoint, and no other (RFC 7591 §2).
       const authMethod = flags['auth-method'] as string | undefined;
-      if (authMethod !== undefined && !SECRET_AUTH_METHODS.has(authMethod)) {
-        throw new UsageError(`unsupported --auth-method ${authMethod} (supported: ${[...SECRET_AUTH_METHODS].join(', ')}; a --public client uses none)`);
+      if (authMethod !== undefined && !CONFIDENTIAL_AUTH_METHODS.has(authMethod)) {
+        throw new UsageError(`unsupported --auth-method ${authMethod} (supported: ${[...CONFIDENTIAL_AUTH_METHODS].join(', ')}; a --public client uses none)`);
       }
       if (authMethod !== undefined && flags.public === true) throw new UsageError('--auth-method applies to confidential clients; a --public client authenticates with none');
       const clients = await clientsService(app);
@@ -206,6 +226,7 @@ export const COMMANDS: Record<string, Command> = {
           tos_uri: flags['tos-uri'] as string | undefined,
         },
         openId: openIdFlags(flags),
+        keys: keyFlags(flags),
       });
       return clients.toView(client, secret);
     },

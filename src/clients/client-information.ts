@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ClientAuthMethod, GrantType, ResponseType, TokenType } from '../common/oauth.constants.js';
 import type { Client } from './client.entity.js';
+import { clientKeyMetadataOf, type ClientJwks, type ClientKeyMetadata } from './client-keys.js';
 import { openIdMetadataOf, type OpenIdClientMetadata } from './openid-client-settings.js';
 
 export interface NewClient {
@@ -10,7 +11,7 @@ export interface NewClient {
   /** A public client has no secret and must use PKCE (RFC 6749 §2.1, RFC 9700 §2.1.1). */
   isPublic?: boolean;
   grantTypes?: GrantType[];
-  /** client_secret_basic (default) or client_secret_post for confidential clients. */
+  /** client_secret_basic (default), client_secret_post or private_key_jwt for confidential clients. */
   tokenEndpointAuthMethod?: ClientAuthMethod;
   /** The type of access token the client receives: bearer (default) or mac. */
   accessTokenType?: TokenType;
@@ -18,6 +19,8 @@ export interface NewClient {
   descriptive?: DescriptiveMetadata;
   /** OpenID Connect metadata under its wire names; absent: every default. */
   openId?: OpenIdClientMetadata;
+  /** A private_key_jwt client's keys (jwks or jwks_uri) and assertion algorithm, under their wire names. */
+  keys?: ClientKeyMetadata;
 }
 
 /** RFC 7591 §2 descriptive metadata, under its wire names. */
@@ -55,6 +58,9 @@ export interface ClientView {
   backchannel_logout_session_required?: boolean;
   default_max_age?: number;
   require_auth_time?: boolean;
+  jwks?: ClientJwks;
+  jwks_uri?: string;
+  token_endpoint_auth_signing_alg?: string;
 }
 
 /**
@@ -98,6 +104,7 @@ export function clientView(client: Client, secret?: string): ClientView {
     ...(client.logoUri ? { logo_uri: client.logoUri } : {}),
     ...(client.policyUri ? { policy_uri: client.policyUri } : {}),
     ...(client.tosUri ? { tos_uri: client.tosUri } : {}),
+    ...clientKeyMetadataOf(client),
     // Shown once registered with any (OpenID Dynamic Registration §3.2 returns what applies); defaults included.
     ...(client.openIdSettings !== null ? openIdMetadataOf(client.openIdSettings) : {}),
   };

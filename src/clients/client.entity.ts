@@ -1,6 +1,8 @@
 import { DEFAULT_OPENID_SETTINGS, type OpenIdClientSettings } from './openid-client-settings.js';
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
-import { TokenType, type ClientAuthMethod, type GrantType } from '../common/oauth.constants.js';
+import type { AsymmetricJwsAlgorithm } from '../common/asymmetric-algorithms.js';
+import { ClientAuthMethod, TokenType, type GrantType } from '../common/oauth.constants.js';
+import type { ClientJwks } from './client-keys.js';
 import { TIMESTAMP } from '../database/column-types.js';
 
 /** A registered OAuth client (RFC 6749 §2). Field names follow RFC 7591 on the wire. */
@@ -58,6 +60,20 @@ export class Client {
   @Column({ name: 'tos_uri', type: 'varchar', length: 2000, nullable: true })
   tosUri: string | null;
 
+  /**
+   * A private_key_jwt client's public keys (RFC 7591 §2 jwks), or the https URL that serves them
+   * (jwks_uri): exactly one of the two; both null for other clients (client-keys.ts).
+   */
+  @Column({ type: 'simple-json', nullable: true })
+  jwks: ClientJwks | null;
+
+  @Column({ name: 'jwks_uri', type: 'varchar', length: 2000, nullable: true })
+  jwksUri: string | null;
+
+  /** The one algorithm its assertions must use (OpenID Dynamic Registration §2); null: any we support. */
+  @Column({ name: 'token_endpoint_auth_signing_alg', type: 'varchar', length: 16, nullable: true })
+  tokenEndpointAuthSigningAlg: AsymmetricJwsAlgorithm | null;
+
   /** OpenID Connect settings (openid-client-settings.ts); null: every default. */
   @Column({ name: 'openid_settings', type: 'simple-json', nullable: true })
   openIdSettings: OpenIdClientSettings | null;
@@ -68,8 +84,9 @@ export class Client {
   @UpdateDateColumn({ name: 'updated_at', type: TIMESTAMP })
   updatedAt: Date;
 
+  /** RFC 6749 §2.1: a client that cannot authenticate (none); a private_key_jwt client has no secret yet is confidential. */
   get isPublic(): boolean {
-    return this.secretHash === null;
+    return this.tokenEndpointAuthMethod === ClientAuthMethod.None;
   }
 
   get openId(): OpenIdClientSettings {

@@ -10,6 +10,7 @@ import { assertNotWidenedBySelf, CLI_ADMINISTRATOR, type ClientEditor } from './
 import { Client } from './client.entity.js';
 import { clientView, DESCRIPTIVE_FIELDS, descriptiveColumns, newClientId, type ClientView, type NewClient } from './client-information.js';
 import { ClientStore } from './client.store.js';
+import { clientKeysFrom, type ClientKeys } from './client-keys.js';
 import { SectorIdentifierVerifier } from './sector-identifier.verifier.js';
 import { openIdSettingsFrom, sectorOfClient, SubjectType, type OpenIdClientSettings } from './openid-client-settings.js';
 import { assertRedirectUrisAcceptable, descriptiveUriProblem } from './redirect-uri.policy.js';
@@ -40,9 +41,10 @@ export class ClientsService {
   /** Registers a client. The secret (confidential clients) is returned here once and stored only as a hash. */
   async create(input: NewClient, actor = CLI_ADMINISTRATOR.actor, options: { registrationToken?: string } = {}): Promise<{ client: Client; secret?: string }> {
     const name = input.name.trim();
-    const { grantTypes, scope, openIdSettings } = this.checked(input);
+    const { grantTypes, scope, openIdSettings, method, keys } = this.checked(input);
     await this.verifySector(openIdSettings, input.redirectUris);
-    const secret = input.isPublic ? undefined : generateSecret(SECRET_PREFIX.clientSecret);
+    // A private_key_jwt client proves itself with its keys: it gets no secret to leak.
+    const secret = method === ClientAuthMethod.None || method === ClientAuthMethod.PrivateKeyJwt ? undefined : generateSecret(SECRET_PREFIX.clientSecret);
     const client = Object.assign(new Client(), {
       id: newClientId(),
       name,
@@ -50,10 +52,11 @@ export class ClientsService {
       redirectUris: [...new Set(input.redirectUris)],
       scope: formatScope(scope),
       grantTypes: [...new Set(grantTypes)],
-      tokenEndpointAuthMethod: input.isPublic ? ClientAuthMethod.None : (input.tokenEndpointAuthMethod ?? ClientAuthMethod.ClientSecretBasic),
+      tokenEndpointAuthMethod: method,
       registrationTokenHash: options.registrationToken ? hashSecret(options.registrationToken) : null,
       accessTokenType: input.accessTokenType ?? TokenType.Bearer,
       ...descriptiveColumns(input.descriptive),
+      ...keys,
       openIdSettings,
     });
     const saved = await this.transactions.run(async (manager) => {
@@ -75,16 +78,21 @@ export class ClientsService {
     if ((input.isPublic ?? false) !== client.isPublic) {
       throw new DomainError('invalid_client_metadata', 'token_endpoint_auth_method cannot change between "none" and a secret-based method.');
     }
-    const { grantTypes, scope, openIdSettings } = this.checked(input);
+    const { grantTypes, scope, openIdSettings, method, keys } = this.checked(input);
+    // The credential kind is fixed at registration: a secret is never issued by an update, nor a key set turned into one.
+    if ((method === ClientAuthMethod.PrivateKeyJwt) !== (client.tokenEndpointAuthMethod === ClientAuthMethod.PrivateKeyJwt)) {
+      throw new DomainError('invalid_client_metadata', 'token_endpoint_auth_method cannot change between "private_key_jwt" and another method; register a new client.');
+    }
     await this.verifySector(openIdSettings, input.redirectUris);
     const next = Object.assign(new Client(), client, {
       name: input.name.trim(),
       redirectUris: [...new Set(input.redirectUris)],
       scope: formatScope(scope),
       grantTypes: [...new Set(grantTypes)],
-      tokenEndpointAuthMethod: client.isPublic ? ClientAuthMethod.None : (input.tokenEndpointAuthMethod ?? ClientAuthMethod.ClientSecretBasic),
+      tokenEndpointAuthMethod: method,
       accessTokenType: input.accessTokenType ?? TokenType.Bearer,
       ...descriptiveColumns(input.descriptive),
+      ...keys,
       openIdSettings,
     });
     // Core §8.1: a pairwise client's subs are derived from its sector; moving it would give every person a new sub.
@@ -162,7 +170,7 @@ export class ClientsService {
   }
 
   /** The rules every registration follows, from the CLI or over HTTP (RFC 7591 §2). */
-  private checked(input: NewClient): { grantTypes: GrantType[]; scope: string[]; openIdSettings: OpenIdClientSettings | null } {
+  private checked(input: NewClient): { grantTypes: GrantType[]; scope: string[]; openIdSettings: OpenIdClientSettings | null; method: ClientAuthMethod; keys: ClientKeys } {
     const name = input.name.trim();
     if (name.length === 0 || name.length > 200) throw new DomainError('invalid_client_metadata', 'Client name must be 1 to 200 characters.');
     const grantTypes = input.grantTypes ?? DEFAULT_GRANT_TYPES;
@@ -205,7 +213,10 @@ export class ClientsService {
     if (openIdSettings?.dpopBoundAccessTokens && input.accessTokenType === TokenType.Mac) {
       throw new DomainError('invalid_client_metadata', 'dpop_bound_access_tokens cannot be combined with access_token_type "mac".');
     }
-    return { grantTypes, scope, openIdSettings };
+    const method = input.isPublic ? ClientAuthMethod.None : (input.tokenEndpointAuthMethod ?? ClientAuthMethod.ClientSecretBasic);
+    if (method === ClientAuthMethod.None && !input.isPublic) throw new DomainError('invalid_client_metadata', 'token_endpoint_auth_method "none" is for public clients.');
+    const keys = clientKeysFrom(input.keys ?? {}, method);
+    return { grantTypes, scope, openIdSettings, method, keys };
   }
 
   /** Core §8.1: a sector_identifier_uri must list every redirect URI; read before anything is written. */

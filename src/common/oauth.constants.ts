@@ -34,13 +34,18 @@ export type MacAlgorithm = (typeof MacAlgorithm)[keyof typeof MacAlgorithm];
 export const CodeChallengeMethod = { S256: 'S256' } as const;
 export type CodeChallengeMethod = (typeof CodeChallengeMethod)[keyof typeof CodeChallengeMethod];
 
-/** RFC 6749 §2.3 and RFC 7591 §2 names. */
+/** RFC 6749 §2.3, RFC 7591 §2 and OpenID Connect Core §9 names. */
 export const ClientAuthMethod = {
   ClientSecretBasic: 'client_secret_basic',
   ClientSecretPost: 'client_secret_post',
+  /** RFC 7523 §2.2: a JWT the client signs with a private key whose public half it registered. */
+  PrivateKeyJwt: 'private_key_jwt',
   None: 'none',
 } as const;
 export type ClientAuthMethod = (typeof ClientAuthMethod)[keyof typeof ClientAuthMethod];
+
+/** RFC 7523 §2.2: the client_assertion_type of a JWT client assertion. */
+export const JWT_BEARER_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 
 /** RFC 6749 §4.1.2 (code: query) and §4.2.2 (token: fragment). */
 export const ResponseMode = { Query: 'query', Fragment: 'fragment' } as const;
@@ -57,5 +62,7 @@ export const Strategy = {
   ClientSecretPost: 'client-secret-post',
   /** none (RFC 7591 §2): a public client naming itself; PKCE proves possession instead. */
   ClientNone: 'client-none',
+  /** private_key_jwt (RFC 7523 §2.2, Core §9): a signed client assertion in the form body. */
+  ClientPrivateKeyJwt: 'client-private-key-jwt',
   Bearer: 'bearer',
 } as const;

@@ -15,7 +15,7 @@ export interface RegisteredClient {
 }
 
 /** A client as createClient() registered it: with its token_endpoint_auth_method when the test chose one (else Basic, or none when public). */
-export type RegisteredClientWithMethod = RegisteredClient & { tokenEndpointAuthMethod?: 'client_secret_basic' | 'client_secret_post' | 'none' };
+export type RegisteredClientWithMethod = RegisteredClient & { tokenEndpointAuthMethod?: 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none' };
 
 export interface TestUser {
   username: string;

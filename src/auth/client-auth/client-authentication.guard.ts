@@ -2,8 +2,8 @@ import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/com
 import { AuthGuard } from '@nestjs/passport';
 import type { FastifyRequest } from 'fastify';
 import type { Client } from '../../clients/client.entity.js';
-import { ClientAuthMethod, Strategy } from '../../common/oauth.constants.js';
-import { InvalidClientError, InvalidRequestError } from '../errors/oauth-error.js';
+import { ClientAuthMethod, JWT_BEARER_ASSERTION_TYPE, Strategy } from '../../common/oauth.constants.js';
+import { InvalidClientAssertionError, InvalidClientError, InvalidRequestError } from '../errors/oauth-error.js';
 
 export interface AuthenticatedClientRequest extends FastifyRequest {
   client: Client;
@@ -30,6 +30,7 @@ function passportGuardFor(strategy: string): { canActivate(context: ExecutionCon
 const PASSPORT_BY_METHOD: Record<ClientAuthMethod, { canActivate(context: ExecutionContext): Promise<boolean> }> = {
   [ClientAuthMethod.ClientSecretBasic]: passportGuardFor(Strategy.ClientBasic),
   [ClientAuthMethod.ClientSecretPost]: passportGuardFor(Strategy.ClientSecretPost),
+  [ClientAuthMethod.PrivateKeyJwt]: passportGuardFor(Strategy.ClientPrivateKeyJwt),
   [ClientAuthMethod.None]: passportGuardFor(Strategy.ClientNone),
 };
 
@@ -38,6 +39,7 @@ const PASSPORT_BY_METHOD: Record<ClientAuthMethod, { canActivate(context: Execut
  * §3.2.1) with exactly one method, each through its passport strategy:
  * - client_secret_basic: the Authorization header, through passport-http;
  * - client_secret_post: client_id and client_secret in the form body;
+ * - private_key_jwt: client_assertion_type and a signed client_assertion in the form body (RFC 7523 §2.2);
  * - none: a public client naming itself with client_id (it proves possession with PKCE instead).
  * This guard decides which method a request uses, and then what holds for every method: a body
  * client_id that disagrees with the authenticated client is refused, and so is a method other than
@@ -67,7 +69,16 @@ function presentedMethod(request: FastifyRequest): { method: ClientAuthMethod; b
   const body = (request.body ?? {}) as Record<string, unknown>;
   const bodyId = singleParam(body, 'client_id');
   const bodySecret = singleParam(body, 'client_secret');
+  const assertionType = singleParam(body, 'client_assertion_type');
+  const assertion = singleParam(body, 'client_assertion');
   const header = request.headers.authorization;
+  if (assertionType !== undefined || assertion !== undefined) {
+    // RFC 7521 §4.2: both parameters, the JWT type, and no other credentials beside them.
+    if (header !== undefined || bodySecret !== undefined) throw new InvalidRequestError('Use one client authentication method: a client assertion, or a secret, not both');
+    if (assertionType !== JWT_BEARER_ASSERTION_TYPE) throw new InvalidClientAssertionError(`client_assertion_type must be ${JWT_BEARER_ASSERTION_TYPE}`);
+    if (assertion === undefined) throw new InvalidClientAssertionError('client_assertion is required with client_assertion_type');
+    return { method: ClientAuthMethod.PrivateKeyJwt, bodyId };
+  }
   if (header !== undefined) {
     if (bodySecret !== undefined) throw new InvalidRequestError('Use either HTTP Basic or client_secret in the body, not both');
     if (!/^basic /i.test(header)) throw new InvalidClientError('Client authentication must use the HTTP Basic scheme');

@@ -4,6 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import passport from 'passport';
 import type { Client } from '../../clients/client.entity.js';
 import { Strategy } from '../../common/oauth.constants.js';
+import { ClientAssertionVerifier } from './client-assertion.verifier.js';
 import { ClientCredentialsVerifier } from './client-credentials.verifier.js';
 
 type Verify = (request: FastifyRequest, done: (error: unknown, client?: Client | false | null) => void) => void;
@@ -45,6 +46,20 @@ export class ClientSecretPostStrategy extends PassportStrategy(FormCredentialsSt
     const { clientId, secret } = formCredentials(request);
     if (clientId === undefined || secret === undefined) return false;
     return (await this.verifier.verifySecret(clientId, secret)) ?? false;
+  }
+}
+
+/** private_key_jwt (RFC 7523 §2.2): a client assertion in the form; the guard has checked client_assertion_type. */
+@Injectable()
+export class ClientPrivateKeyJwtStrategy extends PassportStrategy(FormCredentialsStrategy, Strategy.ClientPrivateKeyJwt) {
+  constructor(private readonly verifier: ClientAssertionVerifier) {
+    super();
+  }
+
+  async validate(request: FastifyRequest): Promise<Client | false> {
+    const assertion = (request.body as Record<string, unknown> | undefined)?.client_assertion;
+    if (typeof assertion !== 'string' || assertion === '') return false;
+    return this.verifier.verify(assertion, request.url);
   }
 }
 

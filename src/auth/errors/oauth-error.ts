@@ -23,11 +23,18 @@ export class InvalidRequestError extends OAuthError {
   readonly status = 400;
 }
 
-/** RFC 6749 §5.2: client authentication failed. Always 401 with a Basic challenge (RFC 6749 §5.2, RFC 7617). */
+/** RFC 6749 §5.2: client authentication failed. 401, with a Basic challenge (RFC 6749 §5.2, RFC 7617) unless `basicChallenge` is false. */
 export class InvalidClientError extends OAuthError {
   readonly error = 'invalid_client';
   readonly status = 401;
   override readonly redirectable = false;
+  /** A client that authenticated with a client assertion is not invited to try HTTP Basic (RFC 7523 §3.2). */
+  readonly basicChallenge: boolean = true;
+}
+
+/** RFC 7523 §3.2: the client assertion is refused; invalid_client without a Basic challenge. */
+export class InvalidClientAssertionError extends InvalidClientError {
+  override readonly basicChallenge = false;
 }
 
 /** RFC 6749 §5.2: the code or refresh token is invalid, expired, revoked, or bound to someone else. */

@@ -23,7 +23,7 @@ export class OAuthExceptionFilter implements ExceptionFilter {
   private describe(exception: unknown, request: FastifyRequest): JsonError {
     if (exception instanceof OAuthError) {
       // RFC 6749 §5.2: invalid_client answers 401 with the authentication scheme the client may use.
-      const headers: Record<string, string> = exception instanceof InvalidClientError ? { 'WWW-Authenticate': 'Basic realm="latchkey", charset="UTF-8"' } : {};
+      const headers: Record<string, string> = exception instanceof InvalidClientError && exception.basicChallenge ? { 'WWW-Authenticate': 'Basic realm="latchkey", charset="UTF-8"' } : {};
       return { status: exception.status, error: exception.error, description: exception.description, headers };
     }
     // The rate limit's 429 keeps its own code and Retry-After (RFC 6585 §4).

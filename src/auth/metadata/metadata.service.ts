@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { parConfig, type ParConfig } from '../../config/par.config.js';
 import { DPOP_SIGNING_ALGORITHMS } from '../../dpop/dpop-algorithms.js';
+import { ASYMMETRIC_JWS_ALGORITHMS } from '../../common/asymmetric-algorithms.js';
 import { ClientAuthMethod, CodeChallengeMethod, GrantType, MacAlgorithm, ResponseMode, ResponseType, TokenType } from '../../common/oauth.constants.js';
 import { appConfig, type AppConfig } from '../../config/app.config.js';
 import { ScopeCatalog } from '../../scopes/scope-catalog.js';
@@ -22,13 +23,16 @@ export interface AuthorizationServerMetadata {
   registration_endpoint: string;
   revocation_endpoint: string;
   revocation_endpoint_auth_methods_supported: string[];
+  revocation_endpoint_auth_signing_alg_values_supported: string[];
   introspection_endpoint: string;
   introspection_endpoint_auth_methods_supported: string[];
+  introspection_endpoint_auth_signing_alg_values_supported: string[];
   scopes_supported: string[];
   response_types_supported: string[];
   response_modes_supported: string[];
   grant_types_supported: string[];
   token_endpoint_auth_methods_supported: string[];
+  token_endpoint_auth_signing_alg_values_supported: string[];
   code_challenge_methods_supported: string[];
   authorization_response_iss_parameter_supported: boolean;
   /** RFC 9126 §5: where clients push authorization requests, and whether every client must. */
@@ -83,9 +87,11 @@ export class MetadataService {
       // RFC 7009: any client revokes its own tokens, public ones included.
       revocation_endpoint: `${app.issuer}/revoke`,
       revocation_endpoint_auth_methods_supported: Object.values(ClientAuthMethod),
+      revocation_endpoint_auth_signing_alg_values_supported: [...ASYMMETRIC_JWS_ALGORITHMS],
       // RFC 7662: only confidential clients registered for it.
       introspection_endpoint: `${app.issuer}/introspect`,
-      introspection_endpoint_auth_methods_supported: [ClientAuthMethod.ClientSecretBasic, ClientAuthMethod.ClientSecretPost],
+      introspection_endpoint_auth_methods_supported: [ClientAuthMethod.ClientSecretBasic, ClientAuthMethod.ClientSecretPost, ClientAuthMethod.PrivateKeyJwt],
+      introspection_endpoint_auth_signing_alg_values_supported: [...ASYMMETRIC_JWS_ALGORITHMS],
       scopes_supported: scopes.all(),
       // RFC 8414 §2 lists what the server supports; `token`, `implicit` and `password` work only for
       // clients an administrator registered for them (RFC 9700 §2.1.2, §2.4), every other one is refused.
@@ -93,6 +99,8 @@ export class MetadataService {
       response_modes_supported: Object.values(ResponseMode),
       grant_types_supported: [...tokenEndpoint.supportedGrantTypes, GrantType.Implicit],
       token_endpoint_auth_methods_supported: Object.values(ClientAuthMethod),
+      // RFC 8414 §2: the algorithms private_key_jwt assertions may use (asymmetric only; no client_secret_jwt).
+      token_endpoint_auth_signing_alg_values_supported: [...ASYMMETRIC_JWS_ALGORITHMS],
       code_challenge_methods_supported: Object.values(CodeChallengeMethod),
       // RFC 9207 §3.
       authorization_response_iss_parameter_supported: true,

@@ -3,6 +3,7 @@ import { createAjv, describeSchemaErrors } from '../../collections/json-schema-v
 import { DomainError } from '../../common/domain-error.js';
 import { DESCRIPTIVE_FIELDS, responseTypesOf, type DescriptiveMetadata, type NewClient } from '../../clients/client-information.js';
 import { isStorableJson } from '../../common/storable-text.js';
+import { CLIENT_KEY_METADATA_SCHEMA, type ClientKeyMetadata } from '../../clients/client-keys.js';
 import { OPENID_METADATA_SCHEMA, type OpenIdClientMetadata } from '../../clients/openid-client-settings.js';
 
 /** RFC 7591 §2: the client metadata Latchkey understands. Anything else is ignored, as §2 requires. */
@@ -25,6 +26,8 @@ const METADATA_SCHEMA = {
     tos_uri: { type: 'string', maxLength: 2000 },
     // OpenID Connect Dynamic Client Registration 1.0 §2 and the logout specifications.
     ...OPENID_METADATA_SCHEMA,
+    // RFC 7591 §2 jwks / jwks_uri and Dynamic Registration §2: a private_key_jwt client's keys.
+    ...CLIENT_KEY_METADATA_SCHEMA,
   },
 } as const;
 
@@ -86,6 +89,7 @@ export function parseClientMetadata(body: Record<string, unknown>): ParsedMetada
       accessTokenType: accessTokenType as TokenType,
       descriptive: Object.fromEntries(DESCRIPTIVE_FIELDS.filter((field) => metadata[field] !== undefined).map((field) => [field, metadata[field]])),
       openId: openIdMetadataIn(body),
+      keys: Object.fromEntries(Object.keys(CLIENT_KEY_METADATA_SCHEMA).filter((field) => body[field] !== undefined).map((field) => [field, body[field]])) as ClientKeyMetadata,
     },
     clientId: metadata.client_id,
     clientSecret: metadata.client_secret,

@@ -1,0 +1,148 @@
+/**
+ * private_key_jwt client authentication (RFC 7523 §2.2, OpenID Connect Core §9) through
+ * oauth4webapi (v3), unmodified, over real HTTP: the library signs a fresh client assertion (iss
+ * and sub the client_id, aud the issuer, a short exp, a random jti) for every request, at every
+ * endpoint that authenticates clients: token (code flow and client_credentials), PAR, revocation
+ * and introspection. One client registered its key set inline (jwks), another serves it at a
+ * jwks_uri, from a server on loopback (tests allow private networks; production refuses them).
+ */
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { exportJWK, generateKeyPair } from 'jose';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as oauth from 'oauth4webapi';
+import type { NewClient } from '../../src/clients/client-information.js';
+import { ClientsService } from '../../src/clients/clients.service.js';
+import { UsersService } from '../../src/users/users.service.js';
+import { startAtIssuer } from '../helpers/app-at-issuer.js';
+import { Browser } from '../helpers/browser.js';
+import { authorizeAsUser } from '../helpers/oauth-flow.js';
+import type { TestUser } from '../helpers/test-app.js';
+import { dropTestDatabase } from '../helpers/test-database.js';
+
+const REDIRECT_URI = 'http://127.0.0.1:9/callback';
+const INSECURE = { [oauth.allowInsecureRequests]: true } as const;
+
+interface KeyClient {
+  client: oauth.Client;
+  auth: oauth.ClientAuth;
+}
+
+describe('private_key_jwt through oauth4webapi (RFC 7523)', () => {
+  let nest: NestFastifyApplication;
+  let issuer: URL;
+  let as: oauth.AuthorizationServer;
+  let user: TestUser;
+  let jwksServer: Server;
+  /** What the jwks_uri server serves; tests replace it to rotate keys. */
+  let served: { keys: object[] } = { keys: [] };
+  let jwksFetches = 0;
+
+  /** A client whose key pair is ES256 (or `alg`); the public half registered inline or at the jwks_uri. */
+  async function register(where: 'jwks' | 'jwks_uri', options: Partial<NewClient> = {}, alg = 'ES256'): Promise<KeyClient & { publicJwk: object }> {
+    const { publicKey, privateKey } = await generateKeyPair(alg, { extractable: true });
+    const publicJwk = { ...(await exportJWK(publicKey)), kid: `key-${Date.now().toString(36)}`, alg, use: 'sig' };
+    if (where === 'jwks_uri') served = { keys: [publicJwk] };
+    const keys: NewClient['keys'] = where === 'jwks' ? { jwks: { keys: [publicJwk as never] } } : { jwks_uri: `http://127.0.0.1:${(jwksServer.address() as AddressInfo).port}/jwks.json` };
+    const { client, secret } = await nest.get(ClientsService).create({
+      name: 'oauth4webapi private_key_jwt',
+      redirectUris: [REDIRECT_URI],
+      scope: 'notes:read tokens:introspect',
+      grantTypes: ['authorization_code', 'refresh_token', 'client_credentials'] as never,
+      tokenEndpointAuthMethod: 'private_key_jwt',
+      keys,
+      ...options,
+    });
+    expect(secret).toBeUndefined();
+    return { client: { client_id: client.id }, auth: oauth.PrivateKeyJwt({ key: privateKey as never, kid: publicJwk.kid }), publicJwk };
+  }
+
+  async function clientCredentials({ client, auth }: KeyClient): Promise<oauth.TokenEndpointResponse> {
+    const response = await oauth.clientCredentialsGrantRequest(as, client, auth, new URLSearchParams({ scope: 'notes:read' }), INSECURE);
+    return oauth.processClientCredentialsResponse(as, client, response).catch((error: unknown) => {
+      if (error instanceof oauth.ResponseBodyError) throw Object.assign(new Error(`${error.error}: ${error.error_description}`), { error: error.error, status: error.status });
+      throw error;
+    });
+  }
+
+  beforeAll(async () => {
+    jwksServer = createServer((request, response) => {
+      jwksFetches++;
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(served));
+    });
+    await new Promise<void>((resolve) => jwksServer.listen(0, '127.0.0.1', resolve));
+    ({ nest, issuer } = await startAtIssuer());
+    user = { username: `alice_${Date.now().toString(36)}`, password: 'correct horse battery staple' };
+    await nest.get(UsersService).create(user.username, user.password);
+    as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oidc', ...INSECURE }));
+  });
+  afterAll(async () => {
+    await nest?.close();
+    await new Promise((resolve) => jwksServer?.close(resolve));
+    await dropTestDatabase();
+  });
+
+  it('discovery offers private_key_jwt at every endpoint that authenticates clients, with asymmetric algorithms only', () => {
+    expect(as.token_endpoint_auth_methods_supported).toContain('private_key_jwt');
+    expect(as.revocation_endpoint_auth_methods_supported).toContain('private_key_jwt');
+    expect(as.introspection_endpoint_auth_methods_supported).toContain('private_key_jwt');
+    expect(as.token_endpoint_auth_signing_alg_values_supported).toEqual(expect.arrayContaining(['ES256', 'PS256', 'EdDSA']));
+    expect(as.token_endpoint_auth_signing_alg_values_supported).not.toContain('HS256');
+  });
+
+  describe('a client that registered its keys inline (jwks)', () => {
+    let rp: KeyClient;
+
+    beforeAll(async () => {
+      rp = await register('jwks');
+    });
+
+    it('completes a code flow with PAR: the push and the code redemption each authenticate with a fresh assertion', async () => {
+      const verifier = oauth.generateRandomCodeVerifier();
+      const state = oauth.generateRandomState();
+      const parameters = { response_type: 'code', redirect_uri: REDIRECT_URI, scope: 'notes:read', state, code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' };
+      const pushed = await oauth.processPushedAuthorizationResponse(as, rp.client, await oauth.pushedAuthorizationRequest(as, rp.client, rp.auth, parameters, INSECURE));
+      const url = new URL(as.authorization_endpoint!);
+      url.searchParams.set('client_id', rp.client.client_id);
+      url.searchParams.set('request_uri', pushed.request_uri);
+      const page = await authorizeAsUser(new Browser(url.origin), user, url.href);
+      const params = oauth.validateAuthResponse(as, rp.client, new URL(page.location!), state);
+      const tokens = await oauth.processAuthorizationCodeResponse(as, rp.client, await oauth.authorizationCodeGrantRequest(as, rp.client, rp.auth, params, REDIRECT_URI, verifier, INSECURE));
+      expect(tokens).toMatchObject({ access_token: expect.stringMatching(/^lk_at_/), refresh_token: expect.stringMatching(/^lk_rt_/), scope: 'notes:read' });
+      const refreshed = await oauth.processRefreshTokenResponse(as, rp.client, await oauth.refreshTokenGrantRequest(as, rp.client, rp.auth, tokens.refresh_token!, INSECURE));
+      expect(refreshed.access_token).toMatch(/^lk_at_/);
+    });
+
+    it('gets a client_credentials token, introspects it and revokes it', async () => {
+      const { access_token: token } = await clientCredentials(rp);
+      const introspected = await oauth.processIntrospectionResponse(as, rp.client, await oauth.introspectionRequest(as, rp.client, rp.auth, token, INSECURE));
+      expect(introspected).toMatchObject({ active: true, client_id: rp.client.client_id, scope: 'notes:read' });
+      const revoked = await oauth.revocationRequest(as, rp.client, rp.auth, token, INSECURE);
+      await expect(oauth.processRevocationResponse(revoked)).resolves.toBeUndefined();
+      const after = await oauth.processIntrospectionResponse(as, rp.client, await oauth.introspectionRequest(as, rp.client, rp.auth, token, INSECURE));
+      expect(after.active).toBe(false);
+    });
+
+    it('an assertion signed by another key is invalid_client', async () => {
+      const { privateKey } = await generateKeyPair('ES256');
+      const forged = { ...rp, auth: oauth.PrivateKeyJwt(privateKey as never) };
+      await expect(clientCredentials(forged)).rejects.toMatchObject({ error: 'invalid_client', status: 401 });
+    });
+  });
+
+  describe('a client that serves its keys at a jwks_uri', () => {
+    let rp: KeyClient;
+
+    beforeAll(async () => {
+      rp = await register('jwks_uri', {}, 'EdDSA');
+    });
+
+    it('authenticates; the key set is fetched once and then served from the cache', async () => {
+      const before = jwksFetches;
+      await clientCredentials(rp);
+      await clientCredentials(rp);
+      await clientCredentials(rp);
+      expect(jwksFetches - before).toBe(1);
+    });
+  });
+});
