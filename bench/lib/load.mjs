@@ -1,8 +1,9 @@
 /**
- * The two load generators: autocannon for a request that is the same every time (a bearer read, a
- * client_credentials token request), and a worker loop for units of work that change from one
- * iteration to the next (a refresh that rotates its token, a complete authorization-code flow, a
- * login). Both report { rps, p50, p99, errors, requests } and sample the server's RSS meanwhile.
+ * The load generators: autocannon for a request that is the same every time (a bearer read, a
+ * client_credentials token request) or differs only in headers made in advance (a DPoP proof per
+ * read), and a worker loop for units of work that change from one iteration to the next (a refresh
+ * that rotates its token, a complete authorization-code flow, a login). All report { rps, p50, p99,
+ * errors, requests } and sample the server's RSS meanwhile.
  */
 import autocannon from 'autocannon';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -41,6 +42,45 @@ export async function fixedRequestLoad({ baseUrl, request, connections, seconds,
     errors: total - good + result.errors + result.timeouts,
     requests: total,
     rssMb: rss,
+  };
+}
+
+/**
+ * autocannon against a request that must differ every time (scenario i: a DPoP proof per request):
+ * each request gets the headers `nextHeaders()` returns, which must be cheap (take them from a
+ * pool made beforehand). Otherwise as fixedRequestLoad, and the first unexpected response is kept.
+ */
+export async function varyingRequestLoad({ baseUrl, request, nextHeaders, connections, seconds, expect = 200, rssMb }) {
+  let firstError;
+  const stopSampling = sampler(rssMb);
+  const result = await autocannon({
+    url: new URL(request.path, baseUrl).href,
+    connections,
+    duration: seconds,
+    expectBody: undefined,
+    requests: [
+      {
+        method: request.method,
+        path: request.path,
+        // Called for every request, the first of each connection included.
+        setupRequest: (req) => ({ ...req, headers: { ...request.headers, ...nextHeaders() } }),
+        onResponse: (status, body) => {
+          if (status !== expect) firstError ??= `${status} ${body.slice(0, 300)}`;
+        },
+      },
+    ],
+  });
+  const rss = stopSampling();
+  const good = result.statusCodeStats?.[String(expect)]?.count ?? 0;
+  const total = result.requests.total;
+  return {
+    rps: good / seconds,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: total - good + result.errors + result.timeouts,
+    requests: total,
+    rssMb: rss,
+    firstError,
   };
 }
 

@@ -16,11 +16,12 @@ export const SCENARIOS = Object.freeze({
   f: 'POST /introspect',
   g: 'Login with argon2id (Latchkey only)',
   h: 'Complete OpenID code flows/s (authorize with scope openid and a nonce → token with an RS256 ID token → API call)',
+  i: 'DPoP read: GET one item with a DPoP-bound token and a fresh ES256 proof per request (server nonce required, jti used once)',
 });
 
 // The reference servers do something slightly different in scenario a;
 // readers must know that to interpret the ratio.
-const SCENARIO_NOTES = Object.freeze({ a: 'oidc-provider: userinfo; baseline: GET small JSON' });
+const SCENARIO_NOTES = Object.freeze({ a: 'oidc-provider: userinfo; baseline: GET small JSON', i: 'oidc-provider: userinfo, each jti kept in memory; Latchkey writes a row' });
 
 // Short names keep the table narrow enough for a terminal; the full labels
 // are printed as a key below it.
@@ -34,6 +35,7 @@ const SHORT_LABELS = Object.freeze({
   f: 'Introspect',
   g: 'Login (argon2id)',
   h: 'OpenID code flow',
+  i: 'DPoP read',
 });
 
 const DEFAULT_LATCHKEY = 'latchkey-sqlite';

@@ -2,8 +2,8 @@
  * node-oidc-provider (npm `oidc-provider`, 9.x) configured to do the same work as Latchkey in the
  * benchmark: one confidential client (and its RS256 twin for scenario h), PKCE (S256) on the code
  * flow, opaque tokens kept in memory (see MapAdapter), refresh tokens rotated on every use,
- * introspection and client_credentials enabled, and consent remembered across authorizations of
- * one session.
+ * introspection and client_credentials enabled, consent remembered across authorizations of one
+ * session, and DPoP with server nonces required (as Latchkey's default).
  *
  * Run as its own process: `PORT=4000 node bench/servers/oidc-provider-server.mjs`. It listens on
  * 127.0.0.1:PORT and prints `ready` on stdout once it does. The provider's one-time notices about
@@ -173,6 +173,10 @@ const provider = new Provider(issuer, {
     introspection: { enabled: true },
     revocation: { enabled: true },
     userinfo: { enabled: true },
+    // RFC 9449, as Latchkey has it by default: a proof binds the token at the token endpoint, and
+    // every proof must carry a nonce the server handed out (DPoP-Nonce). On in 9.x already; the
+    // nonces need a secret. Each proof's jti is recorded once (ReplayDetection, in MapAdapter).
+    dPoP: { enabled: true, nonceSecret: randomBytes(32), requireNonce: () => true },
   },
 
   ttl: {

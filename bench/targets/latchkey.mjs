@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { dpopKey, dpopTokenRequest } from '../lib/dpop.mjs';
 import { basicAuth, CookieJar, expectIdToken, expectStatus, FORM, request } from '../lib/http.mjs';
 import { startServer } from '../lib/processes.mjs';
 import { startCommand } from '../lib/start-command.mjs';
@@ -85,12 +86,17 @@ export function latchkey({ name, databaseUrl }) {
       // Consent to openid too (it adds to the one given above), for scenario h.
       await codeFlow(baseUrl, credentials, sessionA, true, { scope: OPENID_SCOPE });
 
+      // Scenario i: an access token bound to an ES256 key, from a code exchange with a DPoP proof.
+      const dpop = dpopKey();
+      const dpopTokens = await codeFlow(baseUrl, credentials, sessionA, false, {}, dpop);
+      if (dpopTokens.token_type?.toLowerCase() !== 'dpop') throw new Error(`code exchange with a DPoP proof: token_type ${dpopTokens.token_type}, expected DPoP`);
+
       const itemId = await seedItems(baseUrl, env, tokensA.access_token, 10_000);
       await seedItems(baseUrl, env, tokensB.access_token, 100_000);
 
       const refreshTokens = [];
       for (let i = 0; i < workers; i++) refreshTokens.push((await codeFlow(baseUrl, credentials, sessionA)).refresh_token);
-      return { baseUrl, credentials, sessionA, accessA: tokensA.access_token, accessB: tokensB.access_token, itemId, refreshTokens };
+      return { baseUrl, credentials, sessionA, accessA: tokensA.access_token, accessB: tokensB.access_token, itemId, refreshTokens, dpop: { key: dpop, accessToken: dpopTokens.access_token } };
     },
 
     scenarios: {
@@ -135,6 +141,8 @@ export function latchkey({ name, databaseUrl }) {
           expectStatus(read, 200, 'API read');
         },
       },
+      // a with a DPoP-bound token: `Authorization: DPoP`, and a proof per request (bench/lib/dpop.mjs).
+      i: { kind: 'dpop', read: (ctx) => ({ path: `/api/v1/notes/${ctx.itemId}`, accessToken: ctx.dpop.accessToken, key: ctx.dpop.key }) },
     },
   };
 }
@@ -167,9 +175,10 @@ async function signIn(baseUrl, username) {
 /**
  * GET /authorize with PKCE in a logged-in session → (the consent form, the first time) → 302 with a
  * code → POST /token. Returns the token response. `params` add to or replace the authorization
- * request's (scope, nonce).
+ * request's (scope, nonce). With a DPoP key, the code is redeemed with a proof of it (and the
+ * server's nonce, when it asks for one): the access token is then bound to the key.
  */
-async function codeFlow(baseUrl, credentials, jar, mayAskConsent = false, params = {}) {
+async function codeFlow(baseUrl, credentials, jar, mayAskConsent = false, params = {}, dpop = undefined) {
   const verifier = randomBytes(32).toString('base64url');
   const challenge = createHash('sha256').update(verifier).digest('base64url');
   const query = new URLSearchParams({ response_type: 'code', client_id: credentials.clientId, redirect_uri: REDIRECT_URI, scope: USER_SCOPE, state: 'bench', code_challenge: challenge, code_challenge_method: 'S256', ...params });
@@ -182,7 +191,8 @@ async function codeFlow(baseUrl, credentials, jar, mayAskConsent = false, params
   expectStatus(response, [302, 303], 'authorize');
   const code = new URL(response.headers.location).searchParams.get('code');
   if (!code) throw new Error(`no code in ${response.headers.location}`);
-  const token = await request(baseUrl, tokenRequest(credentials, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: verifier }));
+  const exchange = tokenRequest(credentials, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: verifier });
+  const token = dpop ? await dpopTokenRequest(baseUrl, dpop, exchange) : await request(baseUrl, exchange);
   return JSON.parse(expectStatus(token, 200, 'code exchange').body);
 }
 

@@ -3,12 +3,14 @@
  * its in-memory adapter. The scenarios are the ones it shares with Latchkey, under its own names
  * (bench/run.mjs maps them to our letters): a userinfo read, a client_credentials token, a refresh
  * with rotation, a complete authorization-code flow in a logged-in session with consent remembered,
- * the same flow with a nonce and an RS256-signed ID token (a client of its own), and an
- * introspection. Everything is set up over HTTP, as a browser and a client would.
+ * the same flow with a nonce and an RS256-signed ID token (a client of its own), an introspection,
+ * and the userinfo read with a DPoP-bound token and a proof per request. Everything is set up over
+ * HTTP, as a browser and a client would.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { dpopKey, dpopTokenRequest } from '../lib/dpop.mjs';
 import { basicAuth, CookieJar, expectIdToken, expectStatus, FORM, request } from '../lib/http.mjs';
 import { startServer } from '../lib/processes.mjs';
 
@@ -69,8 +71,10 @@ function codeFrom(response, state, what) {
   return code;
 }
 
-async function exchangeCode(baseUrl, code, verifier, clientId = CLIENT_ID) {
-  const response = await request(baseUrl, tokenRequest({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: verifier }, clientId));
+/** With a DPoP key, the code is redeemed with a proof of it (and the server's nonce): the access token is bound to the key. */
+async function exchangeCode(baseUrl, code, verifier, clientId = CLIENT_ID, dpop = undefined) {
+  const exchange = tokenRequest({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: verifier }, clientId);
+  const response = dpop ? await dpopTokenRequest(baseUrl, dpop, exchange) : await request(baseUrl, exchange);
   return JSON.parse(expectStatus(response, 200, 'code exchange').body);
 }
 
@@ -142,11 +146,29 @@ export default {
       if (!tokens.refresh_token) throw new Error('the code exchange returned no refresh token');
       refreshTokens.push(tokens.refresh_token);
     }
-    return { baseUrl, cookie: sessionCookie(main.jar), openIdCookie: sessionCookie(openId.jar), accessToken: main.tokens.access_token, refreshTokens };
+    // dpopRead: an access token bound to an ES256 key, from an authorization in the main session
+    // (consent remembered) redeemed with a DPoP proof.
+    const dpop = dpopKey();
+    const { verifier, challenge } = pkcePair();
+    const state = randomBytes(8).toString('hex');
+    const authorized = await request(baseUrl, { path: authorizePath({ scope: FLOW_SCOPE, challenge, state }), headers: { cookie: sessionCookie(main.jar) } });
+    const dpopTokens = await exchangeCode(baseUrl, codeFrom(authorized, state, 'authorize (DPoP)'), verifier, CLIENT_ID, dpop);
+    if (dpopTokens.token_type?.toLowerCase() !== 'dpop') throw new Error(`code exchange with a DPoP proof: token_type ${dpopTokens.token_type}, expected DPoP`);
+    return {
+      baseUrl,
+      cookie: sessionCookie(main.jar),
+      openIdCookie: sessionCookie(openId.jar),
+      accessToken: main.tokens.access_token,
+      refreshTokens,
+      dpop: { key: dpop, accessToken: dpopTokens.access_token },
+    };
   },
 
   scenarios: {
     read: (ctx) => ({ method: 'GET', path: '/me', headers: { authorization: `Bearer ${ctx.accessToken}` } }),
+
+    /** read with the DPoP-bound token: `Authorization: DPoP`, and a proof per request (bench/lib/dpop.mjs). */
+    dpopRead: (ctx) => ({ path: '/me', accessToken: ctx.dpop.accessToken, key: ctx.dpop.key }),
 
     clientCredentials: () => ({
       method: 'POST',
