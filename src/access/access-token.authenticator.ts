@@ -1,4 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { appConfig, type AppConfig } from '../config/app.config.js';
 import { ClientsService } from '../clients/clients.service.js';
 import type { MacCredentials } from '../common/mac-signature.js';
 import { DPOP_SCHEME, TokenType } from '../common/oauth.constants.js';
@@ -30,12 +31,18 @@ const INVALID_TOKEN: AccessRefusal = { error: 'invalid_token', description: 'The
  */
 @Injectable()
 export class AccessTokenAuthenticator {
+  /** Latchkey's own APIs are the resource named by the issuer (RFC 8707; resource-servers.service.ts). */
+  private readonly localResource: string;
+
   constructor(
     private readonly tokens: TokensService,
     private readonly clients: ClientsService,
     private readonly mac: MacProof,
     private readonly dpop: DpopProofVerifier,
-  ) {}
+    @Inject(appConfig.KEY) app: AppConfig,
+  ) {
+    this.localResource = app.issuer;
+  }
 
   async authenticate(presented: AccessCredentials): Promise<Principal | AccessRefusal> {
     if (presented.scheme === TokenType.Bearer && presented.token.startsWith(SECRET_PREFIX.registrationToken)) {
@@ -46,6 +53,10 @@ export class AccessTokenAuthenticator {
     const token = await this.tokens.findByValue(presented.scheme === TokenType.Mac ? presented.credentials.id : presented.token);
     // Refresh tokens never open a protected resource (RFC 6749 §1.5).
     if (!token || token.kind !== TokenKind.Access || !this.tokens.isActive(token)) return INVALID_TOKEN;
+    // RFC 8707 §2: a token restricted to other resources does not open this server's APIs.
+    if (token.audience !== null && !token.audience.split(' ').includes(this.localResource)) {
+      return { error: 'invalid_token', description: `This access token is for another resource (its audience); ask for one with resource=${this.localResource}` };
+    }
     if (presented.scheme === DPOP_SCHEME) return this.dpopPrincipal(token, presented);
     if (presented.scheme === TokenType.Bearer) {
       // RFC 9449 §7.2: a DPoP-bound token presented as a bearer token is refused, whoever holds it.

@@ -1,3 +1,6 @@
+import { JwtAccessTokens } from './token/jwt-access-tokens.js';
+import { ResourceServersModule } from '../resource-servers/resource-servers.module.js';
+import { ResourceIndicators } from './resource-indicators.js';
 import { ReplayModule } from '../replay/replay.module.js';
 import { DpopModule } from '../dpop/dpop.module.js';
 import { Module } from '@nestjs/common';
@@ -57,7 +60,7 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 
 /** The authorization server: authorization and token endpoints, login and consent, metadata. */
 @Module({
-  imports: [CommonModule, AuditModule, MetricsModule, RateLimitModule, PassportModule, AccessModule, UsersModule, SessionsModule, ClientsModule, CodesModule, TokensModule, ConsentsModule, ScopesModule, OpenIdModule, PushedRequestsModule, DpopModule, ReplayModule],
+  imports: [CommonModule, AuditModule, MetricsModule, RateLimitModule, PassportModule, AccessModule, UsersModule, SessionsModule, ClientsModule, CodesModule, TokensModule, ConsentsModule, ScopesModule, OpenIdModule, PushedRequestsModule, DpopModule, ReplayModule, ResourceServersModule],
   controllers: [EndSessionController, AuthorizeController, TokenController, ParController, RevocationController, IntrospectionController, RegistrationController, LoginController, HomeController, AccessController, MetadataController],
   providers: [
     AuthorizationRequestValidator,
@@ -77,6 +80,8 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
     ClientCredentialsVerifier,
     ClientAssertionVerifier,
     ClientJwksCache,
+    ResourceIndicators,
+    JwtAccessTokens,
     ClientAuthenticationGuard,
     TokenEndpointService,
     ParService,

@@ -8,7 +8,8 @@ import { InvalidRequestError } from './errors/oauth-error.js';
  * Every problem becomes invalid_request with a description naming the parameter:
  * - a parameter sent more than once (RFC 6749 §3.1, §3.2: "MUST NOT be included more than once");
  * - a value that is not a string or breaks the DTO's constraints.
- * Unknown parameters are ignored, as RFC 6749 §3.1 requires.
+ * Unknown parameters are ignored, as RFC 6749 §3.1 requires. A DTO lists the parameters an
+ * extension lets repeat (RFC 8707 §2: resource) in a static `repeatable`; the DTO checks them.
  */
 @Injectable()
 export class OAuthParamsPipe<T extends object> implements PipeTransform<unknown, T> {
@@ -21,8 +22,9 @@ export class OAuthParamsPipe<T extends object> implements PipeTransform<unknown,
     }
     const params = value as Record<string, unknown>;
     const known = Object.keys(new this.dto());
+    const repeatable: readonly string[] = (this.dto as { repeatable?: readonly string[] }).repeatable ?? [];
     for (const name of known) {
-      if (Array.isArray(params[name])) throw new InvalidRequestError(`The ${name} parameter must not be repeated`);
+      if (Array.isArray(params[name]) && !repeatable.includes(name)) throw new InvalidRequestError(`The ${name} parameter must not be repeated`);
     }
     const picked = Object.fromEntries(known.filter((k) => params[k] !== undefined && params[k] !== '').map((k) => [k, params[k]]));
     const instance = plainToInstance(this.dto, picked);

@@ -5,6 +5,7 @@ import { AuditModule } from '../audit/audit.module.js';
 import { CollectionsModule } from '../collections/collections.module.js';
 import { CommonModule } from '../common/common.module.js';
 import { apiConfig } from '../config/api.config.js';
+import { appConfig } from '../config/app.config.js';
 import { databaseConfig, readDatabaseConfig } from '../config/database.config.js';
 import { housekeepingConfig } from '../config/housekeeping.config.js';
 import { oauthConfig } from '../config/oauth.config.js';
@@ -19,6 +20,7 @@ import { DatabaseModule } from '../schema/database.module.js';
 import { PurgeModule } from '../housekeeping/purge.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { AccountsModule } from '../accounts/accounts.module.js';
+import { ResourceServersModule } from '../resource-servers/resource-servers.module.js';
 
 /**
  * The database settings for `migrations:run`: the command applies the migrations itself, so the
@@ -36,10 +38,11 @@ export class CliModule {
     const signing = command.startsWith('keys:') ? [SigningModule] : [];
     // Commands that end sessions (users:*) owe clients back-channel logout notifications, which servers send.
     const logout = command.startsWith('users:') ? [LogoutModule] : [];
+    const resources = command.startsWith('resources:') ? [ResourceServersModule] : [];
     return {
       module: CliModule,
       imports: [
-        ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, database, housekeepingConfig, logoutConfig, outboundConfig, oauthConfig, openIdConfig, parConfig, sessionConfig] }),
+        ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, database, housekeepingConfig, logoutConfig, outboundConfig, oauthConfig, openIdConfig, parConfig, sessionConfig, ...(resources.length > 0 ? [appConfig] : [])] }),
         CommonModule,
         CollectionsModule,
         DatabaseModule,
@@ -50,6 +53,7 @@ export class CliModule {
         PurgeModule,
         ...signing,
         ...logout,
+        ...resources,
       ],
     };
   }

@@ -12,6 +12,7 @@ import type { OpenIdClientMetadata } from '../clients/openid-client-settings.js'
 import type { ClientKeyMetadata } from '../clients/client-keys.js';
 import type { ProfileChanges } from '../users/user-profile.js';
 import type { UsersService } from '../users/users.service.js';
+import type { ResourceServersService } from '../resource-servers/resource-servers.service.js';
 
 export type Flags = Record<string, string | boolean | (string | boolean)[] | undefined>;
 
@@ -104,6 +105,8 @@ function keyFlags(flags: Flags): ClientKeyMetadata {
 // Services are imported when a command runs, not with this table: `--help` and a mistyped command
 // line are answered without loading Nest, TypeORM and the rest (main.ts loads them after parsing).
 const accountsService = async (app: INestApplicationContext): Promise<AccountsService> => app.get((await import('../accounts/accounts.service.js')).AccountsService);
+const resourceServersService = async (app: INestApplicationContext): Promise<ResourceServersService> =>
+  app.get((await import('../resource-servers/resource-servers.service.js')).ResourceServersService);
 const usersService = async (app: INestApplicationContext): Promise<UsersService> => app.get((await import('../users/users.service.js')).UsersService);
 const clientsService = async (app: INestApplicationContext): Promise<ClientsService> => app.get((await import('../clients/clients.service.js')).ClientsService);
 const auditService = async (app: INestApplicationContext): Promise<AuditService> => app.get((await import('../audit/audit.service.js')).AuditService);
@@ -255,6 +258,33 @@ export const COMMANDS: Record<string, Command> = {
       const clients = await clientsService(app);
       const { client, secret } = await clients.rotateSecret(required(flags, 'client-id'));
       return clients.toView(client, secret);
+    },
+  },
+  'resources:register': {
+    usage: 'resources:register --uri URI [--name NAME] [--jwt-access-tokens]',
+    options: { uri: { type: 'string' }, name: { type: 'string' }, 'jwt-access-tokens': { type: 'boolean' } },
+    // A resource server clients may restrict tokens to (RFC 8707); --jwt-access-tokens: it gets RFC 9068 JWTs.
+    async run(app, flags) {
+      const servers = await resourceServersService(app);
+      const format = flags['jwt-access-tokens'] === true ? 'jwt' : 'opaque';
+      return servers.view(await servers.register({ uri: required(flags, 'uri'), name: flags.name as string | undefined, accessTokenFormat: format }, 'cli'));
+    },
+  },
+  'resources:list': {
+    usage: 'resources:list',
+    options: {},
+    async run(app) {
+      const servers = await resourceServersService(app);
+      return (await servers.list()).map((server) => servers.view(server));
+    },
+  },
+  'resources:delete': {
+    usage: 'resources:delete --uri URI',
+    options: { uri: { type: 'string' } },
+    async run(app, flags) {
+      const uri = required(flags, 'uri');
+      await (await resourceServersService(app)).remove(uri, 'cli');
+      return { deleted: true, uri };
     },
   },
   'audit:list': {

@@ -58,6 +58,10 @@ export class AuthorizationCode {
   @Column({ type: 'varchar', length: 64, nullable: true })
   sid: string | null;
 
+  /** RFC 8707 §2.1: the resources the authorization request named, space-separated; null when it named none. */
+  @Column({ type: 'text', nullable: true })
+  resources: string | null;
+
   @Index()
   @Column({ name: 'expires_at', type: TIMESTAMP })
   expiresAt: Date;

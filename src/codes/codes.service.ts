@@ -19,6 +19,8 @@ export interface CodeGrant {
   nonce?: string | null;
   authTime?: Date | null;
   sid?: string | null;
+  /** RFC 8707: the resources the request named, space-separated; null or absent when none. */
+  resources?: string | null;
 }
 
 @Injectable()
@@ -41,6 +43,7 @@ export class CodesService {
       nonce: grant.nonce ?? null,
       authTime: grant.authTime ?? null,
       sid: grant.sid ?? null,
+      resources: grant.resources ?? null,
       expiresAt: this.clock.inSeconds(this.config.codeTtlSeconds),
       createdAt: this.clock.now(),
     }, manager);

@@ -8,7 +8,9 @@ export type DomainErrorCode =
   | 'invalid_password'
   | 'invalid_profile'
   | 'username_taken'
-  | 'user_not_found';
+  | 'user_not_found'
+  | 'invalid_resource'
+  | 'resource_server_not_found';
 
 /**
  * A rule of the domain was broken by the caller's input (a taken username, a malformed redirect

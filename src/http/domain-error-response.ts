@@ -14,9 +14,11 @@ export function domainErrorResponse(error: DomainError): JsonError {
     case 'invalid_username':
     case 'invalid_password':
     case 'invalid_profile':
+    case 'invalid_resource':
       return { status: 400, error: 'invalid_request', description: error.message };
     case 'client_not_found':
     case 'user_not_found':
+    case 'resource_server_not_found':
       return { status: 404, error: 'not_found', description: error.message };
     case 'username_taken':
       return { status: 409, error: 'conflict', description: error.message };

@@ -26,9 +26,9 @@ export class PushedAuthorizationRequest {
   @JoinColumn({ name: 'client_id' })
   client?: Relation<Client>;
 
-  /** The authorization request's parameters, as pushed (each a single string). */
+  /** The authorization request's parameters, as pushed: each a single string, but resource (RFC 8707), which may repeat. */
   @Column({ type: 'simple-json' })
-  parameters: Record<string, string>;
+  parameters: Record<string, string | string[]>;
 
   /** PAR_REQUEST_TTL_SECONDS after the push; once opened at /authorize, the end of the sign-in window. */
   @Index()

@@ -12,7 +12,7 @@ export const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:';
 /** A pushed request as /authorize uses it. */
 export interface PushedRequest {
   id: string;
-  parameters: Record<string, string>;
+  parameters: Record<string, string | string[]>;
 }
 
 /** Why a request_uri cannot be used; the authorization endpoint shows it (RFC 9101 §6.2 invalid_request_uri). */
@@ -35,7 +35,7 @@ export class PushedRequests {
   ) {}
 
   /** Stores a validated request; returns its request_uri and lifetime (§2.2). */
-  async push(clientId: string, parameters: Record<string, string>): Promise<{ requestUri: string; expiresIn: number }> {
+  async push(clientId: string, parameters: Record<string, string | string[]>): Promise<{ requestUri: string; expiresIn: number }> {
     const reference = generateSecret(SECRET_PREFIX.pushedRequest);
     await this.store.insert({
       id: uuidv7(),

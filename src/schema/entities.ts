@@ -6,6 +6,7 @@ import { Item } from '../items/item.entity.js';
 import { ServerKey } from '../keys/server-key.entity.js';
 import { MacNonce } from '../tokens/mac-nonce.entity.js';
 import { JtiUse } from '../replay/jti-use.entity.js';
+import { ResourceServer } from '../resource-servers/resource-server.entity.js';
 import { SessionClient } from '../sessions/session-client.entity.js';
 import { Session } from '../sessions/session.entity.js';
 import { LogoutDelivery } from '../logout/logout-delivery.entity.js';
@@ -15,4 +16,4 @@ import { User } from '../users/user.entity.js';
 import { PushedAuthorizationRequest } from '../pushed-requests/pushed-request.entity.js';
 
 /** Every entity, listed explicitly (no globs: the same list works compiled, under Jest and in the CLI). */
-export const ENTITIES = [User, Client, AuthorizationCode, Token, Consent, ServerKey, Item, AuditEvent, MacNonce, Session, SigningKey, SessionClient, LogoutDelivery, PushedAuthorizationRequest, JtiUse];
+export const ENTITIES = [User, Client, AuthorizationCode, Token, Consent, ServerKey, Item, AuditEvent, MacNonce, Session, SigningKey, SessionClient, LogoutDelivery, PushedAuthorizationRequest, JtiUse, ResourceServer];

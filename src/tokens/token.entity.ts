@@ -88,6 +88,13 @@ export class Token {
   @Column({ name: 'dpop_jkt', type: 'varchar', length: 64, nullable: true })
   dpopJkt: string | null;
 
+  /**
+   * RFC 8707: the resources the token is restricted to (its audience), space-separated; null when
+   * the request named none (no restriction). A refresh token keeps the whole grant's resources.
+   */
+  @Column({ type: 'text', nullable: true })
+  audience: string | null;
+
   @CreateDateColumn({ name: 'created_at', type: TIMESTAMP })
   createdAt: Date;
 }

@@ -27,7 +27,7 @@ export class TokenStore {
   ) {
     this.rows = new EntityRows(dataSource.getMetadata(Token));
     this.byHash = new PreparedStatement(dataSource, 'latchkey_token_by_hash', `SELECT ${this.rows.selectList} FROM ${this.rows.table} WHERE "token_hash" = ?`);
-    this.insertColumns = '"id", "kind", "token_hash", "family_id", "client_id", "user_id", "scope", "expires_at", "consumed_at", "revoked_at", "created_at", "token_type", "mac_key", "auth_time", "sid", "dpop_jkt"';
+    this.insertColumns = '"id", "kind", "token_hash", "family_id", "client_id", "user_id", "scope", "expires_at", "consumed_at", "revoked_at", "created_at", "token_type", "mac_key", "auth_time", "sid", "dpop_jkt", "audience"';
   }
 
   /** One indexed lookup by the token's hash, as a prepared statement. */
@@ -37,7 +37,7 @@ export class TokenStore {
   }
 
   /** One INSERT of all rows, in the caller's transaction, or on its own (on SQLite in this turn's group commit). */
-  insert(rows: TokenInsert[], createdAt: Date, manager?: EntityManager): Promise<void> {
+  insert(rows: readonly TokenInsert[], createdAt: Date, manager?: EntityManager): Promise<void> {
     if (manager) return this.insertRows(rows, createdAt, manager);
     return this.transactions.write((batch) => this.insertRows(rows, createdAt, batch));
   }
@@ -62,10 +62,10 @@ export class TokenStore {
     return this.dataSource.options.type;
   }
 
-  private async insertRows(rows: TokenInsert[], createdAt: Date, manager: EntityManager): Promise<void> {
+  private async insertRows(rows: readonly TokenInsert[], createdAt: Date, manager: EntityManager): Promise<void> {
     const date = (value: Date | null) => (value === null ? null : dateParameter(value, this.dialect));
-    const values = rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
-    const parameters = rows.flatMap((r) => [r.id, r.kind, r.tokenHash, r.familyId, r.clientId, r.userId, r.scope, date(r.expiresAt), date(r.consumedAt), date(r.revokedAt), date(createdAt), r.tokenType, r.macKey, date(r.authTime), r.sid, r.dpopJkt]);
+    const values = rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
+    const parameters = rows.flatMap((r) => [r.id, r.kind, r.tokenHash, r.familyId, r.clientId, r.userId, r.scope, date(r.expiresAt), date(r.consumedAt), date(r.revokedAt), date(createdAt), r.tokenType, r.macKey, date(r.authTime), r.sid, r.dpopJkt, r.audience]);
     await execute(manager, `INSERT INTO "tokens" (${this.insertColumns}) VALUES ${values}`, parameters);
   }
 

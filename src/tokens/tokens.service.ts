@@ -12,6 +12,23 @@ import { MacKeyCipher } from './mac-key-cipher.js';
 import { TokenKind, type Token } from './token.entity.js';
 import { TokenStore, type TokenInsert } from './token.store.js';
 
+/** What a JWT access token asserts (RFC 9068 §2.2), as TokensService knows it for the row it writes. */
+export interface AccessTokenClaims {
+  /** The row's id: the token's jti, so introspection and revocation find the same token. */
+  jti: string;
+  clientId: string;
+  userId: string | null;
+  scope: string;
+  audience: readonly string[];
+  issuedAt: Date;
+  expiresAt: Date;
+  authTime: Date | null;
+  dpopJkt: string | null;
+}
+
+/** Signs a JWT access token; given when the token's resource asked for JWTs (JwtAccessTokens). */
+export type AccessTokenSigner = (claims: AccessTokenClaims) => Promise<string>;
+
 export interface TokenGrant {
   familyId: string;
   clientId: string;
@@ -34,6 +51,18 @@ export interface TokenGrant {
    * client's refresh token is already bound to its authentication).
    */
   dpop?: { jkt: string; bindRefreshToken: boolean };
+  /** RFC 8707: the resources the access token is restricted to; absent: no restriction. */
+  audience?: readonly string[];
+  /** The resources the whole grant named, kept on the refresh token so a refresh can narrow again (§2.2); absent: none. */
+  refreshAudience?: readonly string[];
+  /** RFC 9068: the access token is a JWT this signs, rather than an opaque random string. Needs `audience`. */
+  jwt?: AccessTokenSigner;
+}
+
+/** Tokens made by TokensService.mint, to be stored by TokensService.store. */
+export interface MintedTokens {
+  readonly rows: readonly TokenInsert[];
+  readonly issued: IssuedTokens;
 }
 
 export interface IssuedTokens {
@@ -50,7 +79,7 @@ export interface IssuedTokens {
 @Injectable()
 export class TokensService {
   constructor(
-    private readonly store: TokenStore,
+    private readonly tokenStore: TokenStore,
     @Inject(oauthConfig.KEY) private readonly config: OAuthConfig,
     private readonly clock: Clock,
     private readonly audit: AuditService,
@@ -63,9 +92,23 @@ export class TokensService {
    * token also gets a fresh 256-bit mac_key, stored encrypted and bound to the token's hash.
    */
   async issue(grant: TokenGrant, manager?: EntityManager): Promise<IssuedTokens> {
-    const accessToken = generateSecret(SECRET_PREFIX.accessToken);
+    return this.store(await this.mint(grant), manager);
+  }
+
+  /**
+   * The tokens of a grant, made but not yet stored: their values, and the rows to insert. Signing
+   * a JWT access token waits for the crypto thread pool, which a unit of work on SQLite must not
+   * (group-commit.ts), so a grant that writes in a transaction mints before it and stores inside.
+   */
+  async mint(grant: TokenGrant): Promise<MintedTokens> {
     const accessTtl = grant.accessTokenTtlSeconds ?? this.config.accessTokenTtlSeconds;
-    const access = this.row(TokenKind.Access, accessToken, grant, grant.scope, accessTtl);
+    const id = uuidv7();
+    const expiresAt = this.clock.inSeconds(accessTtl);
+    const accessToken =
+      grant.jwt && grant.audience
+        ? await grant.jwt({ jti: id, clientId: grant.clientId, userId: grant.userId, scope: grant.scope, audience: grant.audience, issuedAt: this.clock.now(), expiresAt, authTime: grant.authTime ?? null, dpopJkt: grant.dpop?.jkt ?? null })
+        : generateSecret(SECRET_PREFIX.accessToken);
+    const access = { ...this.row(TokenKind.Access, accessToken, grant, grant.scope, accessTtl), id, expiresAt };
     const tokenType = grant.tokenType ?? TokenType.Bearer;
     let macKey: string | undefined;
     if (tokenType === TokenType.Mac) {
@@ -74,17 +117,24 @@ export class TokensService {
       access.macKey = await this.macKeys.encrypt(macKey, access.tokenHash);
     }
     if (grant.dpop) access.dpopJkt = grant.dpop.jkt;
+    if (grant.audience) access.audience = grant.audience.join(' ');
     const rows: TokenInsert[] = [access];
     let refreshToken: string | undefined;
     if (grant.refreshScope !== undefined) {
       refreshToken = generateSecret(SECRET_PREFIX.refreshToken);
       const refresh = this.row(TokenKind.Refresh, refreshToken, grant, grant.refreshScope, this.config.refreshTokenTtlSeconds);
       if (grant.dpop?.bindRefreshToken) refresh.dpopJkt = grant.dpop.jkt;
+      if (grant.refreshAudience) refresh.audience = grant.refreshAudience.join(' ');
       rows.push(refresh);
     }
-    // In the caller's transaction; alone, on SQLite in this turn's group commit.
-    await this.store.insert(rows, this.clock.now(), manager);
-    return { accessToken, refreshToken, expiresIn: accessTtl, scope: grant.scope, tokenType: grant.dpop ? DPOP_SCHEME : tokenType, ...(macKey ? { macKey } : {}) };
+    const issued: IssuedTokens = { accessToken, refreshToken, expiresIn: accessTtl, scope: grant.scope, tokenType: grant.dpop ? DPOP_SCHEME : tokenType, ...(macKey ? { macKey } : {}) };
+    return { rows, issued };
+  }
+
+  /** Stores minted tokens: in the caller's transaction; alone, on SQLite in this turn's group commit. */
+  async store(minted: MintedTokens, manager?: EntityManager): Promise<IssuedTokens> {
+    await this.tokenStore.insert(minted.rows, this.clock.now(), manager);
+    return minted.issued;
   }
 
   /** A MAC token's mac_key, decrypted; undefined for other tokens and for a key that does not decrypt (tampered, moved, or its encryption key is gone). */
@@ -95,7 +145,7 @@ export class TokensService {
 
   /** One indexed lookup by the token's hash: on every API request, so a prepared statement. */
   findByValue(value: string): Promise<Token | null> {
-    return this.store.findByHash(hashSecret(value));
+    return this.tokenStore.findByHash(hashSecret(value));
   }
 
   /** Usable now: not revoked, not expired, and (for refresh tokens) not yet rotated. */
@@ -108,7 +158,7 @@ export class TokensService {
    * already rotated or revoked, i.e. it is being reused (RFC 9700 §4.14.2).
    */
   consumeRefreshToken(tokenId: string, manager?: EntityManager): Promise<boolean> {
-    const consume = (within: EntityManager) => this.store.consumeRefreshToken(tokenId, this.clock.now(), within);
+    const consume = (within: EntityManager) => this.tokenStore.consumeRefreshToken(tokenId, this.clock.now(), within);
     return manager ? consume(manager) : this.transactions.write(consume);
   }
 
@@ -119,8 +169,8 @@ export class TokensService {
   revokeForClient(token: Token, clientId: string): Promise<void> {
     return this.transactions.run(async (manager) => {
       const now = this.clock.now();
-      if (token.kind === TokenKind.Refresh) await this.store.revokeFamily(token.familyId, now, manager);
-      else await this.store.revoke(token.id, now, manager);
+      if (token.kind === TokenKind.Refresh) await this.tokenStore.revokeFamily(token.familyId, now, manager);
+      else await this.tokenStore.revoke(token.id, now, manager);
       await this.audit.record({ actor: `client:${clientId}`, action: 'token.revoked', subject: `token:${token.id}`, details: { kind: token.kind, ...(token.userId ? { user: token.userId } : {}) } }, manager);
     });
   }
@@ -131,7 +181,7 @@ export class TokensService {
    */
   revokeFamily(familyId: string, audit?: { actor: string; reason: string }): Promise<number> {
     return this.transactions.run(async (manager) => {
-      const revoked = await this.store.revokeFamily(familyId, this.clock.now(), manager);
+      const revoked = await this.tokenStore.revokeFamily(familyId, this.clock.now(), manager);
       if (audit && revoked > 0) await this.audit.record({ actor: audit.actor, action: 'token.family_revoked', subject: `family:${familyId}`, details: { reason: audit.reason, tokens_revoked: revoked } }, manager);
       return revoked;
     });
@@ -156,6 +206,7 @@ export class TokensService {
       authTime: grant.authTime ?? null,
       sid: grant.sid ?? null,
       dpopJkt: null,
+      audience: null,
     };
   }
 }

@@ -11,16 +11,17 @@
  *   gets a DPoP token with one; a MAC client sending a proof is refused invalid_request, nothing issued.
  * - Introspection (RFC 7662, RFC 9449 §6.2): a bound token reads token_type DPoP and cnf.jkt, the
  *   RFC 7638 thumbprint of the proof's key; a bearer token neither.
- * - Replay records (§11.1): an accepted proof leaves a dpop_proof_uses row, refused when replayed,
- *   which the purge removes once its iat has left the window, while a live record stays.
+ * - Replay records (§11.1): an accepted proof leaves a jti_uses row (the replay table DPoP proofs
+ *   share with other single-use JWTs), so its replay is refused; the purge removes the row once the
+ *   proof's iat has left the window, while a live record stays.
  * Proofs are made here with jose, so the test knows each proof's jti and key; the server's nonce
  * (required by default, §8) is taken from the use_dpop_nonce answer and every DPoP-Nonce header.
  */
 import { jest } from '@jest/globals';
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
 import { createHash, randomUUID } from 'node:crypto';
-import { DpopProofUseStore } from '../../src/dpop/dpop-proof-use.store.js';
 import { PurgeService } from '../../src/housekeeping/purge.service.js';
+import { JtiUseStore } from '../../src/replay/jti-use.store.js';
 import { runCli } from '../helpers/cli.js';
 import { introspect, tokenRequest, type TokenResult } from '../helpers/oauth-flow.js';
 import { TestApp, type RegisteredClient } from '../helpers/test-app.js';
@@ -147,7 +148,7 @@ describe('DPoP-bound clients (RFC 9449 §5.2): registration, enforcement, intros
     Number((await app.dataSource.query<{ n: number | string }[]>(`SELECT COUNT(*) AS "n" FROM "${table}"${where}`, parameters))[0].n);
   const clientCount = () => count('clients');
   const tokenCount = (clientId: string) => count('tokens', ` WHERE "client_id" = ${placeholder()}`, [clientId]);
-  const proofUseCount = () => count('dpop_proof_uses');
+  const jtiUseCount = () => count('jti_uses');
 
   const SERVICE_METADATA = { client_name: 'Service', grant_types: ['client_credentials'], redirect_uris: [], scope: 'notes:read' };
   const APP_METADATA = { client_name: 'Notes App', redirect_uris: ['https://app.example/cb'], grant_types: ['authorization_code', 'refresh_token'], scope: 'notes:read' };
@@ -354,14 +355,14 @@ describe('DPoP-bound clients (RFC 9449 §5.2): registration, enforcement, intros
       const key = await newKey();
       // Make sure the proof carries a valid nonce, so that only the client's token type can refuse it.
       if (nonce === undefined) await dpopTokenRequest(await app.createClient({ redirectUris: [], grantTypes: ['client_credentials'], scope: 'notes:read' }), { grant_type: 'client_credentials' }, key);
-      const uses = await proofUseCount();
+      const uses = await jtiUseCount();
       const proof = await proofFor(key, 'POST', '/token');
       const refused = await tokenRequest(app, client, { grant_type: 'client_credentials' }, { dpop: proof.jwt });
       expect(refused.status).toBe(400);
       expect(refused.body).toEqual({ error: 'invalid_request', error_description: expect.stringMatching(/MAC/) });
       expect(refused.body.access_token).toBeUndefined();
       expect(await tokenCount(client.clientId)).toBe(0);
-      expect(await proofUseCount()).toBe(uses);
+      expect(await jtiUseCount()).toBe(uses);
       // Without a proof it gets its MAC token as before.
       const mac = await tokenRequest(app, client, { grant_type: 'client_credentials' });
       expect(mac.status).toBe(200);
@@ -398,19 +399,21 @@ describe('DPoP-bound clients (RFC 9449 §5.2): registration, enforcement, intros
   });
 
   describe('replay records and the purge (RFC 9449 §11.1)', () => {
-    it('an accepted proof leaves a dpop_proof_uses row that refuses its replay; the purge removes it once out of the window, and keeps a live one', async () => {
+    it('an accepted proof leaves a jti_uses row that refuses its replay; the purge removes it once out of the window, and keeps a live one', async () => {
       const client = await app.createClient({ redirectUris: [], grantTypes: ['client_credentials'], scope: 'notes:read', openId: { dpop_bound_access_tokens: true } });
       const key = await newKey('PS256');
       const issued = await dpopTokenRequest(client, { grant_type: 'client_credentials' }, key);
       expect(issued.status).toBe(200);
-      // The row is the SHA-256 of the key's thumbprint and the proof's jti (dpop-proof.verifier.ts).
-      const proofHash = createHash('sha256').update(`${key.jkt}.${issued.jti}`).digest('hex');
-      const uses = async (hash: string) => count('dpop_proof_uses', ` WHERE "proof_hash" = ${placeholder()}`, [hash]);
+      // The row is the SHA-256 of the kind, the signer (the key's thumbprint) and the proof's jti (jti-use.store.ts).
+      const useHash = (signer: string, jti: string) => createHash('sha256').update(`dpop_proof\n${signer}\n${jti}`).digest('hex');
+      const proofHash = useHash(key.jkt, issued.jti);
+      const uses = async (hash: string) => count('jti_uses', ` WHERE "use_hash" = ${placeholder()}`, [hash]);
       expect(await uses(proofHash)).toBe(1);
 
       // A live record, written as the verifier writes one, that expires well after the purge's cutoff.
-      const live = createHash('sha256').update(`live.${randomUUID()}`).digest('hex');
-      expect(await app.app.get(DpopProofUseStore).use(live, new Date(Date.now() + 3 * 86_400_000))).toBe(true);
+      const liveJti = randomUUID();
+      expect(await app.app.get(JtiUseStore).use('dpop_proof', key.jkt, liveJti, new Date(Date.now() + 3 * 86_400_000))).toBe(true);
+      const live = useHash(key.jkt, liveJti);
 
       // Now: nothing has left the window yet, nothing of ours goes.
       await app.app.get(PurgeService).purge();
@@ -419,7 +422,7 @@ describe('DPoP-bound clients (RFC 9449 §5.2): registration, enforcement, intros
       // A day later (past the proof's iat + 60 s and the grace): the proof's record goes, the live one stays.
       jest.spyOn(app.clock, 'now').mockReturnValue(new Date(Date.now() + 86_400_000));
       const result = await app.app.get(PurgeService).purge();
-      expect(result.dpopProofUses).toBeGreaterThanOrEqual(1);
+      expect(result.jtiUses).toBeGreaterThanOrEqual(1);
       expect(await uses(proofHash)).toBe(0);
       expect(await uses(live)).toBe(1);
     });

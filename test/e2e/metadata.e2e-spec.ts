@@ -82,8 +82,9 @@ describe('authorization server metadata (RFC 8414)', () => {
       expect(metadata.code_challenge_methods_supported).not.toContain('plain');
     });
 
-    it('lists the three client authentication methods the token endpoint accepts', () => {
-      expect([...metadata.token_endpoint_auth_methods_supported].sort()).toEqual(['client_secret_basic', 'client_secret_post', 'none']);
+    it('lists the four client authentication methods the token endpoint accepts, and only asymmetric algorithms for private_key_jwt', () => {
+      expect([...metadata.token_endpoint_auth_methods_supported].sort()).toEqual(['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt']);
+      expect(metadata.token_endpoint_auth_signing_alg_values_supported).toEqual(['ES256', 'ES384', 'PS256', 'RS256', 'EdDSA', 'Ed25519']);
     });
 
     it("lists OpenID Connect's scopes, the scopes of the collections file and the two client scopes, no more", () => {
@@ -115,13 +116,17 @@ describe('authorization server metadata (RFC 8414)', () => {
         'op_tos_uri',
         'revocation_endpoint',
         'revocation_endpoint_auth_methods_supported',
+        'revocation_endpoint_auth_signing_alg_values_supported',
         'introspection_endpoint',
         'introspection_endpoint_auth_methods_supported',
+        'introspection_endpoint_auth_signing_alg_values_supported',
         'code_challenge_methods_supported',
         'authorization_response_iss_parameter_supported',
         // RFC 9126 §5.
         'pushed_authorization_request_endpoint',
         'require_pushed_authorization_requests',
+        // RFC 9449 §5.1.
+        'dpop_signing_alg_values_supported',
       ];
       for (const name of Object.keys(metadata)) expect([...registered, ...extensions]).toContain(name);
     });

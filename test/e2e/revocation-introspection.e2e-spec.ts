@@ -166,8 +166,8 @@ describe('service clients: client credentials, revocation, introspection', () =>
     expect(metadata).toMatchObject({
       revocation_endpoint: `${metadata.issuer as string}/revoke`,
       introspection_endpoint: `${metadata.issuer as string}/introspect`,
-      revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
-      introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
+      introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
     });
   });
 });

@@ -27,6 +27,8 @@ export interface AuthorizationRequest {
   idTokenHint?: string;
   /** The query string as received, carried through the login and consent forms and validated again on return. */
   rawQuery: string;
+  /** RFC 8707 §2.1: the resources the token will be restricted to; undefined when the request names none. */
+  resources?: string[];
   /** The pushed request (RFC 9126) these parameters came from, used up by the authorization response. */
   pushedRequestId?: string;
 }

@@ -11,9 +11,10 @@ import {
   InvalidScopeError,
   UnauthorizedClientError,
   UnsupportedResponseTypeError,
+  OAuthError,
   UnverifiedClientOrRedirectError,
-  type OAuthError,
 } from '../errors/oauth-error.js';
+import { ResourceIndicators } from '../resource-indicators.js';
 import { ScopeCatalog } from '../../scopes/scope-catalog.js';
 import { PKCE_VALUE } from '../grants/pkce.js';
 import { AUTHORIZATION_PARAMS, Prompt, type AuthorizationRequest } from './authorization-request.js';
@@ -43,6 +44,7 @@ export class AuthorizationRequestValidator {
     private readonly clients: ClientsService,
     private readonly scopes: ScopeCatalog,
     private readonly pushedRequests: PushedRequests,
+    private readonly resources: ResourceIndicators,
     @Inject(parConfig.KEY) private readonly par: ParConfig,
   ) {}
 
@@ -123,6 +125,7 @@ export class AuthorizationRequestValidator {
     const grantable = [...splitScope(client.scope).filter((s) => this.scopes.isDataScope(s)), ...this.scopes.identityScopes()];
     const scope = this.resolveScope(query.scope as string | undefined, grantable, fail);
     const codeChallenge = implicit ? this.refuseChallenge(query, fail) : this.resolveChallenge(query, client.isPublic, fail);
+    const resources = await this.resolveResources(query.resource, fail);
 
     return {
       client,
@@ -140,8 +143,21 @@ export class AuthorizationRequestValidator {
       loginHint: nonEmpty(query.login_hint),
       idTokenHint: nonEmpty(query.id_token_hint),
       rawQuery,
+      resources,
       pushedRequestId,
     };
+  }
+
+  /** RFC 8707 §2.1: each resource known; invalid_target to the client otherwise. */
+  private async resolveResources(value: unknown, fail: (e: OAuthError) => never): Promise<string[] | undefined> {
+    try {
+      const resources = this.resources.parse(value);
+      if (resources !== undefined) await this.resources.resolve(resources);
+      return resources;
+    } catch (error) {
+      if (error instanceof OAuthError) fail(error);
+      throw error;
+    }
   }
 
   /**

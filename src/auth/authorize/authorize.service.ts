@@ -107,6 +107,7 @@ export class AuthorizeService {
       nonce: authorization.nonce ?? null,
       authTime,
       sid,
+      resources: authorization.resources?.join(' ') ?? null,
     };
     const pushedRequestId = authorization.pushedRequestId;
     // A pushed request yields one code (RFC 9126 §4): it is used up in the transaction that writes the code.
@@ -131,6 +132,7 @@ export class AuthorizeService {
       userId: user.id,
       scope: formatScope(authorization.scope),
       accessTokenTtlSeconds: this.legacy.implicitTokenTtlSeconds,
+      audience: authorization.resources,
     });
     this.metrics.tokenIssued(GrantType.Implicit);
     const token = { accessToken: issued.accessToken, tokenType: TokenType.Bearer, expiresIn: issued.expiresIn, scope: issued.scope };

@@ -79,6 +79,12 @@ export class UseDpopNonceError extends OAuthError {
   readonly status = 400;
 }
 
+/** RFC 8707 §2: a resource indicator that is malformed, unknown, or wider than what was granted. */
+export class InvalidTargetError extends OAuthError {
+  readonly error = 'invalid_target';
+  readonly status = 400;
+}
+
 /** RFC 6749 §4.1.2.1: the resource owner refused. */
 export class AccessDeniedError extends OAuthError {
   readonly error = 'access_denied';

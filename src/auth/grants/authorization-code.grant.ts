@@ -9,8 +9,10 @@ import { MetricsService } from '../../metrics/metrics.service.js';
 import { IdTokenIssuer } from '../../openid/id-token.issuer.js';
 import { holdsOpenId } from '../../openid/openid-scope.js';
 import { TokensService, type IssuedTokens } from '../../tokens/tokens.service.js';
-import { InvalidGrantError, InvalidRequestError, type OAuthError } from '../errors/oauth-error.js';
+import { InvalidGrantError, InvalidRequestError, OAuthError as OAuthErrorClass, type OAuthError } from '../errors/oauth-error.js';
+import { ResourceIndicators, splitResources } from '../resource-indicators.js';
 import type { TokenRequestDto } from '../token/token-request.dto.js';
+import { JwtAccessTokens } from '../token/jwt-access-tokens.js';
 import { toTokenResponse, type TokenResponse } from '../token/token-response.js';
 import type { GrantContext, GrantHandler } from './grant-handler.js';
 import { verifyS256 } from './pkce.js';
@@ -20,6 +22,8 @@ export interface AuthorizationCodeParameters {
   code: string;
   redirectUri?: string;
   codeVerifier?: string;
+  /** RFC 8707 §2.2: narrows the resources of the authorization request. */
+  resources?: string[];
 }
 
 type Redemption = { kind: 'replayed' } | { kind: 'refused'; error: OAuthError } | { kind: 'issued'; tokens: IssuedTokens };
@@ -36,38 +40,52 @@ export class AuthorizationCodeGrant implements GrantHandler<AuthorizationCodePar
     private readonly clock: Clock,
     private readonly metrics: MetricsService,
     private readonly idTokens: IdTokenIssuer,
+    private readonly resources: ResourceIndicators,
+    private readonly jwtAccessTokens: JwtAccessTokens,
   ) {}
 
   parameters(form: TokenRequestDto): AuthorizationCodeParameters {
     if (form.code === undefined) throw new InvalidRequestError('The code parameter is required');
-    return { code: form.code, redirectUri: form.redirect_uri, codeVerifier: form.code_verifier };
+    return { code: form.code, redirectUri: form.redirect_uri, codeVerifier: form.code_verifier, resources: this.resources.parse(form.resource) };
   }
 
   async handle(request: AuthorizationCodeParameters, { client, dpopJkt }: GrantContext): Promise<TokenResponse> {
     const code = await this.codes.findByCode(request.code);
     if (!code) throw new InvalidGrantError('The authorization code is invalid, expired or already used');
+    const granted = splitResources(code.resources);
+    // Worked out before the code is burned, reported after: an unknown or wider resource is the client's mistake, not a replay.
+    const target = await this.resources.narrow(request.resources, granted).then(
+      (audience) => ({ audience, error: undefined }),
+      (error: unknown) => {
+        if (error instanceof OAuthErrorClass) return { audience: undefined, error };
+        throw error;
+      },
+    );
+
+    // Minted before the transaction (a JWT access token is signed off the event loop), stored inside it.
+    const minted = await this.tokens.mint({
+      familyId: code.id,
+      clientId: client.id,
+      userId: code.userId,
+      scope: code.scope,
+      refreshScope: client.grantTypes.includes(GrantType.RefreshToken) ? code.scope : undefined,
+      tokenType: client.accessTokenType,
+      authTime: code.authTime,
+      sid: code.sid,
+      dpop: dpopJkt === undefined ? undefined : { jkt: dpopJkt, bindRefreshToken: client.isPublic },
+      audience: target.audience?.uris,
+      jwt: this.jwtAccessTokens.for(target.audience, client),
+      refreshAudience: granted ?? undefined,
+    });
 
     // Burn the code first, in the same transaction that issues the tokens: exactly one redemption
     // wins even across instances, and a failed check below still leaves the code dead, so a stolen
     // code cannot be retried with guessed verifiers (fosite flow_authorize_code_token.go).
     const redemption = await this.transactions.run(async (manager): Promise<Redemption> => {
       if (!(await this.codes.consume(code.id, manager))) return { kind: 'replayed' };
-      const error = this.checkBinding(code, client, request);
+      const error = this.checkBinding(code, client, request) ?? target.error;
       if (error) return { kind: 'refused', error };
-      const tokens = await this.tokens.issue(
-        {
-          familyId: code.id,
-          clientId: client.id,
-          userId: code.userId,
-          scope: code.scope,
-          refreshScope: client.grantTypes.includes(GrantType.RefreshToken) ? code.scope : undefined,
-          tokenType: client.accessTokenType,
-          authTime: code.authTime,
-          sid: code.sid,
-          dpop: dpopJkt === undefined ? undefined : { jkt: dpopJkt, bindRefreshToken: client.isPublic },
-        },
-        manager,
-      );
+      const tokens = await this.tokens.store(minted, manager);
       return { kind: 'issued', tokens };
     });
 

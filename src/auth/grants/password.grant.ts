@@ -12,7 +12,9 @@ import { TokensService } from '../../tokens/tokens.service.js';
 import { UsersService } from '../../users/users.service.js';
 import { InvalidGrantError, InvalidRequestError, InvalidScopeError, UnauthorizedClientError } from '../errors/oauth-error.js';
 import type { TokenRequestDto } from '../token/token-request.dto.js';
+import { JwtAccessTokens } from '../token/jwt-access-tokens.js';
 import { toTokenResponse, type TokenResponse } from '../token/token-response.js';
+import { ResourceIndicators } from '../resource-indicators.js';
 import type { GrantContext, GrantHandler } from './grant-handler.js';
 
 /** RFC 6749 §4.3.2. */
@@ -20,6 +22,8 @@ export interface PasswordParameters {
   username: string;
   password: string;
   scope?: string;
+  /** RFC 8707 §2: the resources the token is for. */
+  resources?: string[];
 }
 
 /**
@@ -40,6 +44,8 @@ export class PasswordGrant implements GrantHandler<PasswordParameters> {
     private readonly consents: ConsentsService,
     private readonly scopes: ScopeCatalog,
     @Inject(legacyGrantsConfig.KEY) private readonly config: LegacyGrantsConfig,
+    private readonly resources: ResourceIndicators,
+    private readonly jwtAccessTokens: JwtAccessTokens,
   ) {}
 
   parameters(form: TokenRequestDto): PasswordParameters {
@@ -47,13 +53,14 @@ export class PasswordGrant implements GrantHandler<PasswordParameters> {
     const username = form.username?.trim() ?? '';
     if (username === '') throw new InvalidRequestError('The username parameter is required');
     if (form.password === undefined) throw new InvalidRequestError('The password parameter is required');
-    return { username, password: form.password, scope: form.scope };
+    return { username, password: form.password, scope: form.scope, resources: this.resources.parse(form.resource) };
   }
 
-  async handle({ username, password, scope: requestedScope }: PasswordParameters, { client, clientAddress, dpopJkt }: GrantContext): Promise<TokenResponse> {
+  async handle({ username, password, scope: requestedScope, resources }: PasswordParameters, { client, clientAddress, dpopJkt }: GrantContext): Promise<TokenResponse> {
     // Registration refuses it already; a public client has proved nothing, so anyone could guess passwords through it.
     if (client.isPublic) throw new UnauthorizedClientError('Only a confidential client may use the password grant');
     const scope = this.resolveScope(requestedScope, client);
+    const audience = resources === undefined ? undefined : await this.resources.resolve(resources);
 
     // The same counters as the sign-in form (LoginThrottle), so a wait earned on one applies to the
     // other: RFC 6749 §4.3.2 asks for protection against brute force at this endpoint.
@@ -77,6 +84,9 @@ export class PasswordGrant implements GrantHandler<PasswordParameters> {
       tokenType: client.accessTokenType,
       // The password grant is for confidential clients only: its refresh token stays unbound (RFC 9449 §5).
       dpop: dpopJkt === undefined ? undefined : { jkt: dpopJkt, bindRefreshToken: false },
+      audience: audience?.uris,
+      refreshAudience: audience?.uris,
+      jwt: this.jwtAccessTokens.for(audience, client),
     });
     return toTokenResponse(issued);
   }

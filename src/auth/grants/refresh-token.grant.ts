@@ -7,7 +7,9 @@ import { IdTokenIssuer } from '../../openid/id-token.issuer.js';
 import { holdsOpenId } from '../../openid/openid-scope.js';
 import { TokensService, type IssuedTokens } from '../../tokens/tokens.service.js';
 import { InvalidGrantError, InvalidRequestError, InvalidScopeError } from '../errors/oauth-error.js';
+import { ResourceIndicators, splitResources } from '../resource-indicators.js';
 import type { TokenRequestDto } from '../token/token-request.dto.js';
+import { JwtAccessTokens } from '../token/jwt-access-tokens.js';
 import { toTokenResponse, type TokenResponse } from '../token/token-response.js';
 import type { GrantContext, GrantHandler } from './grant-handler.js';
 
@@ -15,6 +17,8 @@ import type { GrantContext, GrantHandler } from './grant-handler.js';
 export interface RefreshTokenParameters {
   refreshToken: string;
   scope?: string;
+  /** RFC 8707 §2.2: narrows the resources the grant named. */
+  resources?: string[];
 }
 
 const INVALID = 'The refresh token is invalid, expired or revoked';
@@ -31,11 +35,13 @@ export class RefreshTokenGrant implements GrantHandler<RefreshTokenParameters> {
     private readonly transactions: Transactions,
     private readonly tokens: TokensService,
     private readonly idTokens: IdTokenIssuer,
+    private readonly resources: ResourceIndicators,
+    private readonly jwtAccessTokens: JwtAccessTokens,
   ) {}
 
   parameters(form: TokenRequestDto): RefreshTokenParameters {
     if (form.refresh_token === undefined) throw new InvalidRequestError('The refresh_token parameter is required');
-    return { refreshToken: form.refresh_token, scope: form.scope };
+    return { refreshToken: form.refresh_token, scope: form.scope, resources: this.resources.parse(form.resource) };
   }
 
   async handle(request: RefreshTokenParameters, { client, dpopJkt }: GrantContext): Promise<TokenResponse> {
@@ -57,17 +63,27 @@ export class RefreshTokenGrant implements GrantHandler<RefreshTokenParameters> {
     const requested = request.scope === undefined ? granted : parseScope(request.scope);
     if (requested === undefined) throw new InvalidScopeError('The scope parameter is malformed');
     if (!isSubset(requested, granted)) throw new InvalidScopeError('The requested scope exceeds the scope originally granted');
+    const grantedResources = splitResources(token.audience);
+    const audience = await this.resources.narrow(request.resources, grantedResources);
 
+    // Minted before the transaction (a JWT access token is signed off the event loop), stored inside it.
+    const minted = await this.tokens.mint({
+      familyId: token.familyId,
+      clientId: client.id,
+      userId: token.userId,
+      scope: formatScope(requested),
+      refreshScope: token.scope,
+      tokenType: client.accessTokenType,
+      authTime: token.authTime,
+      sid: token.sid,
+      dpop: dpopJkt === undefined ? undefined : { jkt: dpopJkt, bindRefreshToken: client.isPublic },
+      audience: audience?.uris,
+      refreshAudience: grantedResources ?? undefined,
+      jwt: this.jwtAccessTokens.for(audience, client),
+    });
     const issued = await this.transactions.run(async (manager): Promise<IssuedTokens | undefined> => {
       if (!(await this.tokens.consumeRefreshToken(token.id, manager))) return undefined;
-      return this.tokens.issue(
-        { familyId: token.familyId, clientId: client.id, userId: token.userId, scope: formatScope(requested), refreshScope: token.scope, tokenType: client.accessTokenType,
-          authTime: token.authTime,
-          sid: token.sid,
-          dpop: dpopJkt === undefined ? undefined : { jkt: dpopJkt, bindRefreshToken: client.isPublic },
-        },
-        manager,
-      );
+      return this.tokens.store(minted, manager);
     });
     if (!issued) {
       // Lost a race with another use of the same token: that is reuse too.

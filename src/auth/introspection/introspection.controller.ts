@@ -23,6 +23,8 @@ export interface IntrospectionResponse {
   token_type?: string;
   /** RFC 9449 §6.2: the key a DPoP-bound token is bound to, for the resource server to check the proof against. */
   cnf?: { jkt: string };
+  /** RFC 7662 §2.2, RFC 8707: the resources the token is restricted to. */
+  aud?: string[];
 }
 
 /**
@@ -52,6 +54,7 @@ export class IntrospectionController {
       // RFC 7662 §2.2: the type of the token, as in the token response (RFC 6749 §7.1): bearer, mac or DPoP.
       ...(token.kind === TokenKind.Access ? { token_type: token.dpopJkt !== null ? DPOP_SCHEME : token.tokenType } : {}),
       ...(token.dpopJkt !== null ? { cnf: { jkt: token.dpopJkt } } : {}),
+      ...(token.audience !== null ? { aud: token.audience.split(' ') } : {}),
     };
   }
 }

@@ -38,11 +38,14 @@ export class ParService {
       if (error instanceof UnverifiedClientOrRedirectError) throw new InvalidRequestError(error.description);
       throw error;
     }
-    const parameters: Record<string, string> = {};
+    const parameters: Record<string, string | string[]> = {};
     for (const name of AUTHORIZATION_PARAMS) {
       const value = body[name];
       if (name !== 'client_id' && typeof value === 'string' && value !== '') parameters[name] = value;
     }
+    // RFC 8707 §2: resource may be repeated; the validator has checked each one.
+    const resource = body.resource;
+    if (typeof resource === 'string' ? resource !== '' : Array.isArray(resource)) parameters.resource = resource as string | string[];
     const { requestUri, expiresIn } = await this.pushedRequests.push(client.id, parameters);
     return { request_uri: requestUri, expires_in: expiresIn };
   }

@@ -8,6 +8,12 @@ const MAX = 'The $property parameter is too long';
  * Empty values count as absent (RFC 6749 §3.1).
  */
 export class TokenRequestDto {
+  /** RFC 8707 §2: resource may appear several times; ResourceIndicators checks each value. */
+  static readonly repeatable = ['resource'] as const;
+
+  @IsOptional()
+  resource?: string | string[] = undefined;
+
   @IsOptional() @IsString() @MaxLength(64, { message: MAX })
   grant_type?: string = undefined;
 

@@ -1,0 +1,54 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { SignJWT } from 'jose';
+import type { Client } from '../../clients/client.entity.js';
+import { TokenType } from '../../common/oauth.constants.js';
+import { appConfig, type AppConfig } from '../../config/app.config.js';
+import { AccessTokenFormat } from '../../resource-servers/resource-server.entity.js';
+import { SigningAlgorithm } from '../../signing/signing-algorithms.js';
+import { SigningKeyRing } from '../../signing/signing-key-ring.js';
+import type { AccessTokenClaims, AccessTokenSigner } from '../../tokens/tokens.service.js';
+import type { Audience } from '../resource-indicators.js';
+
+/**
+ * JWT access tokens (RFC 9068) for resource servers registered for them, which check tokens offline
+ * with the published keys instead of asking /introspect. Decided here and nowhere else: a token
+ * becomes a JWT when one of its resources asked for JWTs, and its client receives bearer or DPoP
+ * tokens (a MAC token is proved with its own key, not a signature of ours). Signed with RS256
+ * (§2.1: every resource server can check it) by the key that signs ID tokens, with typ at+jwt (§2.1)
+ * so that no ID token checker mistakes it for an ID token. The JWT is stored by its hash like any
+ * access token, so revocation and introspection still see it; a resource server checking it
+ * offline cannot learn of a revocation before it expires (README).
+ */
+@Injectable()
+export class JwtAccessTokens {
+  constructor(
+    private readonly keys: SigningKeyRing,
+    @Inject(appConfig.KEY) private readonly app: AppConfig,
+  ) {}
+
+  /** The signer for a token with this audience issued to this client; undefined when it stays opaque. */
+  for(audience: Audience | undefined, client: Client): AccessTokenSigner | undefined {
+    if (audience?.format !== AccessTokenFormat.Jwt || client.accessTokenType === TokenType.Mac) return undefined;
+    return (claims) => this.sign(claims);
+  }
+
+  private sign(claims: AccessTokenClaims): Promise<string> {
+    const signer = this.keys.signer(SigningAlgorithm.RS256);
+    return new SignJWT({
+      client_id: claims.clientId,
+      scope: claims.scope,
+      ...(claims.authTime ? { auth_time: Math.floor(claims.authTime.getTime() / 1000) } : {}),
+      // RFC 9449 §6.1: a DPoP-bound token names its key.
+      ...(claims.dpopJkt ? { cnf: { jkt: claims.dpopJkt } } : {}),
+    })
+      .setProtectedHeader({ alg: signer.alg, kid: signer.kid, typ: 'at+jwt' })
+      .setIssuer(this.app.issuer)
+      // §2.2: the resource owner, or the client itself when none is involved (client_credentials).
+      .setSubject(claims.userId ?? claims.clientId)
+      .setAudience(claims.audience.length === 1 ? claims.audience[0] : [...claims.audience])
+      .setJti(claims.jti)
+      .setIssuedAt(Math.floor(claims.issuedAt.getTime() / 1000))
+      .setExpirationTime(Math.floor(claims.expiresAt.getTime() / 1000))
+      .sign(signer.privateKey);
+  }
+}

@@ -1,0 +1,79 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { In, type Repository } from 'typeorm';
+import { v7 as uuidv7 } from 'uuid';
+import { AuditService } from '../audit/audit.service.js';
+import { absoluteUriProblem } from '../clients/redirect-uri.policy.js';
+import { DomainError } from '../common/domain-error.js';
+import { appConfig, type AppConfig } from '../config/app.config.js';
+import { Transactions } from '../database/transactions.js';
+import { AccessTokenFormat, ResourceServer } from './resource-server.entity.js';
+
+/** What the CLI shows of a resource server. */
+export interface ResourceServerView {
+  uri: string;
+  name: string;
+  access_token_format: AccessTokenFormat;
+  created_at: string;
+}
+
+/**
+ * The resource servers tokens can be restricted to (RFC 8707): registered by an administrator,
+ * looked up by URI when a request names them. Latchkey's own APIs (the data API, userinfo,
+ * registration management) are the resource named by the issuer itself.
+ */
+@Injectable()
+export class ResourceServersService {
+  readonly localResource: string;
+
+  constructor(
+    @InjectRepository(ResourceServer) private readonly servers: Repository<ResourceServer>,
+    private readonly audit: AuditService,
+    private readonly transactions: Transactions,
+    @Inject(appConfig.KEY) app: AppConfig,
+  ) {
+    this.localResource = app.issuer;
+  }
+
+  async register(input: { uri: string; name?: string; accessTokenFormat?: string }, actor: string): Promise<ResourceServer> {
+    const { uri } = input;
+    const parts = uri.length > 2000 ? { problem: 'is longer than 2000 characters' } : absoluteUriProblem(uri);
+    if ('problem' in parts) throw new DomainError('invalid_resource', `The resource URI ${JSON.stringify(uri)} ${parts.problem}.`);
+    // RFC 8707 §2: an absolute URI that MUST NOT include a fragment.
+    if (uri.includes('#')) throw new DomainError('invalid_resource', 'A resource URI must not contain a fragment (RFC 8707 §2).');
+    if (uri === this.localResource) throw new DomainError('invalid_resource', `${uri} is Latchkey's own APIs, a resource already.`);
+    const format = input.accessTokenFormat ?? AccessTokenFormat.Opaque;
+    if (format !== AccessTokenFormat.Opaque && format !== AccessTokenFormat.Jwt) throw new DomainError('invalid_resource', 'The access token format is "opaque" or "jwt".');
+    const name = (input.name ?? uri).trim();
+    if (name.length === 0 || name.length > 200) throw new DomainError('invalid_resource', 'The name must be 1 to 200 characters.');
+    if (await this.servers.existsBy({ uri })) throw new DomainError('invalid_resource', `A resource server with the URI ${uri} is registered already.`);
+    const server = Object.assign(new ResourceServer(), { id: uuidv7(), uri, name, accessTokenFormat: format });
+    return this.transactions.run(async (manager) => {
+      const saved = await manager.save(server);
+      await this.audit.record({ actor, action: 'resource_server.registered', subject: `resource_server:${uri}`, details: { name, access_token_format: format } }, manager);
+      return saved;
+    });
+  }
+
+  list(): Promise<ResourceServer[]> {
+    return this.servers.find({ order: { createdAt: 'ASC' } });
+  }
+
+  /** Removes a registration; tokens already restricted to it keep their audience until they expire. */
+  async remove(uri: string, actor: string): Promise<void> {
+    await this.transactions.run(async (manager) => {
+      const deleted = await manager.delete(ResourceServer, { uri });
+      if (!deleted.affected) throw new DomainError('resource_server_not_found', `No resource server with the URI ${uri}.`);
+      await this.audit.record({ actor, action: 'resource_server.deleted', subject: `resource_server:${uri}`, details: {} }, manager);
+    });
+  }
+
+  /** The registered servers among `uris`, in one indexed read. */
+  findByUris(uris: readonly string[]): Promise<ResourceServer[]> {
+    return uris.length === 0 ? Promise.resolve([]) : this.servers.findBy({ uri: In([...uris]) });
+  }
+
+  view(server: ResourceServer): ResourceServerView {
+    return { uri: server.uri, name: server.name, access_token_format: server.accessTokenFormat, created_at: server.createdAt.toISOString() };
+  }
+}
