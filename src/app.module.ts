@@ -14,6 +14,7 @@ import { openIdConfig } from './config/openid.config.js';
 import { parConfig } from './config/par.config.js';
 import { dpopConfig } from './config/dpop.config.js';
 import { clientAuthConfig } from './config/client-auth.config.js';
+import { fapiConfig } from './config/fapi.config.js';
 import { logoutConfig } from './config/logout.config.js';
 import { outboundConfig } from './config/outbound.config.js';
 import { LogoutModule } from './logout/logout.module.js';
@@ -35,7 +36,7 @@ import { ResourcesModule } from './resources/resources.module.js';
 
 @Module({
   imports: [
-    ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, appConfig, clientAuthConfig, databaseConfig, dpopConfig, housekeepingConfig, legacyGrantsConfig, logoutConfig, outboundConfig, macTokenConfig, metricsConfig, oauthConfig, openIdConfig, parConfig, rateLimitConfig, redisConfig, sessionConfig] }),
+    ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, appConfig, clientAuthConfig, databaseConfig, dpopConfig, fapiConfig, housekeepingConfig, legacyGrantsConfig, logoutConfig, outboundConfig, macTokenConfig, metricsConfig, oauthConfig, openIdConfig, parConfig, rateLimitConfig, redisConfig, sessionConfig] }),
     CommonModule,
     MetricsModule,
     CollectionsModule,

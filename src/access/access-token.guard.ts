@@ -87,7 +87,7 @@ export class AccessTokenGuard extends AuthGuard(Strategy.Bearer) {
   private async dpopPrincipal(request: FastifyRequest, header: string): Promise<Principal> {
     const token = DPOP_AUTHORIZATION.exec(header)?.[1];
     if (token === undefined) throw new AccessDenied({ error: 'invalid_request', description: 'Send "Authorization: DPoP <token>" with exactly one token' }, DPOP_SCHEME);
-    const result = await this.authenticator.authenticate({ scheme: DPOP_SCHEME, token, proof: request.headers.dpop, request: { method: request.method, path: request.url } });
+    const result = await this.authenticator.authenticate({ scheme: DPOP_SCHEME, token, proof: request.raw.headersDistinct.dpop, request: { method: request.method, path: request.url } });
     if ('error' in result) throw new AccessDenied(result, DPOP_SCHEME);
     return result;
   }

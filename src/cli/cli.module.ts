@@ -6,6 +6,7 @@ import { CollectionsModule } from '../collections/collections.module.js';
 import { CommonModule } from '../common/common.module.js';
 import { apiConfig } from '../config/api.config.js';
 import { appConfig } from '../config/app.config.js';
+import { fapiConfig } from '../config/fapi.config.js';
 import { databaseConfig, readDatabaseConfig } from '../config/database.config.js';
 import { housekeepingConfig } from '../config/housekeeping.config.js';
 import { oauthConfig } from '../config/oauth.config.js';
@@ -42,7 +43,7 @@ export class CliModule {
     return {
       module: CliModule,
       imports: [
-        ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, database, housekeepingConfig, logoutConfig, outboundConfig, oauthConfig, openIdConfig, parConfig, sessionConfig, ...(resources.length > 0 ? [appConfig] : [])] }),
+        ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, database, fapiConfig, housekeepingConfig, logoutConfig, outboundConfig, oauthConfig, openIdConfig, parConfig, sessionConfig, ...(resources.length > 0 ? [appConfig] : [])] }),
         CommonModule,
         CollectionsModule,
         DatabaseModule,

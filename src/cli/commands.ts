@@ -83,6 +83,7 @@ function openIdFlags(flags: Flags): OpenIdClientMetadata | undefined {
     default_max_age: maxAge === undefined ? undefined : Number(maxAge),
     require_pushed_authorization_requests: flags['require-par'] === true ? true : undefined,
     dpop_bound_access_tokens: flags['dpop-bound'] === true ? true : undefined,
+    security_profile: flags['security-profile'] as string | undefined,
   };
   return Object.values(metadata).some((value) => value !== undefined) ? metadata : undefined;
 }
@@ -175,7 +176,7 @@ export const COMMANDS: Record<string, Command> = {
     usage:
       'clients:create --name NAME [--redirect-uri URI ...] [--scope "a b"] [--public] [--grant-type TYPE ...] [--token-type bearer|mac] ' +
       '[--auth-method client_secret_basic|client_secret_post] [--client-uri URL] [--logo-uri URL] [--policy-uri URL] [--tos-uri URL] ' +
-      '[--id-token-alg RS256|ES256|EdDSA] [--subject-type public|pairwise] [--sector-identifier-uri URL] [--post-logout-redirect-uri URI ...] [--backchannel-logout-uri URL] [--default-max-age SECONDS] [--require-par] [--dpop-bound] ' +
+      '[--id-token-alg RS256|ES256|EdDSA] [--subject-type public|pairwise] [--sector-identifier-uri URL] [--post-logout-redirect-uri URI ...] [--backchannel-logout-uri URL] [--default-max-age SECONDS] [--require-par] [--dpop-bound] [--security-profile default|fapi2] ' +
       '[--auth-method private_key_jwt (--jwks JSON | --jwks-uri URL) [--auth-signing-alg ALG]]',
     options: {
       name: { type: 'string' },
@@ -196,6 +197,7 @@ export const COMMANDS: Record<string, Command> = {
       'default-max-age': { type: 'string' },
       'require-par': { type: 'boolean' },
       'dpop-bound': { type: 'boolean' },
+      'security-profile': { type: 'string' },
       jwks: { type: 'string' },
       'jwks-uri': { type: 'string' },
       'auth-signing-alg': { type: 'string' },

@@ -30,6 +30,14 @@ export interface ClientRights {
   requirePushedAuthorizationRequests?: boolean;
   /** RFC 9449 §5.2: its access tokens must be DPoP-bound. Dropping it would let a stolen secret get bearer tokens again. */
   dpopBoundAccessTokens?: boolean;
+  /** FAPI 2.0: leaving the profile would drop every protection it brings at once. */
+  securityProfile?: string;
+  /**
+   * A private_key_jwt client's credentials: its jwks, jwks_uri and pinned algorithm, as one JSON
+   * value. Whoever replaces them can sign as the client, so it is an administrator's change, as
+   * a secret is never chosen by the client either; a jwks_uri client rotates keys at its URL.
+   */
+  keys?: string;
 }
 
 /**
@@ -71,6 +79,12 @@ export function assertNotWidenedBySelf(current: ClientRights, next: ClientRights
   }
   if (current.dpopBoundAccessTokens === true && next.dpopBoundAccessTokens !== true) {
     throw widening('dpop_bound_access_tokens', 'is true and only an administrator can turn it off');
+  }
+  if ((current.keys ?? null) !== (next.keys ?? null)) {
+    throw widening('jwks', '(with jwks_uri and token_endpoint_auth_signing_alg) are the client\'s credentials and only an administrator can replace them; rotate keys at the jwks_uri instead');
+  }
+  if (current.securityProfile === 'fapi2' && next.securityProfile !== 'fapi2') {
+    throw widening('security_profile', 'is "fapi2" and only an administrator can leave it');
   }
 }
 

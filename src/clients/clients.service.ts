@@ -11,6 +11,7 @@ import { Client } from './client.entity.js';
 import { clientView, DESCRIPTIVE_FIELDS, descriptiveColumns, newClientId, type ClientView, type NewClient } from './client-information.js';
 import { ClientStore } from './client.store.js';
 import { clientKeysFrom, type ClientKeys } from './client-keys.js';
+import { SecurityProfiles } from './security-profile.js';
 import { SectorIdentifierVerifier } from './sector-identifier.verifier.js';
 import { openIdSettingsFrom, sectorOfClient, SubjectType, type OpenIdClientSettings } from './openid-client-settings.js';
 import { assertRedirectUrisAcceptable, descriptiveUriProblem } from './redirect-uri.policy.js';
@@ -36,6 +37,7 @@ export class ClientsService {
     private readonly audit: AuditService,
     private readonly transactions: Transactions,
     private readonly sectors: SectorIdentifierVerifier,
+    private readonly profiles: SecurityProfiles,
   ) {}
 
   /** Registers a client. The secret (confidential clients) is returned here once and stored only as a hash. */
@@ -110,6 +112,8 @@ export class ClientsService {
         sectorIdentifierUri: of.openId.sectorIdentifierUri,
         requirePushedAuthorizationRequests: of.openId.requirePushedAuthorizationRequests ?? false,
         dpopBoundAccessTokens: of.openId.dpopBoundAccessTokens ?? false,
+        securityProfile: of.openId.securityProfile ?? 'default',
+        keys: JSON.stringify([of.jwks, of.jwksUri, of.tokenEndpointAuthSigningAlg]),
       });
       assertNotWidenedBySelf(rights(client, parseScope(client.scope) ?? []), rights(next, scope));
     }
@@ -216,6 +220,19 @@ export class ClientsService {
     const method = input.isPublic ? ClientAuthMethod.None : (input.tokenEndpointAuthMethod ?? ClientAuthMethod.ClientSecretBasic);
     if (method === ClientAuthMethod.None && !input.isPublic) throw new DomainError('invalid_client_metadata', 'token_endpoint_auth_method "none" is for public clients.');
     const keys = clientKeysFrom(input.keys ?? {}, method);
+    // FAPI 2.0: a client that does not meet the profile cannot be registered under it.
+    if (openIdSettings?.securityProfile === 'fapi2' || this.profiles.requiredEverywhere) {
+      const problems = this.profiles.problems({
+        isPublic: input.isPublic ?? false,
+        tokenEndpointAuthMethod: method,
+        grantTypes,
+        accessTokenType: input.accessTokenType ?? TokenType.Bearer,
+        requirePushedAuthorizationRequests: openIdSettings?.requirePushedAuthorizationRequests ?? false,
+        dpopBoundAccessTokens: openIdSettings?.dpopBoundAccessTokens ?? false,
+      });
+      const why = this.profiles.requiredEverywhere ? 'this server holds every client to the FAPI 2.0 Security Profile' : 'security_profile is "fapi2"';
+      if (problems.length > 0) throw new DomainError('invalid_client_metadata', `The registration does not meet the FAPI 2.0 Security Profile (${why}): ${problems.join('; ')}.`);
+    }
     return { grantTypes, scope, openIdSettings, method, keys };
   }
 

@@ -33,6 +33,8 @@ export interface OpenIdClientSettings {
    * gets is DPoP-bound. Optional in the stored JSON, like the PAR requirement.
    */
   dpopBoundAccessTokens?: boolean;
+  /** The FAPI 2.0 Security Profile (security-profile.ts) when "fapi2"; absent: the default. */
+  securityProfile?: 'fapi2';
 }
 
 export const DEFAULT_OPENID_SETTINGS: Readonly<OpenIdClientSettings> = {
@@ -60,6 +62,8 @@ export interface OpenIdClientMetadata {
   require_auth_time?: boolean;
   require_pushed_authorization_requests?: boolean;
   dpop_bound_access_tokens?: boolean;
+  /** A Latchkey extension: "fapi2" holds the client to the FAPI 2.0 Security Profile; "default" otherwise. */
+  security_profile?: string;
 }
 
 export const OPENID_METADATA_SCHEMA = {
@@ -73,6 +77,7 @@ export const OPENID_METADATA_SCHEMA = {
   require_auth_time: { type: 'boolean' },
   require_pushed_authorization_requests: { type: 'boolean' },
   dpop_bound_access_tokens: { type: 'boolean' },
+  security_profile: { type: 'string', maxLength: 16 },
 } as const;
 
 const invalid = (message: string): DomainError => new DomainError('invalid_client_metadata', message);
@@ -103,6 +108,8 @@ export function openIdSettingsFrom(metadata: OpenIdClientMetadata, redirectUris:
     const problem = redirectUriProblem(uri);
     if (problem) throw invalid(`post_logout_redirect_uris: ${JSON.stringify(uri)} ${problem}.`);
   }
+  const profile = metadata.security_profile ?? 'default';
+  if (profile !== 'default' && profile !== 'fapi2') throw invalid(`Unsupported security_profile "${profile}"; use default or fapi2.`);
   const backchannel = metadata.backchannel_logout_uri ?? null;
   if (backchannel !== null) {
     // Back-Channel Logout §2.2: an absolute http(s) URL without a fragment; https outside loopback development.
@@ -120,6 +127,7 @@ export function openIdSettingsFrom(metadata: OpenIdClientMetadata, redirectUris:
     requireAuthTime: metadata.require_auth_time ?? false,
     requirePushedAuthorizationRequests: metadata.require_pushed_authorization_requests ?? false,
     dpopBoundAccessTokens: metadata.dpop_bound_access_tokens ?? false,
+    ...(profile === 'fapi2' ? { securityProfile: profile } : {}),
   };
 }
 
@@ -137,6 +145,7 @@ export function openIdMetadataOf(settings: OpenIdClientSettings): OpenIdClientMe
     ...(settings.requireAuthTime ? { require_auth_time: true } : {}),
     require_pushed_authorization_requests: settings.requirePushedAuthorizationRequests ?? false,
     dpop_bound_access_tokens: settings.dpopBoundAccessTokens ?? false,
+    security_profile: settings.securityProfile ?? 'default',
   };
 }
 

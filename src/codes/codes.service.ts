@@ -21,6 +21,8 @@ export interface CodeGrant {
   sid?: string | null;
   /** RFC 8707: the resources the request named, space-separated; null or absent when none. */
   resources?: string | null;
+  /** A shorter lifetime than CODE_TTL_SECONDS (FAPI 2.0 §5.3.2.2: at most 60 s); never a longer one. */
+  ttlSeconds?: number;
 }
 
 @Injectable()
@@ -35,16 +37,17 @@ export class CodesService {
   /** Issues a code for an approved authorization request, in the caller's transaction when given; returns the code, of which only the hash is kept. */
   async issue(grant: CodeGrant, manager?: EntityManager): Promise<string> {
     const code = generateSecret(SECRET_PREFIX.authorizationCode);
+    const { ttlSeconds, ...bound } = grant;
     await this.store.insert({
       // Time-ordered like the token ids (tokens.service.ts); it becomes the family id of the tokens.
       id: uuidv7(),
       codeHash: hashSecret(code),
-      ...grant,
+      ...bound,
       nonce: grant.nonce ?? null,
       authTime: grant.authTime ?? null,
       sid: grant.sid ?? null,
       resources: grant.resources ?? null,
-      expiresAt: this.clock.inSeconds(this.config.codeTtlSeconds),
+      expiresAt: this.clock.inSeconds(Math.min(this.config.codeTtlSeconds, ttlSeconds ?? Infinity)),
       createdAt: this.clock.now(),
     }, manager);
     return code;

@@ -54,8 +54,11 @@ export class DpopProofVerifier {
 
   async verify(header: string | string[] | undefined, context: ProofContext): Promise<AcceptedProof | DpopRefusal> {
     // §4.3 (1): exactly one DPoP header.
+    if (Array.isArray(header)) {
+      if (header.length > 1) return invalid('Send exactly one DPoP header');
+      header = header[0];
+    }
     if (header === undefined || header === '') return invalid('Send one DPoP proof in the DPoP header');
-    if (Array.isArray(header)) return invalid('Send exactly one DPoP header');
     if (header.length > MAX_PROOF_LENGTH) return invalid(`The DPoP proof is longer than ${MAX_PROOF_LENGTH} characters`);
 
     let payload: Record<string, unknown>;

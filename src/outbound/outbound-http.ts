@@ -78,6 +78,8 @@ function send(url: string, method: string, headers: Record<string, string>, body
     method,
     headers,
     lookup: guardedLookup(options.allowPrivateNetworks),
+    // A connection of its own: a pooled keep-alive socket would skip the address check made at connect.
+    agent: false,
     timeout: options.timeoutMs,
     ...(options.extraCa ? { ca: [...rootCertificates, options.extraCa] } : {}),
   };

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ClientsService } from '../../clients/clients.service.js';
+import { SecurityProfiles } from '../../clients/security-profile.js';
 import { parConfig, type ParConfig } from '../../config/par.config.js';
 import { PushedRequests, PushedRequestUnusable } from '../../pushed-requests/pushed-requests.service.js';
 import { redirectUriMatches } from '../../clients/redirect-uri.policy.js';
@@ -45,6 +46,7 @@ export class AuthorizationRequestValidator {
     private readonly scopes: ScopeCatalog,
     private readonly pushedRequests: PushedRequests,
     private readonly resources: ResourceIndicators,
+    private readonly profiles: SecurityProfiles,
     @Inject(parConfig.KEY) private readonly par: ParConfig,
   ) {}
 
@@ -93,14 +95,16 @@ export class AuthorizationRequestValidator {
     // From here on the redirect URI is trusted: errors are sent back to the client. A permitted
     // implicit request gets them in the fragment (RFC 6749 §4.2.2.1), every other one in the query.
     const state = typeof query.state === 'string' && query.state !== '' ? query.state : undefined;
-    const implicit = query.response_type === ResponseType.Token && client.grantTypes.includes(GrantType.Implicit);
+    // FAPI 2.0 (§5.3.2.2): the code flow with PAR and PKCE S256 only, whatever else the client was registered for.
+    const fapi = this.profiles.applies(client);
+    const implicit = query.response_type === ResponseType.Token && client.grantTypes.includes(GrantType.Implicit) && !fapi;
     const responseMode: ResponseMode = implicit ? ResponseMode.Fragment : ResponseMode.Query;
     const fail = (error: OAuthError): never => {
       throw new AuthorizationRedirectError(error, redirectUri, state, responseMode);
     };
 
     // RFC 9126 §5: a client (or a server) that requires pushed requests accepts no other kind.
-    if (pushedRequestId === undefined && !context.pushed && (this.par.required || client.openId.requirePushedAuthorizationRequests)) {
+    if (pushedRequestId === undefined && !context.pushed && (this.par.required || client.openId.requirePushedAuthorizationRequests || fapi)) {
       fail(new InvalidRequestError('This application must push its authorization request to the pushed_authorization_request_endpoint first (RFC 9126), and send only its request_uri and client_id here'));
     }
 
@@ -124,7 +128,7 @@ export class AuthorizationRequestValidator {
     // longer is one) and OpenID Connect's scopes, which every client may ask for.
     const grantable = [...splitScope(client.scope).filter((s) => this.scopes.isDataScope(s)), ...this.scopes.identityScopes()];
     const scope = this.resolveScope(query.scope as string | undefined, grantable, fail);
-    const codeChallenge = implicit ? this.refuseChallenge(query, fail) : this.resolveChallenge(query, client.isPublic, fail);
+    const codeChallenge = implicit ? this.refuseChallenge(query, fail) : this.resolveChallenge(query, client.isPublic || fapi, fail);
     const resources = await this.resolveResources(query.resource, fail);
 
     return {

@@ -1,3 +1,4 @@
+import { FAPI2_CODE_TTL_SECONDS, SecurityProfiles } from '../../clients/security-profile.js';
 import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { parse as parseQuery } from 'node:querystring';
@@ -36,6 +37,7 @@ export interface ConsentForm {
 @Injectable()
 export class AuthorizeService {
   constructor(
+    private readonly profiles: SecurityProfiles,
     private readonly validator: AuthorizationRequestValidator,
     private readonly policy: AuthenticationPolicy,
     private readonly session: LoginSession,
@@ -108,6 +110,7 @@ export class AuthorizeService {
       authTime,
       sid,
       resources: authorization.resources?.join(' ') ?? null,
+      ttlSeconds: this.profiles.applies(authorization.client) ? FAPI2_CODE_TTL_SECONDS : undefined,
     };
     const pushedRequestId = authorization.pushedRequestId;
     // A pushed request yields one code (RFC 9126 §4): it is used up in the transaction that writes the code.

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { decodeJwt, errors, jwtVerify } from 'jose';
 import type { Client } from '../../clients/client.entity.js';
 import { ClientsService } from '../../clients/clients.service.js';
+import { SecurityProfiles } from '../../clients/security-profile.js';
 import { ASYMMETRIC_JWS_ALGORITHMS } from '../../common/asymmetric-algorithms.js';
 import { Clock } from '../../common/clock.js';
 import { ClientAuthMethod } from '../../common/oauth.constants.js';
@@ -19,8 +20,10 @@ const CLOCK_TOLERANCE_SECONDS = 5;
 
 /**
  * private_key_jwt (RFC 7523 §2.2, §3; OpenID Connect Core §9): the client proves itself with a
- * JWT signed by a key it registered. iss and sub are its client_id, aud names us (the issuer, or
- * the URL of the endpoint it is sent to, as Core §9 and RFC 7523 §3 allow), exp is near (at most
+ * JWT signed by a key it registered. iss and sub are its client_id; aud is our issuer and nothing
+ * else (draft-ietf-oauth-rfc7523bis, FAPI 2.0 §5.3.2.1: an assertion whose aud is an endpoint URL
+ * can be replayed here by a malicious server that advertised our endpoint as its own; Core §9's
+ * token endpoint URL is therefore refused); exp is near (at most
  * CLIENT_ASSERTION_MAX_LIFETIME_SECONDS away), and its jti is accepted once across instances,
  * recorded until exp. Every refusal is invalid_client (RFC 6749 §5.2) saying what was wrong.
  */
@@ -31,12 +34,13 @@ export class ClientAssertionVerifier {
     private readonly keys: ClientJwksCache,
     private readonly uses: JtiUseStore,
     private readonly clock: Clock,
+    private readonly profiles: SecurityProfiles,
     @Inject(clientAuthConfig.KEY) private readonly config: ClientAuthConfig,
     @Inject(appConfig.KEY) private readonly app: AppConfig,
   ) {}
 
-  /** The authenticated client; `endpointPath` is the path of the endpoint the assertion was sent to. */
-  async verify(assertion: string, endpointPath: string): Promise<Client> {
+  /** The authenticated client. */
+  async verify(assertion: string): Promise<Client> {
     if (assertion.length > MAX_ASSERTION_LENGTH) throw refused(`The client assertion is longer than ${MAX_ASSERTION_LENGTH} characters`);
     let clientId: unknown;
     try {
@@ -49,7 +53,10 @@ export class ClientAssertionVerifier {
     const client = await this.clients.findById(clientId);
     if (!client || client.tokenEndpointAuthMethod !== ClientAuthMethod.PrivateKeyJwt) throw refused('Client authentication failed');
 
-    const payload = await this.verified(assertion, client, endpointPath);
+    const payload = await this.verified(assertion, client);
+    // A single value: one aud naming another server beside us is what the audience injection needs. FAPI 2.0 wants the string form.
+    const single = typeof payload.aud === 'string' || (!this.profiles.applies(client) && payload.aud?.length === 1);
+    if (!single) throw refused(`The client assertion's aud must be the issuer${this.profiles.applies(client) ? ', as a single string (FAPI 2.0)' : ' alone'}`);
     const now = Math.floor(this.clock.now().getTime() / 1000);
     const exp = payload.exp!;
     if (exp - now > this.config.assertionMaxLifetimeSeconds) throw refused(`The client assertion's exp must be at most ${this.config.assertionMaxLifetimeSeconds} seconds away`);
@@ -60,11 +67,11 @@ export class ClientAssertionVerifier {
     return client;
   }
 
-  private async verified(assertion: string, client: Client, endpointPath: string): Promise<{ exp?: number; jti?: unknown }> {
+  private async verified(assertion: string, client: Client): Promise<{ exp?: number; jti?: unknown; aud?: string | string[] }> {
     const options = {
       issuer: client.id,
       subject: client.id,
-      audience: [this.app.issuer, `${this.app.issuer}/token`, `${this.app.issuer}${endpointPath.split('?')[0]}`],
+      audience: this.app.issuer,
       algorithms: client.tokenEndpointAuthSigningAlg ? [client.tokenEndpointAuthSigningAlg] : [...ASYMMETRIC_JWS_ALGORITHMS],
       requiredClaims: ['exp', 'jti'],
       clockTolerance: CLOCK_TOLERANCE_SECONDS,
@@ -93,7 +100,7 @@ function assertionProblem(error: unknown): string {
   if (error instanceof ClientKeysUnavailable) return error.message;
   if (error instanceof errors.JWTExpired) return 'The client assertion has expired';
   if (error instanceof errors.JWTClaimValidationFailed) {
-    const claim = error.claim === 'aud' ? 'aud must be the issuer or this endpoint\'s URL' : `${error.claim} is missing or wrong`;
+    const claim = error.claim === 'aud' ? 'aud must be the issuer' : `${error.claim} is missing or wrong`;
     return `The client assertion's ${claim}`;
   }
   if (error instanceof errors.JOSEAlgNotAllowed) return 'The client assertion is signed with an algorithm this client may not use';

@@ -2,6 +2,7 @@ import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/com
 import { AuthGuard } from '@nestjs/passport';
 import type { FastifyRequest } from 'fastify';
 import type { Client } from '../../clients/client.entity.js';
+import { SecurityProfiles } from '../../clients/security-profile.js';
 import { ClientAuthMethod, JWT_BEARER_ASSERTION_TYPE, Strategy } from '../../common/oauth.constants.js';
 import { InvalidClientAssertionError, InvalidClientError, InvalidRequestError } from '../errors/oauth-error.js';
 
@@ -47,18 +48,25 @@ const PASSPORT_BY_METHOD: Record<ClientAuthMethod, { canActivate(context: Execut
  */
 @Injectable()
 export class ClientAuthenticationGuard implements CanActivate {
+  constructor(private readonly profiles: SecurityProfiles) {}
+
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<AuthenticatedClientRequest>();
     const { method, bodyId } = presentedMethod(request);
     await PASSPORT_BY_METHOD[method].canActivate(context);
 
     if (bodyId !== undefined && bodyId !== request.client.id) {
-      throw new InvalidClientError('client_id does not match the authenticated client');
+      const message = 'client_id does not match the authenticated client';
+      throw method === ClientAuthMethod.PrivateKeyJwt ? new InvalidClientAssertionError(message) : new InvalidClientError(message);
     }
     // RFC 7591 §2 and OpenID Connect Core §9: the client authenticates with the method it
     // registered, and no other, so that a secret meant for one channel is not accepted on another.
     if (method !== request.client.tokenEndpointAuthMethod) {
       throw new InvalidClientError(`This client is registered for ${request.client.tokenEndpointAuthMethod}; authenticate with that method`);
+    }
+    // FAPI 2.0 §5.3.3.1: private_key_jwt (or mutual TLS, not offered), whatever was registered before the server required the profile.
+    if (method !== ClientAuthMethod.PrivateKeyJwt && this.profiles.applies(request.client)) {
+      throw new InvalidClientError('The FAPI 2.0 Security Profile this client is held to requires private_key_jwt client authentication');
     }
     return true;
   }

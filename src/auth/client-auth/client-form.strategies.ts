@@ -59,7 +59,7 @@ export class ClientPrivateKeyJwtStrategy extends PassportStrategy(FormCredential
   async validate(request: FastifyRequest): Promise<Client | false> {
     const assertion = (request.body as Record<string, unknown> | undefined)?.client_assertion;
     if (typeof assertion !== 'string' || assertion === '') return false;
-    return this.verifier.verify(assertion, request.url);
+    return this.verifier.verify(assertion);
   }
 }
 

@@ -15,6 +15,8 @@ const TIMEOUT_MS = 5000;
 const MAX_ENTRIES = 1000;
 /** A key the set lacks triggers a fetch (the client rotated), but not more often than this per client. */
 const REFETCH_COOLDOWN_MS = 60_000;
+/** After a failed fetch, the failure is the answer for this long: requests that name the client cannot make us fetch at will. */
+const FAILURE_COOLDOWN_MS = 30_000;
 
 /** Why a client's key set could not be had; the client is told, the server does not fail. */
 export class ClientKeysUnavailable extends Error {}
@@ -37,6 +39,10 @@ interface Entry {
 @Injectable()
 export class ClientJwksCache {
   private readonly entries = new Map<string, Entry>();
+  /** A fetch in flight per jwks_uri, shared by the requests that wait for it. */
+  private readonly fetching = new Map<string, Promise<JSONWebKeySet>>();
+  /** Recent failures per jwks_uri (bounded like the entries). */
+  private readonly failures = new Map<string, { at: number; error: ClientKeysUnavailable }>();
 
   constructor(
     private readonly clock: Clock,
@@ -57,13 +63,35 @@ export class ClientJwksCache {
       this.entries.set(client.id, cached);
       return cached.keys;
     }
-    const set = client.jwksUri !== null ? await this.fetch(client.jwksUri) : (client.jwks as JSONWebKeySet | null);
+    const set = client.jwksUri !== null ? await this.fetchOnce(client.jwksUri, now) : (client.jwks as JSONWebKeySet | null);
     if (!set) throw new ClientKeysUnavailable('This client has no registered keys');
     const entry: Entry = { source, keys: createLocalJWKSet({ keys: set.keys.map(withoutEdDsaAlias) }), fetchedAt: now };
     this.entries.delete(client.id);
     this.entries.set(client.id, entry);
     while (this.entries.size > MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
     return entry.keys;
+  }
+
+  /** One fetch per URI at a time; a failure answers every request for FAILURE_COOLDOWN_MS. */
+  private async fetchOnce(uri: string, now: number): Promise<JSONWebKeySet> {
+    const failed = this.failures.get(uri);
+    if (failed && now - failed.at < FAILURE_COOLDOWN_MS) throw failed.error;
+    let pending = this.fetching.get(uri);
+    if (!pending) {
+      pending = this.fetch(uri).finally(() => this.fetching.delete(uri));
+      this.fetching.set(uri, pending);
+    }
+    try {
+      const set = await pending;
+      this.failures.delete(uri);
+      return set;
+    } catch (error) {
+      if (error instanceof ClientKeysUnavailable) {
+        this.failures.set(uri, { at: now, error });
+        while (this.failures.size > MAX_ENTRIES) this.failures.delete(this.failures.keys().next().value!);
+      }
+      throw error;
+    }
   }
 
   private async fetch(uri: string): Promise<JSONWebKeySet> {

@@ -5,6 +5,7 @@ import { MetricsService } from '../../metrics/metrics.service.js';
 import { clientAddress } from '../../rate-limit/client-address.js';
 import { TokenType } from '../../common/oauth.constants.js';
 import { DpopProofVerifier } from '../../dpop/dpop-proof.verifier.js';
+import { FAPI2_GRANT_TYPES, SecurityProfiles } from '../../clients/security-profile.js';
 import { InvalidDpopProofError, InvalidRequestError, OAuthError, UnauthorizedClientError, UnsupportedGrantTypeError, UseDpopNonceError } from '../errors/oauth-error.js';
 import { GRANT_HANDLERS, type GrantHandler } from '../grants/grant-handler.js';
 import type { TokenRequestDto } from './token-request.dto.js';
@@ -22,6 +23,7 @@ export class TokenEndpointService {
     @Inject(GRANT_HANDLERS) handlers: GrantHandler[],
     private readonly metrics: MetricsService,
     private readonly dpop: DpopProofVerifier,
+    private readonly profiles: SecurityProfiles,
   ) {
     this.handlers = new Map(handlers.map((h) => [h.grantType, h]));
   }
@@ -50,8 +52,11 @@ export class TokenEndpointService {
     if (!client.grantTypes.includes(handler.grantType)) {
       throw new UnauthorizedClientError(`This client is not registered for the ${handler.grantType} grant`);
     }
+    const fapi = this.profiles.applies(client);
+    // FAPI 2.0 §5.3.2.1 items 2, 3: no password grant (nor implicit, refused at /authorize), whatever was registered before.
+    if (fapi && !FAPI2_GRANT_TYPES.has(handler.grantType)) throw new UnauthorizedClientError(`The FAPI 2.0 Security Profile this client is held to does not allow the ${handler.grantType} grant`);
     const parameters = handler.parameters(request);
-    const dpopJkt = await this.dpopProof(client, http);
+    const dpopJkt = await this.dpopProof(client, http, fapi);
     return handler.handle(parameters, { client, clientAddress: () => clientAddress(http), dpopJkt });
   }
 
@@ -59,10 +64,12 @@ export class TokenEndpointService {
    * RFC 9449 §5: a DPoP proof of this request binds the tokens to its key; a client registered
    * with dpop_bound_access_tokens must send one (§5.2). A MAC client's tokens carry their own key.
    */
-  private async dpopProof(client: Client, http: FastifyRequest): Promise<string | undefined> {
-    const header = http.headers.dpop;
+  private async dpopProof(client: Client, http: FastifyRequest, fapi: boolean): Promise<string | undefined> {
+    // Every DPoP header line as sent (Node would join repeated ones into one value), so that two are refused as two.
+    const header = http.raw.headersDistinct.dpop;
     if (header === undefined) {
-      if (client.openId.dpopBoundAccessTokens) throw new InvalidDpopProofError('This client is registered for DPoP-bound access tokens (dpop_bound_access_tokens): send a DPoP proof');
+      // FAPI 2.0 §5.3.2.1 item 4: sender-constrained access tokens; DPoP is the method offered here.
+      if (client.openId.dpopBoundAccessTokens || fapi) throw new InvalidDpopProofError('This client must receive DPoP-bound access tokens (dpop_bound_access_tokens, or the FAPI 2.0 profile): send a DPoP proof');
       return undefined;
     }
     if (client.accessTokenType === TokenType.Mac) throw new InvalidRequestError('This client is registered for MAC tokens, which cannot also be DPoP-bound');

@@ -1,0 +1,63 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { ClientAuthMethod, GrantType, TokenType } from '../common/oauth.constants.js';
+import { fapiConfig, type FapiConfig } from '../config/fapi.config.js';
+import type { Client } from './client.entity.js';
+
+/** A client's security profile (a Latchkey extension of RFC 7591 metadata: security_profile). */
+export const SecurityProfile = { Default: 'default', Fapi2: 'fapi2' } as const;
+export type SecurityProfile = (typeof SecurityProfile)[keyof typeof SecurityProfile];
+
+/** FAPI 2.0 Security Profile §5.3.2.2 item 6: authorization codes live at most 60 seconds. */
+export const FAPI2_CODE_TTL_SECONDS = 60;
+
+/** §5.3.2.2: the code flow (with refresh), and a client's own tokens; never implicit nor password (§5.3.2.1 item 2, 3). */
+export const FAPI2_GRANT_TYPES: ReadonlySet<string> = new Set([GrantType.AuthorizationCode, GrantType.RefreshToken, GrantType.ClientCredentials]);
+
+/** What a registration must hold to be registered under FAPI 2.0, as the rules below read it. */
+export interface ProfileCandidate {
+  isPublic: boolean;
+  tokenEndpointAuthMethod: ClientAuthMethod;
+  grantTypes: readonly string[];
+  accessTokenType: TokenType;
+  requirePushedAuthorizationRequests: boolean;
+  dpopBoundAccessTokens: boolean;
+}
+
+/**
+ * The FAPI 2.0 Security Profile (OpenID Foundation, final), decided here: which clients it holds,
+ * and what a registration must say to be held to it. A client is held to it when registered with
+ * security_profile "fapi2", or when FAPI2_REQUIRED holds every client to it. Each rule is enforced
+ * where its subject lives (PAR and PKCE at the authorization request, DPoP and the grant at the
+ * token endpoint, private_key_jwt and the assertion's audience at client authentication, the
+ * code's lifetime where codes are issued); each of those asks `applies`.
+ */
+@Injectable()
+export class SecurityProfiles {
+  constructor(@Inject(fapiConfig.KEY) private readonly config: FapiConfig) {}
+
+  get requiredEverywhere(): boolean {
+    return this.config.required;
+  }
+
+  /** Is this client held to FAPI 2.0? */
+  applies(client: Client): boolean {
+    return this.config.required || client.openId.securityProfile === SecurityProfile.Fapi2;
+  }
+
+  /**
+   * Why a registration does not meet the profile, one line per field (empty when it does): a
+   * confidential client (§5.3.2.1 item 1) authenticating with private_key_jwt (§5.3.3.1; mutual
+   * TLS is not offered), sender-constrained tokens (§5.3.2.1 item 4; DPoP), pushed requests
+   * (§5.3.2.2 item 1), the code flow only (items 2, 3) and bearer-or-DPoP tokens.
+   */
+  problems(candidate: ProfileCandidate): string[] {
+    const problems: string[] = [];
+    if (candidate.isPublic || candidate.tokenEndpointAuthMethod !== ClientAuthMethod.PrivateKeyJwt) problems.push('token_endpoint_auth_method must be "private_key_jwt"');
+    const grants = candidate.grantTypes.filter((grant) => !FAPI2_GRANT_TYPES.has(grant));
+    if (grants.length > 0) problems.push(`grant_types must not include ${grants.join(', ')}`);
+    if (candidate.accessTokenType !== TokenType.Bearer) problems.push('access_token_type must be "bearer" (DPoP-bound)');
+    if (!candidate.requirePushedAuthorizationRequests) problems.push('require_pushed_authorization_requests must be true');
+    if (!candidate.dpopBoundAccessTokens) problems.push('dpop_bound_access_tokens must be true');
+    return problems;
+  }
+}
