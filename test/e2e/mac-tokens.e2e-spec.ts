@@ -335,7 +335,7 @@ describe('MAC tokens (draft-ietf-oauth-v2-http-mac-02)', () => {
     it('no credentials at all: the challenge offers both schemes', async () => {
       const response = await new ApiClient(app).get(path);
       expect(response.status).toBe(401);
-      expect(response.headers.get('www-authenticate')).toBe('Bearer realm="latchkey", MAC');
+      expect(response.headers.get('www-authenticate')).toBe('Bearer realm="latchkey", DPoP algs="ES256 ES384 PS256 RS256 EdDSA Ed25519", MAC');
     });
   });
 

@@ -6,8 +6,8 @@ import { tokenRequest } from '../helpers/oauth-flow.js';
 import { TestApp, type RegisteredClient, type TestUser } from '../helpers/test-app.js';
 
 const ALL_SCOPES = 'notes:read notes:write photos:read photos:write';
-// No credentials: both schemes the API accepts are offered (RFC 9110 §11.6.1).
-const REALM = 'Bearer realm="latchkey", MAC';
+// Without credentials every scheme the API takes is offered: Bearer, DPoP (with the proof algorithms, RFC 9449 §7.1) and MAC.
+const REALM = 'Bearer realm="latchkey", DPoP algs="ES256 ES384 PS256 RS256 EdDSA Ed25519", MAC';
 const ITEM_METHODS = ['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
 /** RFC 6750 §3: the challenge's auth-params, by name. */
