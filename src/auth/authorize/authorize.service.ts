@@ -1,3 +1,5 @@
+import { ResourceIndicators } from '../resource-indicators.js';
+import { JwtAccessTokens } from '../token/jwt-access-tokens.js';
 import { FAPI2_CODE_TTL_SECONDS, SecurityProfiles } from '../../clients/security-profile.js';
 import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
@@ -37,6 +39,8 @@ export interface ConsentForm {
 @Injectable()
 export class AuthorizeService {
   constructor(
+    private readonly resources: ResourceIndicators,
+    private readonly jwtAccessTokens: JwtAccessTokens,
     private readonly profiles: SecurityProfiles,
     private readonly validator: AuthorizationRequestValidator,
     private readonly policy: AuthenticationPolicy,
@@ -129,13 +133,15 @@ export class AuthorizeService {
    */
   private async approveImplicit(user: User, authorization: AuthorizationRequest, status: 302 | 303): Promise<InteractionOutcome> {
     if (!(await this.useUpPushedRequest(authorization))) throw new UnverifiedClientOrRedirectError('invalid_request_uri', 'This request_uri has been used already or has expired.');
+    const audience = authorization.resources === undefined ? undefined : await this.resources.resolve(authorization.resources);
     const issued = await this.tokens.issue({
       familyId: uuidv7(),
       clientId: authorization.client.id,
       userId: user.id,
       scope: formatScope(authorization.scope),
       accessTokenTtlSeconds: this.legacy.implicitTokenTtlSeconds,
-      audience: authorization.resources,
+      audience: audience?.uris,
+      jwt: this.jwtAccessTokens.for(audience, authorization.client),
     });
     this.metrics.tokenIssued(GrantType.Implicit);
     const token = { accessToken: issued.accessToken, tokenType: TokenType.Bearer, expiresIn: issued.expiresIn, scope: issued.scope };
