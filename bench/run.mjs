@@ -7,11 +7,13 @@
  *
  * BENCH_DATABASE_URL=postgres://…  also runs Latchkey on PostgreSQL.
  * BENCH_SECONDS (8), BENCH_WARMUP_SECONDS (2), BENCH_REPEATS (3), BENCH_CONNECTIONS (32),
- * BENCH_WORKERS (16), BENCH_SCENARIOS (a,b10k,b100k,c,d,e,f,g,h,i), BENCH_SKIP_BUILD=1.
+ * BENCH_WORKERS (16), BENCH_SCENARIOS (a,b10k,b100k,c,d,e,f,g,h,i,j), BENCH_SKIP_BUILD=1.
  * The scenarios are listed in bench/lib/report.mjs (SCENARIOS); h is e as OpenID Connect: scope
  * openid and a nonce, an RS256 ID token in every token response (checked), oidc-provider likewise.
  * i is a with a DPoP-bound token and a fresh proof per request, signed before the run
  * (bench/lib/dpop.mjs); oidc-provider reads userinfo the same way, with nonces required too.
+ * j is c for a private_key_jwt client (RFC 7523): a fresh ES256 client assertion per token request,
+ * signed before the run (bench/lib/client-assertion.mjs), aud the issuer; oidc-provider likewise.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -21,6 +23,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import baseline from './targets/baseline.mjs';
 import { latchkey } from './targets/latchkey.mjs';
 import oidcProvider from './targets/oidc-provider.mjs';
+import { assertionTokenLoad } from './lib/client-assertion.mjs';
 import { dpopReadLoad } from './lib/dpop.mjs';
 import { closeAgents } from './lib/http.mjs';
 import { fixedRequestLoad, stepLoad } from './lib/load.mjs';
@@ -32,7 +35,7 @@ const settings = {
   repeats: Number(process.env.BENCH_REPEATS ?? 3),
   connections: Number(process.env.BENCH_CONNECTIONS ?? 32),
   workers: Number(process.env.BENCH_WORKERS ?? 16),
-  scenarios: (process.env.BENCH_SCENARIOS ?? 'a,b10k,b100k,c,d,e,f,g,h,i').split(','),
+  scenarios: (process.env.BENCH_SCENARIOS ?? 'a,b10k,b100k,c,d,e,f,g,h,i,j').split(','),
 };
 const RESULTS = 'bench/results';
 const started = Date.now();
@@ -45,12 +48,13 @@ settings.serverCpu = serverCpu;
 settings.loadCpu = pinning ? 1 : null;
 
 /** oidc-provider's scenarios under our letters: what it can do of ours. */
-const OIDC_SCENARIOS = { a: 'read', c: 'clientCredentials', d: 'refresh', e: 'flow', f: 'introspect', h: 'openIdFlow', i: 'dpopRead' };
+const OIDC_SCENARIOS = { a: 'read', c: 'clientCredentials', d: 'refresh', e: 'flow', f: 'introspect', h: 'openIdFlow', i: 'dpopRead', j: 'privateKeyJwtClientCredentials' };
 function adaptOidcProvider(target) {
   const scenarios = {};
   for (const [letter, name] of Object.entries(OIDC_SCENARIOS)) {
     const definition = target.scenarios[name];
     if (name === 'dpopRead') scenarios[letter] = { kind: 'dpop', read: definition };
+    else if (name === 'privateKeyJwtClientCredentials') scenarios[letter] = { kind: 'assertion', token: definition };
     else scenarios[letter] = ['refresh', 'flow', 'openIdFlow'].includes(name) ? { kind: 'steps', make: definition } : { kind: 'fixed', request: definition };
   }
   return { ...target, scenarios };
@@ -109,7 +113,9 @@ async function measure(target, scenario) {
       ? fixedRequestLoad({ baseUrl: server.baseUrl, request: definition.request(ctx), connections: settings.connections, seconds, expect: definition.expect ?? 200, rssMb: server.rssMb })
       : definition.kind === 'dpop'
         ? dpopReadLoad({ baseUrl: server.baseUrl, read: definition.read(ctx), connections: settings.connections, seconds, rssMb: server.rssMb })
-        : stepLoad({ makeStep: (worker) => definition.make(ctx, worker), workers: settings.workers, seconds, rssMb: server.rssMb });
+        : definition.kind === 'assertion'
+          ? assertionTokenLoad({ baseUrl: server.baseUrl, token: definition.token(ctx), connections: settings.connections, seconds, rssMb: server.rssMb })
+          : stepLoad({ makeStep: (worker) => definition.make(ctx, worker), workers: settings.workers, seconds, rssMb: server.rssMb });
   if (settings.warmupSeconds > 0) await run(settings.warmupSeconds);
   await sleep(200);
   return run(settings.seconds);

@@ -1,9 +1,10 @@
 /**
  * The load generators: autocannon for a request that is the same every time (a bearer read, a
- * client_credentials token request) or differs only in headers made in advance (a DPoP proof per
- * read), and a worker loop for units of work that change from one iteration to the next (a refresh
- * that rotates its token, a complete authorization-code flow, a login). All report { rps, p50, p99,
- * errors, requests } and sample the server's RSS meanwhile.
+ * client_credentials token request) or differs only in headers or a body made in advance (a DPoP
+ * proof per read, a client assertion per token request), and a worker loop for units of work that
+ * change from one iteration to the next (a refresh that rotates its token, a complete
+ * authorization-code flow, a login). All report { rps, p50, p99, errors, requests } and sample the
+ * server's RSS meanwhile.
  */
 import autocannon from 'autocannon';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -46,11 +47,12 @@ export async function fixedRequestLoad({ baseUrl, request, connections, seconds,
 }
 
 /**
- * autocannon against a request that must differ every time (scenario i: a DPoP proof per request):
- * each request gets the headers `nextHeaders()` returns, which must be cheap (take them from a
+ * autocannon against a request that must differ every time (scenario i: a DPoP proof per request;
+ * scenario j: a client assertion per token request): each request gets the headers `nextHeaders()`
+ * returns and, when `nextBody` is given, the body it returns; both must be cheap (take them from a
  * pool made beforehand). Otherwise as fixedRequestLoad, and the first unexpected response is kept.
  */
-export async function varyingRequestLoad({ baseUrl, request, nextHeaders, connections, seconds, expect = 200, rssMb }) {
+export async function varyingRequestLoad({ baseUrl, request, nextHeaders = () => ({}), nextBody, connections, seconds, expect = 200, rssMb }) {
   let firstError;
   const stopSampling = sampler(rssMb);
   const result = await autocannon({
@@ -62,8 +64,9 @@ export async function varyingRequestLoad({ baseUrl, request, nextHeaders, connec
       {
         method: request.method,
         path: request.path,
-        // Called for every request, the first of each connection included.
-        setupRequest: (req) => ({ ...req, headers: { ...request.headers, ...nextHeaders() } }),
+        // Called for every request, the first of each connection included; autocannon sets
+        // Content-Length from the body returned here.
+        setupRequest: (req) => ({ ...req, headers: { ...request.headers, ...nextHeaders() }, ...(nextBody && { body: nextBody() }) }),
         onResponse: (status, body) => {
           if (status !== expect) firstError ??= `${status} ${body.slice(0, 300)}`;
         },

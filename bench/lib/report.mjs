@@ -17,11 +17,16 @@ export const SCENARIOS = Object.freeze({
   g: 'Login with argon2id (Latchkey only)',
   h: 'Complete OpenID code flows/s (authorize with scope openid and a nonce → token with an RS256 ID token → API call)',
   i: 'DPoP read: GET one item with a DPoP-bound token and a fresh ES256 proof per request (server nonce required, jti used once)',
+  j: 'POST /token client_credentials with private_key_jwt: a fresh ES256 client assertion per request (aud the issuer, jti used once)',
 });
 
 // The reference servers do something slightly different in scenario a;
 // readers must know that to interpret the ratio.
-const SCENARIO_NOTES = Object.freeze({ a: 'oidc-provider: userinfo; baseline: GET small JSON', i: 'oidc-provider: userinfo, each jti kept in memory; Latchkey writes a row' });
+const SCENARIO_NOTES = Object.freeze({
+  a: 'oidc-provider: userinfo; baseline: GET small JSON',
+  i: 'oidc-provider: userinfo, each jti kept in memory; Latchkey writes a row',
+  j: 'oidc-provider: each jti kept in memory; Latchkey writes a row',
+});
 
 // Short names keep the table narrow enough for a terminal; the full labels
 // are printed as a key below it.
@@ -36,6 +41,7 @@ const SHORT_LABELS = Object.freeze({
   g: 'Login (argon2id)',
   h: 'OpenID code flow',
   i: 'DPoP read',
+  j: 'private_key_jwt',
 });
 
 const DEFAULT_LATCHKEY = 'latchkey-sqlite';

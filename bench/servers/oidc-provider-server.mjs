@@ -1,7 +1,8 @@
 /**
  * node-oidc-provider (npm `oidc-provider`, 9.x) configured to do the same work as Latchkey in the
- * benchmark: one confidential client (and its RS256 twin for scenario h), PKCE (S256) on the code
- * flow, opaque tokens kept in memory (see MapAdapter), refresh tokens rotated on every use,
+ * benchmark: one confidential client (and its RS256 twin for scenario h, and a private_key_jwt
+ * client for scenario j when BENCH_CLIENT_JWKS gives its keys), PKCE (S256) on the code flow,
+ * opaque tokens kept in memory (see MapAdapter), refresh tokens rotated on every use,
  * introspection and client_credentials enabled, consent remembered across authorizations of one
  * session, and DPoP with server nonces required (as Latchkey's default).
  *
@@ -40,6 +41,23 @@ const CLIENT = {
 };
 // Scenario h (OpenID code flows): the same client with RS256, the OIDC default and Latchkey's.
 const RS256_CLIENT = { ...CLIENT, client_id: 'bench-client-rs256', id_token_signed_response_alg: 'RS256' };
+// Scenario j (client_credentials with private_key_jwt, RFC 7523): a client that authenticates with
+// ES256 assertions of the key whose public JWK Set the target passes in BENCH_CLIENT_JWKS. As with
+// Latchkey's, client_credentials only, the signing algorithm pinned. oidc-provider accepts an aud of
+// its issuer (what the benchmark sends, the one value Latchkey accepts), its token endpoint URL or
+// the endpoint's own URL, and records each jti once (ReplayDetection, in MapAdapter) until exp.
+const JWT_CLIENT = process.env.BENCH_CLIENT_JWKS
+  ? {
+      client_id: 'bench-client-jwt',
+      token_endpoint_auth_method: 'private_key_jwt',
+      token_endpoint_auth_signing_alg: 'ES256',
+      jwks: JSON.parse(process.env.BENCH_CLIENT_JWKS),
+      grant_types: ['client_credentials'],
+      response_types: [],
+      redirect_uris: [],
+      scope: 'api:read',
+    }
+  : undefined;
 
 /** Signing keys are made at start-up: nothing outlives the process, and no dev keystore warning. */
 function signingKeys() {
@@ -151,7 +169,7 @@ setInterval(() => {
 
 const provider = new Provider(issuer, {
   adapter: MapAdapter,
-  clients: [CLIENT, RS256_CLIENT],
+  clients: [CLIENT, RS256_CLIENT, ...(JWT_CLIENT ? [JWT_CLIENT] : [])],
   jwks: signingKeys(),
   cookies: { keys: [randomBytes(32).toString('base64url')] },
 

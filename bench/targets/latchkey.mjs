@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { assertionKey } from '../lib/client-assertion.mjs';
 import { dpopKey, dpopTokenRequest } from '../lib/dpop.mjs';
 import { basicAuth, CookieJar, expectIdToken, expectStatus, FORM, request } from '../lib/http.mjs';
 import { startServer } from '../lib/processes.mjs';
@@ -91,12 +92,29 @@ export function latchkey({ name, databaseUrl }) {
       const dpopTokens = await codeFlow(baseUrl, credentials, sessionA, false, {}, dpop);
       if (dpopTokens.token_type?.toLowerCase() !== 'dpop') throw new Error(`code exchange with a DPoP proof: token_type ${dpopTokens.token_type}, expected DPoP`);
 
+      // Scenario j: a client that authenticates with private_key_jwt (ES256, its public key
+      // registered as a JWK Set), client_credentials only; its assertions' aud is the issuer.
+      const jwtKey = assertionKey();
+      const jwtClient = cli(env, 'clients:create', '--name', 'Bench private_key_jwt', '--auth-method', 'private_key_jwt', '--jwks', JSON.stringify(jwtKey.jwks),
+        '--auth-signing-alg', 'ES256', '--grant-type', 'client_credentials', '--scope', 'notes:read');
+      const { issuer } = JSON.parse(expectStatus(await request(baseUrl, { path: '/.well-known/openid-configuration' }), 200, 'discovery').body);
+
       const itemId = await seedItems(baseUrl, env, tokensA.access_token, 10_000);
       await seedItems(baseUrl, env, tokensB.access_token, 100_000);
 
       const refreshTokens = [];
       for (let i = 0; i < workers; i++) refreshTokens.push((await codeFlow(baseUrl, credentials, sessionA)).refresh_token);
-      return { baseUrl, credentials, sessionA, accessA: tokensA.access_token, accessB: tokensB.access_token, itemId, refreshTokens, dpop: { key: dpop, accessToken: dpopTokens.access_token } };
+      return {
+        baseUrl,
+        credentials,
+        sessionA,
+        accessA: tokensA.access_token,
+        accessB: tokensB.access_token,
+        itemId,
+        refreshTokens,
+        dpop: { key: dpop, accessToken: dpopTokens.access_token },
+        jwtClient: { clientId: jwtClient.client_id, audience: issuer, key: jwtKey },
+      };
     },
 
     scenarios: {
@@ -143,6 +161,8 @@ export function latchkey({ name, databaseUrl }) {
       },
       // a with a DPoP-bound token: `Authorization: DPoP`, and a proof per request (bench/lib/dpop.mjs).
       i: { kind: 'dpop', read: (ctx) => ({ path: `/api/v1/notes/${ctx.itemId}`, accessToken: ctx.dpop.accessToken, key: ctx.dpop.key }) },
+      // c for a private_key_jwt client: a fresh client assertion per request (bench/lib/client-assertion.mjs).
+      j: { kind: 'assertion', token: (ctx) => ({ path: '/token', form: 'grant_type=client_credentials&scope=notes%3Aread', ...ctx.jwtClient }) },
     },
   };
 }

@@ -4,12 +4,15 @@
  * (bench/run.mjs maps them to our letters): a userinfo read, a client_credentials token, a refresh
  * with rotation, a complete authorization-code flow in a logged-in session with consent remembered,
  * the same flow with a nonce and an RS256-signed ID token (a client of its own), an introspection,
- * and the userinfo read with a DPoP-bound token and a proof per request. Everything is set up over
- * HTTP, as a browser and a client would.
+ * the userinfo read with a DPoP-bound token and a proof per request, and a client_credentials token
+ * for a private_key_jwt client with an assertion per request (its ES256 key is made here and its
+ * public half handed to the server at start). Everything is set up over HTTP, as a browser and a
+ * client would.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { assertionKey } from '../lib/client-assertion.mjs';
 import { dpopKey, dpopTokenRequest } from '../lib/dpop.mjs';
 import { basicAuth, CookieJar, expectIdToken, expectStatus, FORM, request } from '../lib/http.mjs';
 import { startServer } from '../lib/processes.mjs';
@@ -18,6 +21,8 @@ import { startServer } from '../lib/processes.mjs';
 const CLIENT_ID = 'bench-client';
 // The openIdFlow scenario's client: the same, with ID tokens signed with RS256 instead of EdDSA.
 const RS256_CLIENT_ID = 'bench-client-rs256';
+// The privateKeyJwtClientCredentials scenario's client (private_key_jwt, client_credentials only).
+const JWT_CLIENT_ID = 'bench-client-jwt';
 const CLIENT_SECRET = 'bench-secret-0123456789abcdef0123456789';
 const REDIRECT_URI = 'http://127.0.0.1/cb';
 const USERNAME = 'bench';
@@ -31,6 +36,9 @@ const OFFLINE_SCOPE = 'openid offline_access';
 const API_SCOPE = 'api:read';
 
 const AUTHORIZATION = basicAuth(CLIENT_ID, CLIENT_SECRET);
+
+/** The private_key_jwt client's key: made at start, its public JWK Set passed to the server there. */
+let jwtClientKey;
 
 function tokenRequest(form, clientId = CLIENT_ID) {
   return {
@@ -116,11 +124,12 @@ export default {
   /** The server pinned to `cpu` (when not null); ready once it answers its discovery document. */
   async start({ port, cpu, logFile = join(tmpdir(), `oidc-provider-bench-${port}.log`) }) {
     const baseUrl = `http://127.0.0.1:${port}`;
+    jwtClientKey = assertionKey();
     const server = await startServer({
       name: 'oidc-provider',
       command: process.execPath,
       args: ['bench/servers/oidc-provider-server.mjs'],
-      env: { PORT: String(port), NODE_ENV: 'production' },
+      env: { PORT: String(port), NODE_ENV: 'production', BENCH_CLIENT_JWKS: JSON.stringify(jwtClientKey.jwks) },
       cpu,
       // The server prints `ready` once listening; answering a request through the provider is the
       // stronger check, and the one the other targets use.
@@ -154,6 +163,8 @@ export default {
     const authorized = await request(baseUrl, { path: authorizePath({ scope: FLOW_SCOPE, challenge, state }), headers: { cookie: sessionCookie(main.jar) } });
     const dpopTokens = await exchangeCode(baseUrl, codeFrom(authorized, state, 'authorize (DPoP)'), verifier, CLIENT_ID, dpop);
     if (dpopTokens.token_type?.toLowerCase() !== 'dpop') throw new Error(`code exchange with a DPoP proof: token_type ${dpopTokens.token_type}, expected DPoP`);
+    // privateKeyJwtClientCredentials: the assertions' aud is the issuer as discovery states it.
+    const { issuer } = JSON.parse(expectStatus(await request(baseUrl, { path: '/.well-known/openid-configuration' }), 200, 'discovery').body);
     return {
       baseUrl,
       cookie: sessionCookie(main.jar),
@@ -161,6 +172,7 @@ export default {
       accessToken: main.tokens.access_token,
       refreshTokens,
       dpop: { key: dpop, accessToken: dpopTokens.access_token },
+      jwtClient: { clientId: JWT_CLIENT_ID, audience: issuer, key: jwtClientKey },
     };
   },
 
@@ -176,6 +188,9 @@ export default {
       headers: { authorization: AUTHORIZATION, 'content-type': FORM },
       body: `grant_type=client_credentials&scope=${encodeURIComponent(API_SCOPE)}`,
     }),
+
+    /** clientCredentials for the private_key_jwt client: a fresh assertion per request (bench/lib/client-assertion.mjs). */
+    privateKeyJwtClientCredentials: (ctx) => ({ path: '/token', form: `grant_type=client_credentials&scope=${encodeURIComponent(API_SCOPE)}`, ...ctx.jwtClient }),
 
     introspect: (ctx) => ({
       method: 'POST',

@@ -1,3 +1,4 @@
+import { ClientDpopProof } from './client-dpop-proof.js';
 import { JwtAccessTokens } from './token/jwt-access-tokens.js';
 import { ResourceServersModule } from '../resource-servers/resource-servers.module.js';
 import { ResourceIndicators } from './resource-indicators.js';
@@ -81,6 +82,7 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
     ClientAssertionVerifier,
     ClientJwksCache,
     ResourceIndicators,
+    ClientDpopProof,
     JwtAccessTokens,
     ClientAuthenticationGuard,
     TokenEndpointService,

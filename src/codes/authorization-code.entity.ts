@@ -62,6 +62,10 @@ export class AuthorizationCode {
   @Column({ type: 'text', nullable: true })
   resources: string | null;
 
+  /** RFC 9449 §10: the thumbprint of the DPoP key the code must be redeemed with (dpop_jkt, or the proof sent to /par); null: none. */
+  @Column({ name: 'dpop_jkt', type: 'varchar', length: 64, nullable: true })
+  dpopJkt: string | null;
+
   @Index()
   @Column({ name: 'expires_at', type: TIMESTAMP })
   expiresAt: Date;

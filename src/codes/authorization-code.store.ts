@@ -30,8 +30,8 @@ export class AuthorizationCodeStore {
   async insert(code: CodeInsert, manager?: EntityManager): Promise<void> {
     const dialect = this.dataSource.options.type;
     const sql =
-      'INSERT INTO "authorization_codes" ("id", "code_hash", "client_id", "user_id", "redirect_uri", "redirect_uri_in_request", "scope", "code_challenge", "nonce", "auth_time", "sid", "resources", "expires_at", "consumed_at", "created_at") ' +
-      'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)';
+      'INSERT INTO "authorization_codes" ("id", "code_hash", "client_id", "user_id", "redirect_uri", "redirect_uri_in_request", "scope", "code_challenge", "nonce", "auth_time", "sid", "resources", "dpop_jkt", "expires_at", "consumed_at", "created_at") ' +
+      'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)';
     const parameters = [
       code.id,
       code.codeHash,
@@ -46,6 +46,7 @@ export class AuthorizationCodeStore {
       code.authTime === null ? null : dateParameter(code.authTime, dialect),
       code.sid,
       code.resources,
+      code.dpopJkt,
       dateParameter(code.expiresAt, dialect),
       dateParameter(code.createdAt, dialect),
     ];

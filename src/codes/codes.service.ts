@@ -21,6 +21,8 @@ export interface CodeGrant {
   sid?: string | null;
   /** RFC 8707: the resources the request named, space-separated; null or absent when none. */
   resources?: string | null;
+  /** RFC 9449 §10: the DPoP key thumbprint the code is bound to; null or absent when none. */
+  dpopJkt?: string | null;
   /** A shorter lifetime than CODE_TTL_SECONDS (FAPI 2.0 §5.3.2.2: at most 60 s); never a longer one. */
   ttlSeconds?: number;
 }
@@ -47,6 +49,7 @@ export class CodesService {
       authTime: grant.authTime ?? null,
       sid: grant.sid ?? null,
       resources: grant.resources ?? null,
+      dpopJkt: grant.dpopJkt ?? null,
       expiresAt: this.clock.inSeconds(Math.min(this.config.codeTtlSeconds, ttlSeconds ?? Infinity)),
       createdAt: this.clock.now(),
     }, manager);

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { calculateJwkThumbprint, EmbeddedJWK, errors, jwtVerify, type JWK } from 'jose';
-import { createHash } from 'node:crypto';
+import { calculateJwkThumbprint, errors, importJWK, jwtVerify, type FlattenedJWSInput, type JWSHeaderParameters } from 'jose';
+import { createHash, type webcrypto } from 'node:crypto';
 import { Clock } from '../common/clock.js';
 import { appConfig, type AppConfig } from '../config/app.config.js';
 import { dpopConfig, type DpopConfig } from '../config/dpop.config.js';
@@ -11,6 +11,14 @@ import { JtiUseStore } from '../replay/jti-use.store.js';
 /** Bounds on what we parse: a proof is a compact JWS of a few hundred bytes (an RSA key makes it ~1 KB). */
 const MAX_PROOF_LENGTH = 8192;
 const MAX_JTI_LENGTH = 256;
+/** Proof headers whose imported key and thumbprint are remembered (one per active client key). */
+const MAX_REMEMBERED_KEYS = 10_000;
+
+/** A proof key, imported, with its RFC 7638 thumbprint. */
+interface ProofKey {
+  key: webcrypto.CryptoKey;
+  jkt: string;
+}
 
 /** Why a proof was refused: its own error codes (RFC 9449 §5, §7.1, §8, §9). */
 export type DpopRefusal = { error: 'invalid_dpop_proof' | 'use_dpop_nonce'; description: string };
@@ -41,6 +49,7 @@ export interface AcceptedProof {
 @Injectable()
 export class DpopProofVerifier {
   private readonly issuer: string;
+  private readonly keys = new Map<string, ProofKey>();
 
   constructor(
     private readonly nonces: DpopNonces,
@@ -62,12 +71,13 @@ export class DpopProofVerifier {
     if (header.length > MAX_PROOF_LENGTH) return invalid(`The DPoP proof is longer than ${MAX_PROOF_LENGTH} characters`);
 
     let payload: Record<string, unknown>;
-    let jwk: JWK;
+    let jkt: string;
     try {
-      // EmbeddedJWK: the key is the header's jwk, and jose refuses one holding private parts (§4.3 (7)).
-      const verified = await jwtVerify(header, EmbeddedJWK, { typ: 'dpop+jwt', algorithms: [...DPOP_SIGNING_ALGORITHMS] });
+      // The key is the header's jwk (§4.3 (6)); keyOf refuses one holding private parts (§4.3 (7)).
+      let key: ProofKey | undefined;
+      const verified = await jwtVerify(header, async (protectedHeader, token) => (key = await this.keyOf(protectedHeader, token)).key, { typ: 'dpop+jwt', algorithms: [...DPOP_SIGNING_ALGORITHMS] });
       payload = verified.payload;
-      jwk = verified.protectedHeader.jwk!;
+      jkt = key!.jkt;
     } catch (error) {
       return invalid(proofProblem(error));
     }
@@ -87,12 +97,35 @@ export class DpopProofVerifier {
     if (this.nonces.required && (typeof nonce !== 'string' || !this.nonces.isValid(nonce))) {
       return { error: 'use_dpop_nonce', description: 'Resend the request with a DPoP proof that carries the nonce in the DPoP-Nonce header' };
     }
-    const jkt = await calculateJwkThumbprint(jwk, 'sha256');
     if (context.boundTo !== undefined && jkt !== context.boundTo) return invalid('The DPoP proof is not made with the key this token is bound to');
 
     // §11.1: a proof is accepted once, across instances, for as long as its iat is acceptable.
     if (!(await this.uses.use('dpop_proof', jkt, jti, new Date((iat + this.config.proofMaxAgeSeconds + 1) * 1000)))) return invalid('This DPoP proof was already used');
     return { jkt };
+  }
+
+  /**
+   * What jose's EmbeddedJWK does (import the header's jwk, refuse a private one), remembered per
+   * protected header: a client sends the same header, key included, with every proof, and the
+   * import and the RFC 7638 thumbprint each cost a trip to the crypto thread pool. A pure function
+   * of the header's bytes, so a per-instance memo changes no decision. Bounded, least recent out.
+   */
+  private async keyOf(header: JWSHeaderParameters, token: FlattenedJWSInput): Promise<ProofKey> {
+    const segment = token.protected ?? '';
+    const cached = this.keys.get(segment);
+    if (cached) {
+      this.keys.delete(segment);
+      this.keys.set(segment, cached);
+      return cached;
+    }
+    const jwk = header.jwk;
+    if (jwk === null || typeof jwk !== 'object' || Array.isArray(jwk)) throw new errors.JWSInvalid('"jwk" (JSON Web Key) Header Parameter must be a JSON object');
+    const key = await importJWK({ ...jwk, ext: true }, header.alg);
+    if (key instanceof Uint8Array || key.type !== 'public') throw new errors.JWSInvalid('"jwk" (JSON Web Key) Header Parameter must be a public key');
+    const entry = { key, jkt: await calculateJwkThumbprint(jwk, 'sha256') };
+    this.keys.set(segment, entry);
+    if (this.keys.size > MAX_REMEMBERED_KEYS) this.keys.delete(this.keys.keys().next().value!);
+    return entry;
   }
 
   /** The URL the proof must name: the issuer's origin and path with the request's path, no query (§4.3 (9), RFC 3986 §6.2 normalisation by the URL parser). */

@@ -171,4 +171,59 @@ describe('DPoP through oauth4webapi (RFC 9449)', () => {
       expect((await codeFlow(strict, dpop)).token_type).toBe('dpop');
     });
   });
+
+  describe('the authorization code bound to the DPoP key (RFC 9449 §10)', () => {
+    let rp: Registered;
+
+    beforeAll(async () => {
+      rp = await register();
+    });
+
+    /** PAR with the client's DPoP handle (the library then sends a proof to /par), sign-in, and the callback's parameters. */
+    async function pushWithProof(dpop: oauth.DPoPHandle, extra: Record<string, string> = {}): Promise<{ params: URLSearchParams; verifier: string }> {
+      const verifier = oauth.generateRandomCodeVerifier();
+      const parameters = { response_type: 'code', redirect_uri: REDIRECT_URI, scope: 'notes:read', code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', ...extra };
+      const pushed = await withNonceRetry(async () => oauth.processPushedAuthorizationResponse(as, rp.client, await oauth.pushedAuthorizationRequest(as, rp.client, rp.auth, parameters, { DPoP: dpop, ...INSECURE })));
+      const url = new URL(as.authorization_endpoint!);
+      url.searchParams.set('client_id', rp.client.client_id);
+      url.searchParams.set('request_uri', pushed.request_uri);
+      const page = await authorizeAsUser(new Browser(url.origin), user, url.href);
+      return { params: oauth.validateAuthResponse(as, rp.client, new URL(page.location!), oauth.expectNoState), verifier };
+    }
+
+    const redeem = (params: URLSearchParams, verifier: string, dpop: oauth.DPoPHandle) =>
+      withNonceRetry(async () => oauth.processAuthorizationCodeResponse(as, rp.client, await oauth.authorizationCodeGrantRequest(as, rp.client, rp.auth, params, REDIRECT_URI, verifier, { DPoP: dpop, ...INSECURE })));
+
+    it('a proof sent with the push binds the code: redeemed with another key it is invalid_grant (§10.1), with the same key it works', async () => {
+      const dpop = oauth.DPoP(rp.client, await oauth.generateKeyPair('ES256'));
+      const thief = oauth.DPoP(rp.client, await oauth.generateKeyPair('ES256'));
+      const stolen = await pushWithProof(dpop);
+      await expect(redeem(stolen.params, stolen.verifier, thief)).rejects.toMatchObject({ error: 'invalid_grant' });
+      const honest = await pushWithProof(dpop);
+      expect((await redeem(honest.params, honest.verifier, dpop)).token_type).toBe('dpop');
+    });
+
+    it('dpop_jkt that disagrees with the push\'s proof is refused at /par with invalid_dpop_proof', async () => {
+      const dpop = oauth.DPoP(rp.client, await oauth.generateKeyPair('ES256'));
+      const other = await oauth.DPoP(rp.client, await oauth.generateKeyPair('ES256')).calculateThumbprint();
+      await expect(pushWithProof(dpop, { dpop_jkt: other })).rejects.toMatchObject({ error: 'invalid_dpop_proof', status: 400 });
+    });
+
+    it('dpop_jkt at /authorize binds the code too; a malformed one is invalid_request to the client', async () => {
+      const dpop = oauth.DPoP(rp.client, await oauth.generateKeyPair('ES256'));
+      const verifier = oauth.generateRandomCodeVerifier();
+      const url = new URL(as.authorization_endpoint!);
+      for (const [name, value] of Object.entries({ client_id: rp.client.client_id, response_type: 'code', redirect_uri: REDIRECT_URI, scope: 'notes:read', code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', dpop_jkt: await dpop.calculateThumbprint() })) {
+        url.searchParams.set(name, value);
+      }
+      const page = await authorizeAsUser(new Browser(url.origin), user, url.href);
+      const params = oauth.validateAuthResponse(as, rp.client, new URL(page.location!), oauth.expectNoState);
+      const thief = oauth.DPoP(rp.client, await oauth.generateKeyPair('ES256'));
+      await expect(redeem(params, verifier, thief)).rejects.toMatchObject({ error: 'invalid_grant' });
+
+      url.searchParams.set('dpop_jkt', 'not-a-thumbprint');
+      const refused = await authorizeAsUser(new Browser(url.origin), user, url.href);
+      expect(new URL(refused.location!).searchParams.get('error')).toBe('invalid_request');
+    });
+  });
 });

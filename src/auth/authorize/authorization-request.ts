@@ -27,6 +27,8 @@ export interface AuthorizationRequest {
   idTokenHint?: string;
   /** The query string as received, carried through the login and consent forms and validated again on return. */
   rawQuery: string;
+  /** RFC 9449 §10: the code is redeemed only with a DPoP proof made with the key of this thumbprint. */
+  dpopJkt?: string;
   /** RFC 8707 §2.1: the resources the token will be restricted to; undefined when the request names none. */
   resources?: string[];
   /** The pushed request (RFC 9126) these parameters came from, used up by the authorization response. */
@@ -56,4 +58,6 @@ export const AUTHORIZATION_PARAMS = [
   'login_hint',
   'id_token_hint',
   'ui_locales',
+  // RFC 9449 §10: the thumbprint of the DPoP key the code is bound to.
+  'dpop_jkt',
 ] as const;

@@ -130,6 +130,9 @@ export class AuthorizationRequestValidator {
     const scope = this.resolveScope(query.scope as string | undefined, grantable, fail);
     const codeChallenge = implicit ? this.refuseChallenge(query, fail) : this.resolveChallenge(query, client.isPublic || fapi, fail);
     const resources = await this.resolveResources(query.resource, fail);
+    const dpopJkt = nonEmpty(query.dpop_jkt);
+    // RFC 7638 SHA-256 thumbprint: 43 base64url characters.
+    if (dpopJkt !== undefined && !/^[A-Za-z0-9_-]{43}$/.test(dpopJkt)) fail(new InvalidRequestError('dpop_jkt must be the base64url SHA-256 JWK thumbprint of the DPoP key (RFC 9449 §10)'));
 
     return {
       client,
@@ -148,6 +151,7 @@ export class AuthorizationRequestValidator {
       idTokenHint: nonEmpty(query.id_token_hint),
       rawQuery,
       resources,
+      dpopJkt,
       pushedRequestId,
     };
   }

@@ -114,6 +114,7 @@ export class AuthorizeService {
       authTime,
       sid,
       resources: authorization.resources?.join(' ') ?? null,
+      dpopJkt: authorization.dpopJkt ?? null,
       ttlSeconds: this.profiles.applies(authorization.client) ? FAPI2_CODE_TTL_SECONDS : undefined,
     };
     const pushedRequestId = authorization.pushedRequestId;

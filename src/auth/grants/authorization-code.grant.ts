@@ -83,7 +83,7 @@ export class AuthorizationCodeGrant implements GrantHandler<AuthorizationCodePar
     // code cannot be retried with guessed verifiers (fosite flow_authorize_code_token.go).
     const redemption = await this.transactions.run(async (manager): Promise<Redemption> => {
       if (!(await this.codes.consume(code.id, manager))) return { kind: 'replayed' };
-      const error = this.checkBinding(code, client, request) ?? target.error;
+      const error = this.checkBinding(code, client, request, dpopJkt) ?? target.error;
       if (error) return { kind: 'refused', error };
       const tokens = await this.tokens.store(minted, manager);
       return { kind: 'issued', tokens };
@@ -110,7 +110,7 @@ export class AuthorizationCodeGrant implements GrantHandler<AuthorizationCodePar
   }
 
   /** The checks of RFC 6749 §4.1.3 and RFC 7636 §4.6; returns the error, or undefined when the code may be redeemed. */
-  private checkBinding(code: AuthorizationCode, client: Client, request: AuthorizationCodeParameters): OAuthError | undefined {
+  private checkBinding(code: AuthorizationCode, client: Client, request: AuthorizationCodeParameters, dpopJkt: string | undefined): OAuthError | undefined {
     if (code.clientId !== client.id) return new InvalidGrantError('The authorization code was issued to another client');
     if (code.expiresAt.getTime() <= this.clock.now().getTime()) return new InvalidGrantError('The authorization code has expired');
     // §4.1.3: redirect_uri is REQUIRED if it was included in the authorization request, and the values MUST be identical.
@@ -127,6 +127,8 @@ export class AuthorizationCodeGrant implements GrantHandler<AuthorizationCodePar
       // RFC 9700 §2.1.1 / §4.8.2: a verifier for a code issued without a challenge is a PKCE downgrade attempt.
       return new InvalidGrantError('code_verifier was sent but the authorization request had no code_challenge');
     }
+    // RFC 9449 §10: a code bound to a DPoP key is redeemed only with a proof made with that key.
+    if (code.dpopJkt !== null && dpopJkt !== code.dpopJkt) return new InvalidGrantError('The authorization code is bound to a DPoP key (dpop_jkt): send a DPoP proof made with it');
     return undefined;
   }
 }

@@ -14,6 +14,6 @@ export class ParController {
   /** §2.2: 201 Created with the request_uri; §2.3: errors as at the token endpoint. */
   @OAuthFormEndpoint({ json: true, status: 201 })
   push(@Req() request: AuthenticatedClientRequest, @Body() form: unknown): Promise<PushedAuthorizationResponse> {
-    return this.par.push(request.client, form);
+    return this.par.push(request.client, form, request);
   }
 }

@@ -3,7 +3,9 @@ import type { Client } from '../../clients/client.entity.js';
 import { PushedRequests } from '../../pushed-requests/pushed-requests.service.js';
 import { AUTHORIZATION_PARAMS } from '../authorize/authorization-request.js';
 import { AuthorizationRequestValidator } from '../authorize/authorization-request.validator.js';
-import { AuthorizationRedirectError, InvalidRequestError, UnverifiedClientOrRedirectError } from '../errors/oauth-error.js';
+import type { FastifyRequest } from 'fastify';
+import { ClientDpopProof } from '../client-dpop-proof.js';
+import { AuthorizationRedirectError, InvalidDpopProofError, InvalidRequestError, UnverifiedClientOrRedirectError } from '../errors/oauth-error.js';
 
 /** RFC 9126 §2.2. */
 export interface PushedAuthorizationResponse {
@@ -22,9 +24,10 @@ export class ParService {
   constructor(
     private readonly validator: AuthorizationRequestValidator,
     private readonly pushedRequests: PushedRequests,
+    private readonly dpop: ClientDpopProof,
   ) {}
 
-  async push(client: Client, form: unknown): Promise<PushedAuthorizationResponse> {
+  async push(client: Client, form: unknown, http: FastifyRequest): Promise<PushedAuthorizationResponse> {
     const body = form !== null && typeof form === 'object' && !Array.isArray(form) ? (form as Record<string, unknown>) : {};
     // §2.1: request_uri MUST NOT be pushed; request objects (RFC 9101) are not supported here.
     if (body.request_uri !== undefined) throw new InvalidRequestError('request_uri must not be sent to the pushed authorization request endpoint (RFC 9126 §2.1)');
@@ -46,6 +49,12 @@ export class ParService {
     // RFC 8707 §2: resource may be repeated; the validator has checked each one.
     const resource = body.resource;
     if (typeof resource === 'string' ? resource !== '' : Array.isArray(resource)) parameters.resource = resource as string | string[];
+    // RFC 9449 §10.1: a DPoP proof sent with the push binds the code to its key, as dpop_jkt would; both must agree.
+    const jkt = await this.dpop.read(client, http);
+    if (jkt !== undefined) {
+      if (parameters.dpop_jkt !== undefined && parameters.dpop_jkt !== jkt) throw new InvalidDpopProofError('dpop_jkt is not the thumbprint of the DPoP proof\'s key');
+      parameters.dpop_jkt = jkt;
+    }
     const { requestUri, expiresIn } = await this.pushedRequests.push(client.id, parameters);
     return { request_uri: requestUri, expires_in: expiresIn };
   }

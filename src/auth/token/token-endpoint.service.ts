@@ -3,10 +3,9 @@ import type { FastifyRequest } from 'fastify';
 import type { Client } from '../../clients/client.entity.js';
 import { MetricsService } from '../../metrics/metrics.service.js';
 import { clientAddress } from '../../rate-limit/client-address.js';
-import { TokenType } from '../../common/oauth.constants.js';
-import { DpopProofVerifier } from '../../dpop/dpop-proof.verifier.js';
+import { ClientDpopProof } from '../client-dpop-proof.js';
 import { FAPI2_GRANT_TYPES, SecurityProfiles } from '../../clients/security-profile.js';
-import { InvalidDpopProofError, InvalidRequestError, OAuthError, UnauthorizedClientError, UnsupportedGrantTypeError, UseDpopNonceError } from '../errors/oauth-error.js';
+import { InvalidDpopProofError, InvalidRequestError, OAuthError, UnauthorizedClientError, UnsupportedGrantTypeError } from '../errors/oauth-error.js';
 import { GRANT_HANDLERS, type GrantHandler } from '../grants/grant-handler.js';
 import type { TokenRequestDto } from './token-request.dto.js';
 import type { TokenResponse } from './token-response.js';
@@ -22,7 +21,7 @@ export class TokenEndpointService {
   constructor(
     @Inject(GRANT_HANDLERS) handlers: GrantHandler[],
     private readonly metrics: MetricsService,
-    private readonly dpop: DpopProofVerifier,
+    private readonly dpop: ClientDpopProof,
     private readonly profiles: SecurityProfiles,
   ) {
     this.handlers = new Map(handlers.map((h) => [h.grantType, h]));
@@ -65,16 +64,11 @@ export class TokenEndpointService {
    * with dpop_bound_access_tokens must send one (§5.2). A MAC client's tokens carry their own key.
    */
   private async dpopProof(client: Client, http: FastifyRequest, fapi: boolean): Promise<string | undefined> {
-    // Every DPoP header line as sent (Node would join repeated ones into one value), so that two are refused as two.
-    const header = http.raw.headersDistinct.dpop;
-    if (header === undefined) {
-      // FAPI 2.0 §5.3.2.1 item 4: sender-constrained access tokens; DPoP is the method offered here.
-      if (client.openId.dpopBoundAccessTokens || fapi) throw new InvalidDpopProofError('This client must receive DPoP-bound access tokens (dpop_bound_access_tokens, or the FAPI 2.0 profile): send a DPoP proof');
-      return undefined;
+    const jkt = await this.dpop.read(client, http);
+    // FAPI 2.0 §5.3.2.1 item 4: sender-constrained access tokens; DPoP is the method offered here.
+    if (jkt === undefined && (client.openId.dpopBoundAccessTokens || fapi)) {
+      throw new InvalidDpopProofError('This client must receive DPoP-bound access tokens (dpop_bound_access_tokens, or the FAPI 2.0 profile): send a DPoP proof');
     }
-    if (client.accessTokenType === TokenType.Mac) throw new InvalidRequestError('This client is registered for MAC tokens, which cannot also be DPoP-bound');
-    const result = await this.dpop.verify(header, { method: http.method, path: http.url });
-    if ('jkt' in result) return result.jkt;
-    throw result.error === 'use_dpop_nonce' ? new UseDpopNonceError(result.description) : new InvalidDpopProofError(result.description);
+    return jkt;
   }
 }
