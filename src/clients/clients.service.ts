@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { DEFAULT_SIGNING_ALGORITHM } from '../signing/signing-algorithms.js';
 import { DomainError } from '../common/domain-error.js';
 import { ClientAuthMethod, GrantType, TokenType } from '../common/oauth.constants.js';
 import { formatScope, parseScope } from '../common/scope.js';
@@ -229,6 +230,8 @@ export class ClientsService {
         accessTokenType: input.accessTokenType ?? TokenType.Bearer,
         requirePushedAuthorizationRequests: openIdSettings?.requirePushedAuthorizationRequests ?? false,
         dpopBoundAccessTokens: openIdSettings?.dpopBoundAccessTokens ?? false,
+        idTokenSignedResponseAlg: openIdSettings?.idTokenSignedResponseAlg ?? DEFAULT_SIGNING_ALGORITHM,
+        tokenEndpointAuthSigningAlg: keys.tokenEndpointAuthSigningAlg,
       });
       const why = this.profiles.requiredEverywhere ? 'this server holds every client to the FAPI 2.0 Security Profile' : 'security_profile is "fapi2"';
       if (problems.length > 0) throw new DomainError('invalid_client_metadata', `The registration does not meet the FAPI 2.0 Security Profile (${why}): ${problems.join('; ')}.`);

@@ -7,10 +7,13 @@ import type { Client } from './client.entity.js';
 export const SecurityProfile = { Default: 'default', Fapi2: 'fapi2' } as const;
 export type SecurityProfile = (typeof SecurityProfile)[keyof typeof SecurityProfile];
 
-/** FAPI 2.0 Security Profile §5.3.2.2 item 6: authorization codes live at most 60 seconds. */
+/** FAPI 2.0 Security Profile §5.3.2.1: authorization codes live at most 60 seconds. */
 export const FAPI2_CODE_TTL_SECONDS = 60;
 
-/** §5.3.2.2: the code flow (with refresh), and a client's own tokens; never implicit nor password (§5.3.2.1 item 2, 3). */
+/** FAPI 2.0 §5.4.1: the JWS algorithms the profile allows (Ed25519 is EdDSA's fully specified name, RFC 9864). */
+export const FAPI2_SIGNING_ALGORITHMS: ReadonlySet<string> = new Set(['PS256', 'ES256', 'EdDSA', 'Ed25519']);
+
+/** The code flow (with refresh) and a client's own tokens; never implicit nor password (§5.3.2.1). */
 export const FAPI2_GRANT_TYPES: ReadonlySet<string> = new Set([GrantType.AuthorizationCode, GrantType.RefreshToken, GrantType.ClientCredentials]);
 
 /** What a registration must hold to be registered under FAPI 2.0, as the rules below read it. */
@@ -21,6 +24,8 @@ export interface ProfileCandidate {
   accessTokenType: TokenType;
   requirePushedAuthorizationRequests: boolean;
   dpopBoundAccessTokens: boolean;
+  idTokenSignedResponseAlg: string;
+  tokenEndpointAuthSigningAlg: string | null;
 }
 
 /**
@@ -46,9 +51,9 @@ export class SecurityProfiles {
 
   /**
    * Why a registration does not meet the profile, one line per field (empty when it does): a
-   * confidential client (§5.3.2.1 item 1) authenticating with private_key_jwt (§5.3.3.1; mutual
-   * TLS is not offered), sender-constrained tokens (§5.3.2.1 item 4; DPoP), pushed requests
-   * (§5.3.2.2 item 1), the code flow only (items 2, 3) and bearer-or-DPoP tokens.
+   * confidential client authenticating with private_key_jwt (mutual TLS is not offered),
+   * sender-constrained tokens (DPoP), the code flow only (§5.3.2.1), pushed requests (§5.3.2.2),
+   * ID tokens and assertions signed with the profile's algorithms (§5.4.1), bearer-or-DPoP tokens.
    */
   problems(candidate: ProfileCandidate): string[] {
     const problems: string[] = [];
@@ -58,6 +63,10 @@ export class SecurityProfiles {
     if (candidate.accessTokenType !== TokenType.Bearer) problems.push('access_token_type must be "bearer" (DPoP-bound)');
     if (!candidate.requirePushedAuthorizationRequests) problems.push('require_pushed_authorization_requests must be true');
     if (!candidate.dpopBoundAccessTokens) problems.push('dpop_bound_access_tokens must be true');
+    if (!FAPI2_SIGNING_ALGORITHMS.has(candidate.idTokenSignedResponseAlg)) problems.push(`id_token_signed_response_alg must be ES256 or EdDSA, not ${candidate.idTokenSignedResponseAlg}`);
+    if (candidate.tokenEndpointAuthSigningAlg !== null && !FAPI2_SIGNING_ALGORITHMS.has(candidate.tokenEndpointAuthSigningAlg)) {
+      problems.push(`token_endpoint_auth_signing_alg must be PS256, ES256 or EdDSA, not ${candidate.tokenEndpointAuthSigningAlg}`);
+    }
     return problems;
   }
 }

@@ -23,7 +23,7 @@ export interface CodeGrant {
   resources?: string | null;
   /** RFC 9449 §10: the DPoP key thumbprint the code is bound to; null or absent when none. */
   dpopJkt?: string | null;
-  /** A shorter lifetime than CODE_TTL_SECONDS (FAPI 2.0 §5.3.2.2: at most 60 s); never a longer one. */
+  /** A shorter lifetime than CODE_TTL_SECONDS (FAPI 2.0 §5.3.2.1: at most 60 s); never a longer one. */
   ttlSeconds?: number;
 }
 

@@ -77,6 +77,10 @@ export class AuthorizationRequestValidator {
       throw new UnverifiedClientOrRedirectError('invalid_request', 'The request must not name more than one redirect_uri.');
     }
     let redirectUri: string;
+    if ((requested === undefined || requested === '') && context.pushed && this.profiles.applies(client)) {
+      // FAPI 2.0 §5.3.2.2: a pushed request names its redirect_uri, even when the client registered one.
+      throw new UnverifiedClientOrRedirectError('invalid_request', 'Under the FAPI 2.0 Security Profile a pushed request must name its redirect_uri.');
+    }
     if (requested === undefined || requested === '') {
       // §3.1.2.3: without redirect_uri, the client must have exactly one registered.
       if (client.redirectUris.length !== 1) {

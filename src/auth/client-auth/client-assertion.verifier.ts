@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { decodeJwt, errors, jwtVerify } from 'jose';
 import type { Client } from '../../clients/client.entity.js';
 import { ClientsService } from '../../clients/clients.service.js';
-import { SecurityProfiles } from '../../clients/security-profile.js';
+import { FAPI2_SIGNING_ALGORITHMS, SecurityProfiles } from '../../clients/security-profile.js';
 import { ASYMMETRIC_JWS_ALGORITHMS } from '../../common/asymmetric-algorithms.js';
 import { Clock } from '../../common/clock.js';
 import { ClientAuthMethod } from '../../common/oauth.constants.js';
@@ -15,8 +15,13 @@ import { ClientJwksCache, ClientKeysUnavailable } from './client-jwks.cache.js';
 /** A client assertion is a compact JWS of a few hundred bytes; an RSA-signed one about 1 KB. */
 const MAX_ASSERTION_LENGTH = 8192;
 const MAX_JTI_LENGTH = 256;
-/** Clocks differ between the client and us (RFC 7523 §3 allows "some small leeway"). */
-const CLOCK_TOLERANCE_SECONDS = 5;
+/**
+ * Clocks differ between the client and us (RFC 7523 §3 allows "some small leeway"): an nbf up to
+ * 10 s ahead is accepted, as FAPI 2.0 §5.3.2.1 asks, and so is an exp 10 s past.
+ */
+const CLOCK_TOLERANCE_SECONDS = 10;
+/** FAPI 2.0 §5.3.2.1: an iat or nbf more than 60 s ahead is refused (jose checks iat only against a maximum age). */
+const MAX_FUTURE_SECONDS = 60;
 
 /**
  * private_key_jwt (RFC 7523 §2.2, §3; OpenID Connect Core §9): the client proves itself with a
@@ -58,6 +63,7 @@ export class ClientAssertionVerifier {
     const single = typeof payload.aud === 'string' || (!this.profiles.applies(client) && payload.aud?.length === 1);
     if (!single) throw refused(`The client assertion's aud must be the issuer${this.profiles.applies(client) ? ', as a single string (FAPI 2.0)' : ' alone'}`);
     const now = Math.floor(this.clock.now().getTime() / 1000);
+    if (typeof payload.iat === 'number' && payload.iat > now + MAX_FUTURE_SECONDS) throw refused(`The client assertion's iat is more than ${MAX_FUTURE_SECONDS} seconds in the future`);
     const exp = payload.exp!;
     if (exp - now > this.config.assertionMaxLifetimeSeconds) throw refused(`The client assertion's exp must be at most ${this.config.assertionMaxLifetimeSeconds} seconds away`);
     const jti = payload.jti;
@@ -67,12 +73,18 @@ export class ClientAssertionVerifier {
     return client;
   }
 
-  private async verified(assertion: string, client: Client): Promise<{ exp?: number; jti?: unknown; aud?: string | string[] }> {
+  /** The client's pinned algorithm, else every asymmetric one; under FAPI 2.0 only the profile's (§5.4.1). */
+  private algorithmsFor(client: Client): string[] {
+    const allowed = client.tokenEndpointAuthSigningAlg ? [client.tokenEndpointAuthSigningAlg] : [...ASYMMETRIC_JWS_ALGORITHMS];
+    return this.profiles.applies(client) ? allowed.filter((alg) => FAPI2_SIGNING_ALGORITHMS.has(alg)) : allowed;
+  }
+
+  private async verified(assertion: string, client: Client): Promise<{ exp?: number; iat?: number; jti?: unknown; aud?: string | string[] }> {
     const options = {
       issuer: client.id,
       subject: client.id,
       audience: this.app.issuer,
-      algorithms: client.tokenEndpointAuthSigningAlg ? [client.tokenEndpointAuthSigningAlg] : [...ASYMMETRIC_JWS_ALGORITHMS],
+      algorithms: this.algorithmsFor(client),
       requiredClaims: ['exp', 'jti'],
       clockTolerance: CLOCK_TOLERANCE_SECONDS,
       currentDate: this.clock.now(),

@@ -64,7 +64,7 @@ export class ClientAuthenticationGuard implements CanActivate {
     if (method !== request.client.tokenEndpointAuthMethod) {
       throw new InvalidClientError(`This client is registered for ${request.client.tokenEndpointAuthMethod}; authenticate with that method`);
     }
-    // FAPI 2.0 §5.3.3.1: private_key_jwt (or mutual TLS, not offered), whatever was registered before the server required the profile.
+    // FAPI 2.0 §5.3.2.1: private_key_jwt (or mutual TLS, not offered), whatever was registered before the server required the profile.
     if (method !== ClientAuthMethod.PrivateKeyJwt && this.profiles.applies(request.client)) {
       throw new InvalidClientError('The FAPI 2.0 Security Profile this client is held to requires private_key_jwt client authentication');
     }

@@ -7,7 +7,7 @@ import { appConfig, type AppConfig } from '../../config/app.config.js';
 import { ScopeCatalog } from '../../scopes/scope-catalog.js';
 import { SIGNING_ALGORITHMS } from '../../signing/signing-algorithms.js';
 import { SubjectType } from '../../clients/openid-client-settings.js';
-import { FAPI2_GRANT_TYPES, SecurityProfiles } from '../../clients/security-profile.js';
+import { FAPI2_GRANT_TYPES, FAPI2_SIGNING_ALGORITHMS, SecurityProfiles } from '../../clients/security-profile.js';
 import { USERINFO_CLAIMS } from '../../openid/userinfo.service.js';
 import { Prompt } from '../authorize/authorization-request.js';
 import { TokenEndpointService } from '../token/token-endpoint.service.js';
@@ -80,6 +80,8 @@ export class MetadataService {
     // With FAPI2_REQUIRED every client is held to FAPI 2.0: the document says only what such a client may use.
     const fapi = profiles.requiredEverywhere;
     const authMethods = fapi ? [ClientAuthMethod.PrivateKeyJwt] : Object.values(ClientAuthMethod);
+    // §5.4.1: PS256, ES256 and EdDSA only.
+    const algorithms = (all: readonly string[]) => (fapi ? all.filter((alg) => FAPI2_SIGNING_ALGORITHMS.has(alg)) : [...all]);
     this.document = {
       issuer: app.issuer,
       authorization_endpoint: `${app.issuer}/authorize`,
@@ -91,29 +93,29 @@ export class MetadataService {
       // RFC 7009: any client revokes its own tokens, public ones included.
       revocation_endpoint: `${app.issuer}/revoke`,
       revocation_endpoint_auth_methods_supported: authMethods,
-      revocation_endpoint_auth_signing_alg_values_supported: [...ASYMMETRIC_JWS_ALGORITHMS],
+      revocation_endpoint_auth_signing_alg_values_supported: algorithms(ASYMMETRIC_JWS_ALGORITHMS),
       // RFC 7662: only confidential clients registered for it.
       introspection_endpoint: `${app.issuer}/introspect`,
       introspection_endpoint_auth_methods_supported: fapi ? authMethods : [ClientAuthMethod.ClientSecretBasic, ClientAuthMethod.ClientSecretPost, ClientAuthMethod.PrivateKeyJwt],
-      introspection_endpoint_auth_signing_alg_values_supported: [...ASYMMETRIC_JWS_ALGORITHMS],
+      introspection_endpoint_auth_signing_alg_values_supported: algorithms(ASYMMETRIC_JWS_ALGORITHMS),
       scopes_supported: scopes.all(),
       // RFC 8414 §2 lists what the server supports; `token`, `implicit` and `password` work only for
       // clients an administrator registered for them (RFC 9700 §2.1.2, §2.4), every other one is refused.
       response_types_supported: fapi ? [ResponseType.Code] : Object.values(ResponseType),
-      response_modes_supported: Object.values(ResponseMode),
+      response_modes_supported: fapi ? [ResponseMode.Query] : Object.values(ResponseMode),
       grant_types_supported: [...tokenEndpoint.supportedGrantTypes, GrantType.Implicit].filter((grant) => !fapi || FAPI2_GRANT_TYPES.has(grant)),
       token_endpoint_auth_methods_supported: authMethods,
       // RFC 8414 §2: the algorithms private_key_jwt assertions may use (asymmetric only; no client_secret_jwt).
-      token_endpoint_auth_signing_alg_values_supported: [...ASYMMETRIC_JWS_ALGORITHMS],
+      token_endpoint_auth_signing_alg_values_supported: algorithms(ASYMMETRIC_JWS_ALGORITHMS),
       code_challenge_methods_supported: Object.values(CodeChallengeMethod),
       // RFC 9207 §3.
       authorization_response_iss_parameter_supported: true,
       pushed_authorization_request_endpoint: `${app.issuer}/par`,
       require_pushed_authorization_requests: par.required || fapi,
-      dpop_signing_alg_values_supported: [...DPOP_SIGNING_ALGORITHMS],
+      dpop_signing_alg_values_supported: algorithms(DPOP_SIGNING_ALGORITHMS),
       // Bearer by default; mac for clients registered with access_token_type "mac" (draft-ietf-oauth-v2-http-mac).
-      token_types_supported: Object.values(TokenType),
-      mac_algorithms_supported: Object.values(MacAlgorithm),
+      token_types_supported: fapi ? [TokenType.Bearer] : Object.values(TokenType),
+      mac_algorithms_supported: fapi ? [] : Object.values(MacAlgorithm),
       service_documentation: `${app.issuer}/`,
     };
     this.openIdDocument = {
@@ -126,7 +128,7 @@ export class MetadataService {
       // Core §8: the user's id by default, or one per sector for clients registered as pairwise.
       subject_types_supported: Object.values(SubjectType),
       // RS256 by default, which every OpenID provider must offer (Core §15.1); ES256 and EdDSA per client.
-      id_token_signing_alg_values_supported: [...SIGNING_ALGORITHMS],
+      id_token_signing_alg_values_supported: algorithms(SIGNING_ALGORITHMS),
       claims_supported: CLAIMS_SUPPORTED,
       // Core §3.1.2.1; select_account shows the sign-in form, where another person may sign in.
       prompt_values_supported: Object.values(Prompt),

@@ -52,7 +52,7 @@ export class TokenEndpointService {
       throw new UnauthorizedClientError(`This client is not registered for the ${handler.grantType} grant`);
     }
     const fapi = this.profiles.applies(client);
-    // FAPI 2.0 §5.3.2.1 items 2, 3: no password grant (nor implicit, refused at /authorize), whatever was registered before.
+    // FAPI 2.0 §5.3.2.1: no password grant (nor implicit, refused at /authorize), whatever was registered before.
     if (fapi && !FAPI2_GRANT_TYPES.has(handler.grantType)) throw new UnauthorizedClientError(`The FAPI 2.0 Security Profile this client is held to does not allow the ${handler.grantType} grant`);
     const parameters = handler.parameters(request);
     const dpopJkt = await this.dpopProof(client, http, fapi);
@@ -65,7 +65,7 @@ export class TokenEndpointService {
    */
   private async dpopProof(client: Client, http: FastifyRequest, fapi: boolean): Promise<string | undefined> {
     const jkt = await this.dpop.read(client, http);
-    // FAPI 2.0 §5.3.2.1 item 4: sender-constrained access tokens; DPoP is the method offered here.
+    // FAPI 2.0 §5.3.2.1: sender-constrained access tokens; DPoP is the method offered here.
     if (jkt === undefined && (client.openId.dpopBoundAccessTokens || fapi)) {
       throw new InvalidDpopProofError('This client must receive DPoP-bound access tokens (dpop_bound_access_tokens, or the FAPI 2.0 profile): send a DPoP proof');
     }
