@@ -58,6 +58,9 @@ export interface ClientView {
   backchannel_logout_session_required?: boolean;
   default_max_age?: number;
   require_auth_time?: boolean;
+  require_pushed_authorization_requests?: boolean;
+  dpop_bound_access_tokens?: boolean;
+  security_profile?: string;
   jwks?: ClientJwks;
   jwks_uri?: string;
   token_endpoint_auth_signing_alg?: string;
