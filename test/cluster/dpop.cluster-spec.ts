@@ -14,19 +14,19 @@ import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT, type Crypt
 import { createHash, randomUUID } from 'node:crypto';
 import * as oauth from 'oauth4webapi';
 import { Browser } from '../helpers/browser.js';
-import { authorizeAsUser, basicAuth } from '../helpers/oauth-flow.js';
+import { authorizationCodeGrant, getNotes, refreshTokenGrant } from '../helpers/dpop.js';
+import { authorizationUrl } from '../helpers/oauth4webapi.js';
+import { basicAuth, signIn } from '../helpers/oauth-flow.js';
 import type { TestUser } from '../helpers/test-app.js';
 import { Cluster, type ClusterClient, withClusterLogs } from './support/cluster.js';
 import { obtainCode } from './support/flow.js';
 import type { Instance } from './support/instance.js';
+import { type Hop, recordingHops, requestTo, type Target, tally } from './support/target.js';
 
 const REDIRECT_URI = 'https://app.example/callback';
 const NOTES = '/api/v1/notes';
 /** Where the instances record each accepted proof (src/replay/jti-use.entity.ts). */
 const REPLAY_TABLE = 'jti_uses';
-
-/** An instance, or nginx (whichever instance its round robin picks). */
-type Target = Instance | 'nginx';
 
 interface Answer {
   status: number;
@@ -50,12 +50,6 @@ interface BoundToken {
   key: ProofKey;
 }
 
-interface Hop {
-  step: string;
-  status: number;
-  upstream: string | null;
-}
-
 async function newProofKey(): Promise<ProofKey> {
   const { privateKey, publicKey } = await generateKeyPair('ES256');
   const jwk = await exportJWK(publicKey);
@@ -63,16 +57,6 @@ async function newProofKey(): Promise<ProofKey> {
 }
 
 const ath = (accessToken: string) => createHash('sha256').update(accessToken).digest('base64url');
-
-/** The documented oauth4webapi pattern: one retry when the server asks for its nonce. */
-async function withNonceRetry<T>(attempt: () => Promise<T>): Promise<T> {
-  try {
-    return await attempt();
-  } catch (error) {
-    if (oauth.isDPoPNonceError(error)) return attempt();
-    throw error;
-  }
-}
 
 describe('DPoP on three instances behind nginx', () => {
   let cluster: Cluster;
@@ -91,33 +75,10 @@ describe('DPoP on three instances behind nginx', () => {
     return new SignJWT(claims).setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: key.jwk }).setIssuedAt().sign(key.privateKey);
   }
 
-  /**
-   * One request to `target`. To an instance: on its own port, with the headers nginx would set, so
-   * it believes the request came over https through the proxy (TRUST_PROXY is 127.0.0.1).
-   */
+  /** One request to `target` (an instance on its own port, or nginx: support/target.ts), with the DPoP headers of the answer. */
   async function request(target: Target, method: string, path: string, headers: Record<string, string>, form?: Record<string, string>): Promise<Answer> {
-    const all = { ...headers };
-    let url = `${cluster.baseUrl}${path}`;
-    if (target !== 'nginx') {
-      url = `http://${target.address}${path}`;
-      const host = new URL(cluster.issuer).host;
-      Object.assign(all, { host, 'x-forwarded-host': host, 'x-forwarded-proto': 'https', 'x-forwarded-for': '127.0.0.1' });
-    }
-    let body: string | undefined;
-    if (form) {
-      all['content-type'] = 'application/x-www-form-urlencoded';
-      body = new URLSearchParams(form).toString();
-    }
-    const response = await fetch(url, { method, headers: all, body, redirect: 'manual', signal: AbortSignal.timeout(30_000) });
-    const text = await response.text();
-    const servedBy = target === 'nginx' ? (cluster.instanceOf(response.headers.get('x-upstream'))?.name ?? `unknown(${response.headers.get('x-upstream')})`) : target.name;
-    return {
-      status: response.status,
-      body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
-      nonce: response.headers.get('dpop-nonce'),
-      challenge: response.headers.get('www-authenticate'),
-      servedBy,
-    };
+    const answer = await requestTo(cluster, target, method, path, headers, form);
+    return { status: answer.status, body: answer.body, nonce: answer.headers.get('dpop-nonce'), challenge: answer.headers.get('www-authenticate'), servedBy: answer.servedBy };
   }
 
   /** GET /api/v1/notes with `Authorization: DPoP` and the given proof (or as a bearer token, without one). */
@@ -171,13 +132,7 @@ describe('DPoP on three instances behind nginx', () => {
 
   it('runs the code flow with PKCE and a DPoP key, a read and a refresh through nginx with oauth4webapi unmodified', withLogs(async () => {
     const hops: Hop[] = [];
-    const options = {
-      [oauth.customFetch]: async (url: string, init: oauth.CustomFetchOptions<string, unknown>) => {
-        const response = await fetch(url, init as RequestInit);
-        hops.push({ step: `${init.method} ${new URL(url).pathname}`, status: response.status, upstream: response.headers.get('x-upstream') });
-        return response;
-      },
-    };
+    const options = recordingHops(hops);
     const issuer = new URL(cluster.issuer);
     const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oidc', ...options }));
     expect(as.dpop_signing_alg_values_supported).toEqual(expect.arrayContaining(['ES256']));
@@ -188,16 +143,11 @@ describe('DPoP on three instances behind nginx', () => {
 
     const verifier = oauth.generateRandomCodeVerifier();
     const state = oauth.generateRandomState();
-    const url = new URL(as.authorization_endpoint!);
-    const params = { client_id: client.client_id, response_type: 'code', redirect_uri: REDIRECT_URI, scope: 'notes:read', state, code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' };
-    for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
-    const page = await authorizeAsUser(new Browser(cluster.baseUrl), alice, url.href);
-    const callback = oauth.validateAuthResponse(as, client, new URL(page.location!), state);
+    const url = authorizationUrl(as, { client_id: client.client_id, response_type: 'code', redirect_uri: REDIRECT_URI, scope: 'notes:read', state, code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
+    const callback = oauth.validateAuthResponse(as, client, await signIn(alice, url, new Browser(cluster.baseUrl)), state);
 
     hops.length = 0;
-    const tokens = await withNonceRetry(async () =>
-      oauth.processAuthorizationCodeResponse(as, client, await oauth.authorizationCodeGrantRequest(as, client, auth, callback, REDIRECT_URI, verifier, { DPoP: dpop, ...options })),
-    );
+    const tokens = await authorizationCodeGrant(as, client, auth, callback, REDIRECT_URI, verifier, { DPoP: dpop, ...options });
     expect(tokens).toMatchObject({ token_type: 'dpop', scope: 'notes:read', refresh_token: expect.any(String) });
     // One use_dpop_nonce round: nginx sent the retry to the next instance, which took the first one's nonce.
     expect(hops.map((h) => `${h.step} ${h.status}`)).toEqual(['POST /token 400', 'POST /token 200']);
@@ -206,15 +156,13 @@ describe('DPoP on three instances behind nginx', () => {
     const jkt = await calculateJwkThumbprint(await exportJWK(keys.publicKey), 'sha256');
     expect(await introspect(tokens.access_token)).toMatchObject({ active: true, token_type: 'DPoP', cnf: { jkt } });
 
-    const read = await withNonceRetry(() => oauth.protectedResourceRequest(tokens.access_token, 'GET', new URL(NOTES, issuer), undefined, undefined, { DPoP: dpop, ...options }));
+    const read = await getNotes(issuer, tokens.access_token, { DPoP: dpop, ...options });
     expect(read.status).toBe(200);
 
-    const refreshed = await withNonceRetry(async () =>
-      oauth.processRefreshTokenResponse(as, client, await oauth.refreshTokenGrantRequest(as, client, auth, tokens.refresh_token!, { DPoP: dpop, ...options })),
-    );
+    const refreshed = await refreshTokenGrant(as, client, auth, tokens.refresh_token!, { DPoP: dpop, ...options });
     expect(refreshed).toMatchObject({ token_type: 'dpop', refresh_token: expect.any(String) });
     expect(refreshed.access_token).not.toBe(tokens.access_token);
-    const readAgain = await withNonceRetry(() => oauth.protectedResourceRequest(refreshed.access_token, 'GET', new URL(NOTES, issuer), undefined, undefined, { DPoP: dpop, ...options }));
+    const readAgain = await getNotes(issuer, refreshed.access_token, { DPoP: dpop, ...options });
     expect(readAgain.status).toBe(200);
 
     // The library's nonce was good on every instance: no further use_dpop_nonce round.
@@ -261,11 +209,6 @@ describe('DPoP on three instances behind nginx', () => {
   it('one proof sent to all three instances at once, ten times over in parallel: exactly one request succeeds', withLogs(async () => {
     const token = await boundTokenFrom(b());
     const nonce = await nonceFrom(c(), token);
-    const tally = (answers: Answer[]) => {
-      const counts: Record<string, number> = {};
-      for (const key of answers.map((r) => (r.status === 200 ? '200' : `${r.status} ${String(r.body.error)}`))) counts[key] = (counts[key] ?? 0) + 1;
-      return counts;
-    };
 
     const uses = async () => Number((await cluster.query<{ n: string }>(`SELECT count(*) AS n FROM ${REPLAY_TABLE}`))[0].n);
     const usesBefore = await uses();

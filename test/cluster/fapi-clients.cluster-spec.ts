@@ -10,7 +10,7 @@
  *
  * Requests meant for one instance in particular go to its own port as nginx sends them (plain
  * http from loopback, which TRUST_PROXY trusts, with the X-Forwarded-* headers of
- * deploy/nginx-proxy.conf), as test/cluster/dpop.cluster-spec.ts does.
+ * deploy/nginx-proxy.conf): support/target.ts, which test/cluster/dpop.cluster-spec.ts uses too.
  */
 import { createLocalJWKSet, exportJWK, generateKeyPair, jwtVerify, SignJWT, type CryptoKey, type JSONWebKeySet, type JWK } from 'jose';
 import { createHash, randomUUID } from 'node:crypto';
@@ -19,7 +19,7 @@ import type { AddressInfo } from 'node:net';
 import * as oauth from 'oauth4webapi';
 import { basicAuth } from '../helpers/oauth-flow.js';
 import { Cluster, type ClusterClient, withClusterLogs } from './support/cluster.js';
-import type { Instance } from './support/instance.js';
+import { type Hop, recordingHops, requestTo, type Target, tally, upstreamName } from './support/target.js';
 
 const NOTES = '/api/v1/notes';
 const ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
@@ -27,9 +27,6 @@ const ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 const LEDGER = 'https://ledger.example.com/v2';
 /** The instances' own settings: the jwks_uri server listens on loopback, which outgoing requests refuse unless allowed. */
 const SETTINGS = { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' };
-
-/** An instance, or nginx (whichever instance its round robin picks). */
-type Target = Instance | 'nginx';
 
 interface Answer {
   status: number;
@@ -45,12 +42,6 @@ interface KeyClient {
   kid: string;
   client: oauth.Client;
   auth: oauth.ClientAuth;
-}
-
-interface Hop {
-  step: string;
-  status: number;
-  upstream: string | null;
 }
 
 /** A key pair whose public half is registered (inline or at the jwks_uri) under `kid`. */
@@ -73,38 +64,15 @@ describe('private_key_jwt, jwks_uri and JWT access tokens on three instances beh
 
   const withLogs = withClusterLogs(() => cluster);
   const [a, b, c] = [0, 1, 2].map((i) => () => cluster.instances[i]);
-  const nameOf = (upstream: string | null) => cluster.instanceOf(upstream)?.name ?? `unknown(${upstream})`;
+  const nameOf = (upstream: string | null) => upstreamName(cluster, upstream);
 
   /** oauth4webapi's options: every request it makes is recorded with the instance that answered. */
-  const recording = {
-    [oauth.customFetch]: async (url: string, init: oauth.CustomFetchOptions<string, unknown>) => {
-      const response = await fetch(url, init as RequestInit);
-      hops.push({ step: `${init.method} ${new URL(url).pathname}`, status: response.status, upstream: response.headers.get('x-upstream') });
-      return response;
-    },
-  };
+  const recording = recordingHops(hops);
 
-  /**
-   * One request to `target`. To an instance: on its own port, with the headers nginx would set, so
-   * it believes the request came over https through the proxy (TRUST_PROXY is 127.0.0.1).
-   */
+  /** One request to `target` (an instance on its own port, or nginx: support/target.ts). */
   async function request(target: Target, method: string, path: string, headers: Record<string, string> = {}, form?: Record<string, string>): Promise<Answer> {
-    const all = { ...headers };
-    let url = `${cluster.baseUrl}${path}`;
-    if (target !== 'nginx') {
-      url = `http://${target.address}${path}`;
-      const host = new URL(cluster.issuer).host;
-      Object.assign(all, { host, 'x-forwarded-host': host, 'x-forwarded-proto': 'https', 'x-forwarded-for': '127.0.0.1' });
-    }
-    let body: string | undefined;
-    if (form) {
-      all['content-type'] = 'application/x-www-form-urlencoded';
-      body = new URLSearchParams(form).toString();
-    }
-    const response = await fetch(url, { method, headers: all, body, redirect: 'manual', signal: AbortSignal.timeout(30_000) });
-    const text = await response.text();
-    const servedBy = target === 'nginx' ? nameOf(response.headers.get('x-upstream')) : target.name;
-    return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {}, servedBy };
+    const answer = await requestTo(cluster, target, method, path, headers, form);
+    return { status: answer.status, body: answer.body, servedBy: answer.servedBy };
   }
 
   /** A hand-signed client assertion (RFC 7523 §3): iss and sub the client_id, aud the issuer, exp in 60 s, a jti. */
@@ -146,12 +114,6 @@ describe('private_key_jwt, jwks_uri and JWT access tokens on three instances beh
     const response = await oauth.clientCredentialsGrantRequest(as, client.client, client.auth, new URLSearchParams(parameters), recording);
     return oauth.processClientCredentialsResponse(as, client.client, response);
   }
-
-  const tally = (answers: Answer[]) => {
-    const counts: Record<string, number> = {};
-    for (const key of answers.map((r) => (r.status === 200 ? '200' : `${r.status} ${String(r.body.error)}`))) counts[key] = (counts[key] ?? 0) + 1;
-    return counts;
-  };
 
   /** The row an accepted assertion leaves in jti_uses (src/replay/jti-use.store.ts): SHA-256 of kind, signer and jti. */
   async function recordedUses(client: KeyClient, jti: string): Promise<number> {

@@ -28,9 +28,10 @@ import { FAPI2_CODE_TTL_SECONDS } from '../../src/clients/security-profile.js';
 import { AuthorizationCode } from '../../src/codes/authorization-code.entity.js';
 import { Clock } from '../../src/common/clock.js';
 import { hashSecret } from '../../src/common/secrets.js';
-import { UsersService } from '../../src/users/users.service.js';
 import { startAtIssuer } from '../helpers/app-at-issuer.js';
 import { Browser } from '../helpers/browser.js';
+import { authorizationCodeGrant, clientCredentialsGrant, getNotes, refreshTokenGrant, withNonceRetry } from '../helpers/dpop.js';
+import { authorizationUrl, prepareCodeRequest, startWithUser, type Prepared } from '../helpers/oauth4webapi.js';
 import { authorizeAsUser, basicAuth } from '../helpers/oauth-flow.js';
 import type { TestUser } from '../helpers/test-app.js';
 import { dropTestDatabase } from '../helpers/test-database.js';
@@ -56,14 +57,6 @@ interface Rp {
   client: oauth.Client;
   auth: oauth.ClientAuth;
   key: SigningKey;
-}
-
-/** One authorization request as the client prepared it: what it pushes and what it keeps to check the answer. */
-interface Prepared {
-  parameters: Record<string, string>;
-  verifier: string;
-  state: string;
-  nonce: string;
 }
 
 interface Reply {
@@ -101,23 +94,8 @@ function fapiMetadata(key: SigningKey, change: Record<string, unknown> = {}): Re
   };
 }
 
-/** The library's documented pattern: one retry when the server asks for its DPoP nonce (RFC 9449 §8, §9). */
-async function withNonceRetry<T>(attempt: () => Promise<T>): Promise<T> {
-  try {
-    return await attempt();
-  } catch (error) {
-    if (oauth.isDPoPNonceError(error)) return attempt();
-    throw error;
-  }
-}
-
-async function prepare(scope: string): Promise<Prepared> {
-  const verifier = oauth.generateRandomCodeVerifier();
-  const state = oauth.generateRandomState();
-  const nonce = oauth.generateRandomNonce();
-  const parameters = { response_type: 'code', redirect_uri: REDIRECT_URI, scope, state, nonce, code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' };
-  return { parameters, verifier, state, nonce };
-}
+/** What the client pushes (with PKCE S256, state and nonce) and keeps to check the answer. */
+const prepare = (scope: string): Promise<Prepared> => prepareCodeRequest(REDIRECT_URI, scope);
 
 /** A client assertion signed with the client's key, with the claims the test chooses (a fresh jti each time it is called). */
 function assertionAuth(rp: Rp, claims: { aud: string | string[] }): oauth.ClientAuth {
@@ -205,18 +183,13 @@ describe('FAPI 2.0 Security Profile', () => {
     }
 
     /** The authorization endpoint with client_id and request_uri only, as FAPI 2.0 has clients send it (RFC 9126 §4). */
-    function authorizationUrl(requestUri: string): URL {
-      const url = new URL(as.authorization_endpoint!);
-      url.searchParams.set('client_id', rp.id);
-      url.searchParams.set('request_uri', requestUri);
-      return url;
-    }
+    const pushedUrl = (requestUri: string): URL => authorizationUrl(as, { client_id: rp.id, request_uri: requestUri });
 
     /** Push, then sign-in and consent in the browser: the validated callback parameters. */
     async function authorize(scope: string): Promise<{ prepared: Prepared; params: URLSearchParams; callback: URL; status: number }> {
       const prepared = await prepare(scope);
       const pushed = await push(prepared.parameters);
-      const page = await authorizeAsUser(browser, user, authorizationUrl(pushed.request_uri).href);
+      const page = await authorizeAsUser(browser, user, pushedUrl(pushed.request_uri).href);
       if (!page.location) throw new Error(`Expected a redirect to the client, got ${page.status}:\n${page.body}`);
       const callback = new URL(page.location);
       return { prepared, callback, status: page.status, params: oauth.validateAuthResponse(as, rp.client, callback, prepared.state) };
@@ -224,22 +197,15 @@ describe('FAPI 2.0 Security Profile', () => {
 
     /** The code redeemed with DPoP and the client's authentication (the library's own assertion unless told). */
     function redeem(params: URLSearchParams, prepared: Prepared, dpop: oauth.DPoPHandle | undefined, options: { client?: oauth.Client; auth?: oauth.ClientAuth } = {}): Promise<oauth.TokenEndpointResponse> {
-      const client = options.client ?? rp.client;
-      return withNonceRetry(async () => {
-        const response = await oauth.authorizationCodeGrantRequest(as, client, options.auth ?? rp.auth, params, REDIRECT_URI, prepared.verifier, { DPoP: dpop, ...INSECURE });
-        return oauth.processAuthorizationCodeResponse(as, client, response);
-      });
+      return authorizationCodeGrant(as, options.client ?? rp.client, options.auth ?? rp.auth, params, REDIRECT_URI, prepared.verifier, { DPoP: dpop, ...INSECURE });
     }
 
     function readNotes(accessToken: string, dpop?: oauth.DPoPHandle): Promise<Response> {
-      return withNonceRetry(() => oauth.protectedResourceRequest(accessToken, 'GET', new URL('/api/v1/notes', as.issuer), undefined, undefined, { DPoP: dpop, ...INSECURE }));
+      return getNotes(as.issuer, accessToken, { DPoP: dpop, ...INSECURE });
     }
 
     beforeAll(async () => {
-      ({ nest, issuer } = await startAtIssuer());
-      user = { username: `alice_${Date.now().toString(36)}`, password: 'correct horse battery staple' };
-      userId = (await nest.get(UsersService).create(user.username, user.password)).id;
-      as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oidc', ...INSECURE }));
+      ({ nest, issuer, as, user, userId } = await startWithUser());
       browser = new Browser(issuer.origin);
 
       const clients = nest.get(ClientsService);
@@ -300,7 +266,7 @@ describe('FAPI 2.0 Security Profile', () => {
       expect(pushed.expires_in).toBeLessThan(600);
 
       // The browser carries client_id and request_uri only; after sign-in and consent it is sent back with 303 (§5.3.2.2 item 11).
-      const page = await authorizeAsUser(browser, user, authorizationUrl(pushed.request_uri).href);
+      const page = await authorizeAsUser(browser, user, pushedUrl(pushed.request_uri).href);
       expect(page.status).toBe(303);
       const callback = new URL(page.location!);
       expect(callback.href.startsWith(`${REDIRECT_URI}?`)).toBe(true);
@@ -330,7 +296,7 @@ describe('FAPI 2.0 Security Profile', () => {
       expect((asBearer as oauth.WWWAuthenticateChallengeError).response.status).toBe(401);
 
       // A refresh with DPoP: a new DPoP-bound token that reads the data API.
-      const refreshed = await withNonceRetry(async () => oauth.processRefreshTokenResponse(as, rp.client, await oauth.refreshTokenGrantRequest(as, rp.client, rp.auth, tokens.refresh_token!, { DPoP: dpop, ...INSECURE })));
+      const refreshed = await refreshTokenGrant(as, rp.client, rp.auth, tokens.refresh_token!, { DPoP: dpop, ...INSECURE });
       expect(refreshed).toMatchObject({ access_token: expect.stringMatching(/^lk_at_/), token_type: 'dpop' });
       expect(refreshed.access_token).not.toBe(tokens.access_token);
       expect((await readNotes(refreshed.access_token, dpop)).status).toBe(200);
@@ -383,8 +349,7 @@ describe('FAPI 2.0 Security Profile', () => {
     describe('what the profile refuses at runtime', () => {
       it('a plain /authorize, not pushed: invalid_request sent back to the redirect URI with state and iss, no code, even to a signed-in browser', async () => {
         const prepared = await prepare('notes:read');
-        const url = new URL(as.authorization_endpoint!);
-        for (const [name, value] of Object.entries({ client_id: rp.id, ...prepared.parameters })) url.searchParams.set(name, value);
+        const url = authorizationUrl(as, { client_id: rp.id, ...prepared.parameters });
         const codesBefore = await codesOf(rp.id);
         const page = await browser.get(url.href);
         expect(page.status).toBe(302);
@@ -557,9 +522,7 @@ describe('FAPI 2.0 Security Profile', () => {
       });
       const rp = rpOf(client.id, key);
       const dpop = oauth.DPoP(rp.client, await oauth.generateKeyPair('ES256'));
-      const tokens = await withNonceRetry(async () =>
-        oauth.processClientCredentialsResponse(as, rp.client, await oauth.clientCredentialsGrantRequest(as, rp.client, rp.auth, { scope: 'clients:register' }, { DPoP: dpop, ...INSECURE })),
-      );
+      const tokens = await clientCredentialsGrant(as, rp.client, rp.auth, { scope: 'clients:register' }, { DPoP: dpop, ...INSECURE });
       expect(tokens.token_type).toBe('dpop');
       admin = { rp, token: tokens.access_token, dpop };
     });
@@ -621,8 +584,7 @@ describe('FAPI 2.0 Security Profile', () => {
       const prepared = await prepare('notes:read');
 
       // Its requests must be pushed: a plain /authorize is sent back with invalid_request and iss.
-      const url = new URL(as.authorization_endpoint!);
-      for (const [name, value] of Object.entries({ client_id: rp.id, ...prepared.parameters })) url.searchParams.set(name, value);
+      const url = authorizationUrl(as, { client_id: rp.id, ...prepared.parameters });
       const page = await new Browser(issuer.origin).get(url.href);
       expect(page.status).toBe(302);
       expect(Object.fromEntries(new URL(page.location!).searchParams)).toMatchObject({ error: 'invalid_request', state: prepared.state, iss: as.issuer });
@@ -652,7 +614,7 @@ describe('FAPI 2.0 Security Profile', () => {
       const withoutProof = await rejection(oauth.processClientCredentialsResponse(as, rp.client, await oauth.clientCredentialsGrantRequest(as, rp.client, rp.auth, { scope: 'notes:read' }, INSECURE)));
       expect(withoutProof).toMatchObject({ error: 'invalid_dpop_proof', status: 400 });
       const dpop = oauth.DPoP(rp.client, await oauth.generateKeyPair('ES256'));
-      const tokens = await withNonceRetry(async () => oauth.processClientCredentialsResponse(as, rp.client, await oauth.clientCredentialsGrantRequest(as, rp.client, rp.auth, { scope: 'notes:read' }, { DPoP: dpop, ...INSECURE })));
+      const tokens = await clientCredentialsGrant(as, rp.client, rp.auth, { scope: 'notes:read' }, { DPoP: dpop, ...INSECURE });
       expect(tokens.token_type).toBe('dpop');
     });
   });

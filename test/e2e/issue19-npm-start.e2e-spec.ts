@@ -8,16 +8,14 @@
  * the JWKS.
  */
 import { calculateJwkThumbprint, createRemoteJWKSet, exportJWK, generateKeyPair, jwtVerify, type JWK } from 'jose';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
+import type { ChildProcess } from 'node:child_process';
 import * as oauth from 'oauth4webapi';
-// @ts-expect-error: the benchmark's plain-JavaScript helper has no type declarations.
-import { startCommand } from '../../bench/lib/start-command.mjs';
-import { freePort } from '../helpers/app-at-issuer.js';
-import { Browser } from '../helpers/browser.js';
-import { PROJECT, runCli } from '../helpers/cli.js';
-import { authorizeAsUser } from '../helpers/oauth-flow.js';
-import { createTestDatabase, dropTestDatabase } from '../helpers/test-database.js';
+import { runCli } from '../helpers/cli.js';
+import { authorizationCodeGrant, clientCredentialsGrant, getNotes, pushedAuthorization, refreshTokenGrant } from '../helpers/dpop.js';
+import { startAsNpmStart, stopServer } from '../helpers/npm-start.js';
+import { authorizationUrl } from '../helpers/oauth4webapi.js';
+import { signIn } from '../helpers/oauth-flow.js';
+import { dropTestDatabase } from '../helpers/test-database.js';
 
 const REDIRECT_URI = 'http://127.0.0.1:8080/callback';
 const USER = { username: 'alice', password: 'correct horse battery staple' };
@@ -26,16 +24,6 @@ const LEDGER = 'https://ledger.example.com/v2';
 const NOTES = '/api/v1/notes';
 /** oauth4webapi refuses http:// unless told; the server listens on loopback. */
 const INSECURE = { [oauth.allowInsecureRequests]: true } as const;
-
-/** The documented oauth4webapi pattern: one retry when the server asks for its DPoP nonce. */
-async function withNonceRetry<T>(attempt: () => Promise<T>): Promise<T> {
-  try {
-    return await attempt();
-  } catch (error) {
-    if (oauth.isDPoPNonceError(error)) return attempt();
-    throw error;
-  }
-}
 
 /** Runs the admin CLI; its JSON output. */
 async function cli(...args: string[]): Promise<Record<string, unknown>> {
@@ -53,34 +41,11 @@ describe('private_key_jwt, PAR, DPoP and JWT access tokens against `npm start`',
   /** A client_secret_basic client for client_credentials. */
   let service: { client: oauth.Client; auth: oauth.ClientAuth };
 
-  /** Signs alice in through a browser for the URL the library built; returns the callback URL. */
-  async function signIn(url: URL): Promise<URL> {
-    const page = await authorizeAsUser(new Browser(url.origin), USER, url.href);
-    if (!page.location) throw new Error(`Expected a redirect, got ${page.status}:\n${page.body}`);
-    return new URL(page.location);
-  }
-
   const verifyOffline = (token: string) =>
     jwtVerify(token, createRemoteJWKSet(new URL(as.jwks_uri!)), { issuer: as.issuer, audience: LEDGER, typ: 'at+jwt' });
 
   beforeAll(async () => {
-    await createTestDatabase();
-    const port = await freePort();
-    issuer = new URL(`http://127.0.0.1:${port}`);
-    const start = startCommand() as { env: Record<string, string>; nodeArgs: string[]; entry: string };
-    server = spawn(process.execPath, [...start.nodeArgs, start.entry], {
-      cwd: PROJECT,
-      env: { ...process.env, ...start.env, PORT: String(port), HOST: '127.0.0.1', ISSUER: issuer.origin, METRICS_ENABLED: 'false' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    server.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-    server.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-    for (let i = 0; i < 300 && !output.includes('Latchkey is listening'); i++) {
-      if (server.exitCode !== null) throw new Error(`The server exited during start-up:\n${output}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    if (!output.includes('Latchkey is listening')) throw new Error(`The server did not start:\n${output}`);
+    ({ server, issuer } = await startAsNpmStart());
 
     expect(await cli('users:create', '--username', USER.username, '--password', USER.password)).toMatchObject({ username: USER.username });
     const { privateKey, publicKey } = await generateKeyPair('ES256');
@@ -99,10 +64,7 @@ describe('private_key_jwt, PAR, DPoP and JWT access tokens against `npm start`',
     as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oidc', ...INSECURE }));
   });
   afterAll(async () => {
-    if (server && server.exitCode === null) {
-      server.kill('SIGTERM');
-      await once(server, 'exit');
-    }
+    await stopServer(server);
     await dropTestDatabase();
   });
 
@@ -119,37 +81,28 @@ describe('private_key_jwt, PAR, DPoP and JWT access tokens against `npm start`',
     const parameters = { response_type: 'code', redirect_uri: REDIRECT_URI, scope: 'notes:read', state, code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' };
 
     // Without PAR the client is refused (--require-par): sent back to it with invalid_request.
-    const direct = new URL(as.authorization_endpoint!);
-    for (const [name, value] of Object.entries({ client_id: fapi.client.client_id, ...parameters })) direct.searchParams.set(name, value);
-    const refused = await signIn(direct);
+    const direct = authorizationUrl(as, { client_id: fapi.client.client_id, ...parameters });
+    const refused = await signIn(USER, direct);
     expect(refused.searchParams.get('error')).toBe('invalid_request');
 
-    const pushed = await withNonceRetry(async () =>
-      oauth.processPushedAuthorizationResponse(as, fapi.client, await oauth.pushedAuthorizationRequest(as, fapi.client, fapi.auth, parameters, { DPoP: dpop, ...INSECURE })),
-    );
+    const pushed = await pushedAuthorization(as, fapi.client, fapi.auth, parameters, { DPoP: dpop, ...INSECURE });
     expect(pushed.request_uri).toMatch(/^urn:ietf:params:oauth:request_uri:/);
-    const url = new URL(as.authorization_endpoint!);
-    url.searchParams.set('client_id', fapi.client.client_id);
-    url.searchParams.set('request_uri', pushed.request_uri);
-    const callback = oauth.validateAuthResponse(as, fapi.client, await signIn(url), state);
+    const url = authorizationUrl(as, { client_id: fapi.client.client_id, request_uri: pushed.request_uri });
+    const callback = oauth.validateAuthResponse(as, fapi.client, await signIn(USER, url), state);
 
-    const tokens = await withNonceRetry(async () =>
-      oauth.processAuthorizationCodeResponse(as, fapi.client, await oauth.authorizationCodeGrantRequest(as, fapi.client, fapi.auth, callback, REDIRECT_URI, verifier, { DPoP: dpop, ...INSECURE })),
-    );
+    const tokens = await authorizationCodeGrant(as, fapi.client, fapi.auth, callback, REDIRECT_URI, verifier, { DPoP: dpop, ...INSECURE });
     expect(tokens).toMatchObject({ token_type: 'dpop', scope: 'notes:read', access_token: expect.any(String), refresh_token: expect.any(String) });
 
-    const read = await withNonceRetry(() => oauth.protectedResourceRequest(tokens.access_token, 'GET', new URL(NOTES, issuer), undefined, undefined, { DPoP: dpop, ...INSECURE }));
+    const read = await getNotes(issuer, tokens.access_token, { DPoP: dpop, ...INSECURE });
     expect(read.status).toBe(200);
     // Without its key the token is worth nothing: as a bearer token it is refused.
     const asBearer = await fetch(new URL(NOTES, issuer), { headers: { authorization: `Bearer ${tokens.access_token}` } });
     expect(asBearer.status).toBe(401);
 
-    const refreshed = await withNonceRetry(async () =>
-      oauth.processRefreshTokenResponse(as, fapi.client, await oauth.refreshTokenGrantRequest(as, fapi.client, fapi.auth, tokens.refresh_token!, { DPoP: dpop, ...INSECURE })),
-    );
+    const refreshed = await refreshTokenGrant(as, fapi.client, fapi.auth, tokens.refresh_token!, { DPoP: dpop, ...INSECURE });
     expect(refreshed).toMatchObject({ token_type: 'dpop', access_token: expect.any(String) });
     expect(refreshed.access_token).not.toBe(tokens.access_token);
-    const readAgain = await withNonceRetry(() => oauth.protectedResourceRequest(refreshed.access_token, 'GET', new URL(NOTES, issuer), undefined, undefined, { DPoP: dpop, ...INSECURE }));
+    const readAgain = await getNotes(issuer, refreshed.access_token, { DPoP: dpop, ...INSECURE });
     expect(readAgain.status).toBe(200);
   });
 
@@ -168,13 +121,7 @@ describe('private_key_jwt, PAR, DPoP and JWT access tokens against `npm start`',
   it('client_credentials with resource= for the private_key_jwt, DPoP-bound client: the JWT carries cnf.jkt of its DPoP key', async () => {
     const keys = await oauth.generateKeyPair('ES256');
     const dpop = oauth.DPoP(fapi.client, keys);
-    const tokens = await withNonceRetry(async () =>
-      oauth.processClientCredentialsResponse(
-        as,
-        fapi.client,
-        await oauth.clientCredentialsGrantRequest(as, fapi.client, fapi.auth, new URLSearchParams({ scope: 'notes:read', resource: LEDGER }), { DPoP: dpop, ...INSECURE }),
-      ),
-    );
+    const tokens = await clientCredentialsGrant(as, fapi.client, fapi.auth, new URLSearchParams({ scope: 'notes:read', resource: LEDGER }), { DPoP: dpop, ...INSECURE });
     expect(tokens.token_type).toBe('dpop');
     const { payload } = await verifyOffline(tokens.access_token);
     expect(payload).toMatchObject({ aud: LEDGER, sub: fapi.client.client_id, client_id: fapi.client.client_id, cnf: { jkt: await calculateJwkThumbprint(await exportJWK(keys.publicKey), 'sha256') } });

@@ -9,10 +9,9 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import * as oauth from 'oauth4webapi';
 import type { NewClient } from '../../src/clients/client-information.js';
 import { ClientsService } from '../../src/clients/clients.service.js';
-import { UsersService } from '../../src/users/users.service.js';
-import { startAtIssuer } from '../helpers/app-at-issuer.js';
-import { Browser } from '../helpers/browser.js';
-import { authorizeAsUser } from '../helpers/oauth-flow.js';
+import { authorizationCodeGrant, clientCredentialsGrant, getNotes, pushedAuthorization, refreshTokenGrant } from '../helpers/dpop.js';
+import { authorizationUrl, startWithUser } from '../helpers/oauth4webapi.js';
+import { signIn } from '../helpers/oauth-flow.js';
 import type { TestUser } from '../helpers/test-app.js';
 import { dropTestDatabase } from '../helpers/test-database.js';
 
@@ -25,19 +24,8 @@ interface Registered {
   auth: oauth.ClientAuth;
 }
 
-/** The library's documented pattern: one retry when the server asks for its nonce (RFC 9449 §8, §9). */
-async function withNonceRetry<T>(attempt: () => Promise<T>): Promise<T> {
-  try {
-    return await attempt();
-  } catch (error) {
-    if (oauth.isDPoPNonceError(error)) return attempt();
-    throw error;
-  }
-}
-
 describe('DPoP through oauth4webapi (RFC 9449)', () => {
   let nest: NestFastifyApplication;
-  let issuer: URL;
   let as: oauth.AuthorizationServer;
   let user: TestUser;
 
@@ -50,28 +38,18 @@ describe('DPoP through oauth4webapi (RFC 9449)', () => {
   async function codeFlow({ client, auth }: Registered, dpop: oauth.DPoPHandle | undefined, scope = 'notes:read'): Promise<oauth.TokenEndpointResponse> {
     const verifier = oauth.generateRandomCodeVerifier();
     const state = oauth.generateRandomState();
-    const url = new URL(as.authorization_endpoint!);
-    for (const [name, value] of Object.entries({ client_id: client.client_id, response_type: 'code', redirect_uri: REDIRECT_URI, scope, state, code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' })) {
-      url.searchParams.set(name, value);
-    }
-    const page = await authorizeAsUser(new Browser(url.origin), user, url.href);
-    const params = oauth.validateAuthResponse(as, client, new URL(page.location!), state);
-    return withNonceRetry(async () => {
-      const response = await oauth.authorizationCodeGrantRequest(as, client, auth, params, REDIRECT_URI, verifier, { DPoP: dpop, ...INSECURE });
-      return oauth.processAuthorizationCodeResponse(as, client, response);
-    });
+    const url = authorizationUrl(as, { client_id: client.client_id, response_type: 'code', redirect_uri: REDIRECT_URI, scope, state, code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
+    const params = oauth.validateAuthResponse(as, client, await signIn(user, url), state);
+    return authorizationCodeGrant(as, client, auth, params, REDIRECT_URI, verifier, { DPoP: dpop, ...INSECURE });
   }
 
   /** A data-API read with a proof for this request and token. */
   function readNotes(accessToken: string, dpop?: oauth.DPoPHandle): Promise<Response> {
-    return withNonceRetry(() => oauth.protectedResourceRequest(accessToken, 'GET', new URL('/api/v1/notes', as.issuer), undefined, undefined, { DPoP: dpop, ...INSECURE }));
+    return getNotes(as.issuer, accessToken, { DPoP: dpop, ...INSECURE });
   }
 
   beforeAll(async () => {
-    ({ nest, issuer } = await startAtIssuer());
-    user = { username: `alice_${Date.now().toString(36)}`, password: 'correct horse battery staple' };
-    await nest.get(UsersService).create(user.username, user.password);
-    as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oidc', ...INSECURE }));
+    ({ nest, as, user } = await startWithUser());
   });
   afterAll(async () => {
     await nest?.close();
@@ -120,7 +98,7 @@ describe('DPoP through oauth4webapi (RFC 9449)', () => {
 
     it('a refresh with a proof gives a new DPoP token; the confidential client\'s refresh token was not bound, so another key works (RFC 9449 §5)', async () => {
       const other = oauth.DPoP(rp.client, await oauth.generateKeyPair('EdDSA'));
-      const refreshed = await withNonceRetry(async () => oauth.processRefreshTokenResponse(as, rp.client, await oauth.refreshTokenGrantRequest(as, rp.client, rp.auth, tokens.refresh_token!, { DPoP: other, ...INSECURE })));
+      const refreshed = await refreshTokenGrant(as, rp.client, rp.auth, tokens.refresh_token!, { DPoP: other, ...INSECURE });
       expect(refreshed.token_type).toBe('dpop');
       expect((await readNotes(refreshed.access_token, other)).status).toBe(200);
       tokens = refreshed;
@@ -145,9 +123,9 @@ describe('DPoP through oauth4webapi (RFC 9449)', () => {
 
     it('its refresh token is bound to the key: redeemed with another key, invalid_grant; nothing is rotated', async () => {
       const thief = oauth.DPoP(spa.client, await oauth.generateKeyPair('ES256'));
-      const attempt = withNonceRetry(async () => oauth.processRefreshTokenResponse(as, spa.client, await oauth.refreshTokenGrantRequest(as, spa.client, spa.auth, tokens.refresh_token!, { DPoP: thief, ...INSECURE })));
+      const attempt = refreshTokenGrant(as, spa.client, spa.auth, tokens.refresh_token!, { DPoP: thief, ...INSECURE });
       await expect(attempt).rejects.toMatchObject({ error: 'invalid_grant' });
-      const refreshed = await withNonceRetry(async () => oauth.processRefreshTokenResponse(as, spa.client, await oauth.refreshTokenGrantRequest(as, spa.client, spa.auth, tokens.refresh_token!, { DPoP: dpop, ...INSECURE })));
+      const refreshed = await refreshTokenGrant(as, spa.client, spa.auth, tokens.refresh_token!, { DPoP: dpop, ...INSECURE });
       expect(refreshed).toMatchObject({ token_type: 'dpop', refresh_token: expect.stringMatching(/^lk_rt_/) });
     });
   });
@@ -156,9 +134,7 @@ describe('DPoP through oauth4webapi (RFC 9449)', () => {
     it('gets a DPoP-bound token of the client\'s own', async () => {
       const service = await register({ grantTypes: ['client_credentials'] as never, redirectUris: [] });
       const dpop = oauth.DPoP(service.client, await oauth.generateKeyPair('PS256'));
-      const tokens = await withNonceRetry(async () =>
-        oauth.processClientCredentialsResponse(as, service.client, await oauth.clientCredentialsGrantRequest(as, service.client, service.auth, new URLSearchParams({ scope: 'notes:read' }), { DPoP: dpop, ...INSECURE })),
-      );
+      const tokens = await clientCredentialsGrant(as, service.client, service.auth, new URLSearchParams({ scope: 'notes:read' }), { DPoP: dpop, ...INSECURE });
       expect(tokens).toMatchObject({ token_type: 'dpop', scope: 'notes:read' });
     });
   });
@@ -183,16 +159,12 @@ describe('DPoP through oauth4webapi (RFC 9449)', () => {
     async function pushWithProof(dpop: oauth.DPoPHandle, extra: Record<string, string> = {}): Promise<{ params: URLSearchParams; verifier: string }> {
       const verifier = oauth.generateRandomCodeVerifier();
       const parameters = { response_type: 'code', redirect_uri: REDIRECT_URI, scope: 'notes:read', code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', ...extra };
-      const pushed = await withNonceRetry(async () => oauth.processPushedAuthorizationResponse(as, rp.client, await oauth.pushedAuthorizationRequest(as, rp.client, rp.auth, parameters, { DPoP: dpop, ...INSECURE })));
-      const url = new URL(as.authorization_endpoint!);
-      url.searchParams.set('client_id', rp.client.client_id);
-      url.searchParams.set('request_uri', pushed.request_uri);
-      const page = await authorizeAsUser(new Browser(url.origin), user, url.href);
-      return { params: oauth.validateAuthResponse(as, rp.client, new URL(page.location!), oauth.expectNoState), verifier };
+      const pushed = await pushedAuthorization(as, rp.client, rp.auth, parameters, { DPoP: dpop, ...INSECURE });
+      const url = authorizationUrl(as, { client_id: rp.client.client_id, request_uri: pushed.request_uri });
+      return { params: oauth.validateAuthResponse(as, rp.client, await signIn(user, url), oauth.expectNoState), verifier };
     }
 
-    const redeem = (params: URLSearchParams, verifier: string, dpop: oauth.DPoPHandle) =>
-      withNonceRetry(async () => oauth.processAuthorizationCodeResponse(as, rp.client, await oauth.authorizationCodeGrantRequest(as, rp.client, rp.auth, params, REDIRECT_URI, verifier, { DPoP: dpop, ...INSECURE })));
+    const redeem = (params: URLSearchParams, verifier: string, dpop: oauth.DPoPHandle) => authorizationCodeGrant(as, rp.client, rp.auth, params, REDIRECT_URI, verifier, { DPoP: dpop, ...INSECURE });
 
     it('a proof sent with the push binds the code: redeemed with another key it is invalid_grant (§10.1), with the same key it works', async () => {
       const dpop = oauth.DPoP(rp.client, await oauth.generateKeyPair('ES256'));
@@ -212,18 +184,14 @@ describe('DPoP through oauth4webapi (RFC 9449)', () => {
     it('dpop_jkt at /authorize binds the code too; a malformed one is invalid_request to the client', async () => {
       const dpop = oauth.DPoP(rp.client, await oauth.generateKeyPair('ES256'));
       const verifier = oauth.generateRandomCodeVerifier();
-      const url = new URL(as.authorization_endpoint!);
-      for (const [name, value] of Object.entries({ client_id: rp.client.client_id, response_type: 'code', redirect_uri: REDIRECT_URI, scope: 'notes:read', code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', dpop_jkt: await dpop.calculateThumbprint() })) {
-        url.searchParams.set(name, value);
-      }
-      const page = await authorizeAsUser(new Browser(url.origin), user, url.href);
-      const params = oauth.validateAuthResponse(as, rp.client, new URL(page.location!), oauth.expectNoState);
+      const url = authorizationUrl(as, { client_id: rp.client.client_id, response_type: 'code', redirect_uri: REDIRECT_URI, scope: 'notes:read', code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', dpop_jkt: await dpop.calculateThumbprint() });
+      const params = oauth.validateAuthResponse(as, rp.client, await signIn(user, url), oauth.expectNoState);
       const thief = oauth.DPoP(rp.client, await oauth.generateKeyPair('ES256'));
       await expect(redeem(params, verifier, thief)).rejects.toMatchObject({ error: 'invalid_grant' });
 
       url.searchParams.set('dpop_jkt', 'not-a-thumbprint');
-      const refused = await authorizeAsUser(new Browser(url.origin), user, url.href);
-      expect(new URL(refused.location!).searchParams.get('error')).toBe('invalid_request');
+      const refused = await signIn(user, url);
+      expect(refused.searchParams.get('error')).toBe('invalid_request');
     });
   });
 });

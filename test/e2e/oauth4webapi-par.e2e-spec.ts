@@ -15,6 +15,7 @@ import { AuthorizationCode } from '../../src/codes/authorization-code.entity.js'
 import { UsersService } from '../../src/users/users.service.js';
 import { startAtIssuer } from '../helpers/app-at-issuer.js';
 import { Browser, isLoginPage, type Page } from '../helpers/browser.js';
+import { prepareCodeRequest, type Prepared } from '../helpers/oauth4webapi.js';
 import { authorizeAsUser } from '../helpers/oauth-flow.js';
 import type { TestUser } from '../helpers/test-app.js';
 import { dropTestDatabase } from '../helpers/test-database.js';
@@ -27,14 +28,6 @@ const REQUEST_URI = /^urn:ietf:params:oauth:request_uri:lk_par_[A-Za-z0-9_-]+$/;
 interface Registered {
   client: oauth.Client;
   auth: oauth.ClientAuth;
-}
-
-/** One authorization request as the client prepared it: the parameters it pushes and what it keeps to check the answer. */
-interface Prepared {
-  parameters: Record<string, string>;
-  verifier: string;
-  state: string;
-  nonce: string;
 }
 
 describe('Pushed Authorization Requests through oauth4webapi (RFC 9126)', () => {
@@ -52,13 +45,8 @@ describe('Pushed Authorization Requests through oauth4webapi (RFC 9126)', () => 
     return { client: { client_id: client.id }, auth: options.isPublic ? oauth.None() : oauth.ClientSecretBasic(secret!) };
   }
 
-  async function prepare(scope: string): Promise<Prepared> {
-    const verifier = oauth.generateRandomCodeVerifier();
-    const state = oauth.generateRandomState();
-    const nonce = oauth.generateRandomNonce();
-    const parameters = { response_type: 'code', redirect_uri: REDIRECT_URI, scope, state, nonce, code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' };
-    return { parameters, verifier, state, nonce };
-  }
+  /** What the client pushes (with PKCE S256, state and nonce) and keeps to check the answer. */
+  const prepare = (scope: string): Promise<Prepared> => prepareCodeRequest(REDIRECT_URI, scope);
 
   /** The library pushes the request to the endpoint it discovered and parses the 201 answer. */
   async function push({ client, auth }: Registered, parameters: Record<string, string>): Promise<oauth.PushedAuthorizationResponse> {

@@ -13,10 +13,8 @@ import type { AddressInfo } from 'node:net';
 import * as oauth from 'oauth4webapi';
 import type { NewClient } from '../../src/clients/client-information.js';
 import { ClientsService } from '../../src/clients/clients.service.js';
-import { UsersService } from '../../src/users/users.service.js';
-import { startAtIssuer } from '../helpers/app-at-issuer.js';
-import { Browser } from '../helpers/browser.js';
-import { authorizeAsUser } from '../helpers/oauth-flow.js';
+import { authorizationUrl, startWithUser } from '../helpers/oauth4webapi.js';
+import { signIn } from '../helpers/oauth-flow.js';
 import type { TestUser } from '../helpers/test-app.js';
 import { dropTestDatabase } from '../helpers/test-database.js';
 
@@ -30,7 +28,6 @@ interface KeyClient {
 
 describe('private_key_jwt through oauth4webapi (RFC 7523)', () => {
   let nest: NestFastifyApplication;
-  let issuer: URL;
   let as: oauth.AuthorizationServer;
   let user: TestUser;
   let jwksServer: Server;
@@ -71,10 +68,7 @@ describe('private_key_jwt through oauth4webapi (RFC 7523)', () => {
       response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(served));
     });
     await new Promise<void>((resolve) => jwksServer.listen(0, '127.0.0.1', resolve));
-    ({ nest, issuer } = await startAtIssuer());
-    user = { username: `alice_${Date.now().toString(36)}`, password: 'correct horse battery staple' };
-    await nest.get(UsersService).create(user.username, user.password);
-    as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oidc', ...INSECURE }));
+    ({ nest, as, user } = await startWithUser());
   });
   afterAll(async () => {
     await nest?.close();
@@ -102,11 +96,8 @@ describe('private_key_jwt through oauth4webapi (RFC 7523)', () => {
       const state = oauth.generateRandomState();
       const parameters = { response_type: 'code', redirect_uri: REDIRECT_URI, scope: 'notes:read', state, code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' };
       const pushed = await oauth.processPushedAuthorizationResponse(as, rp.client, await oauth.pushedAuthorizationRequest(as, rp.client, rp.auth, parameters, INSECURE));
-      const url = new URL(as.authorization_endpoint!);
-      url.searchParams.set('client_id', rp.client.client_id);
-      url.searchParams.set('request_uri', pushed.request_uri);
-      const page = await authorizeAsUser(new Browser(url.origin), user, url.href);
-      const params = oauth.validateAuthResponse(as, rp.client, new URL(page.location!), state);
+      const url = authorizationUrl(as, { client_id: rp.client.client_id, request_uri: pushed.request_uri });
+      const params = oauth.validateAuthResponse(as, rp.client, await signIn(user, url), state);
       const tokens = await oauth.processAuthorizationCodeResponse(as, rp.client, await oauth.authorizationCodeGrantRequest(as, rp.client, rp.auth, params, REDIRECT_URI, verifier, INSECURE));
       expect(tokens).toMatchObject({ access_token: expect.stringMatching(/^lk_at_/), refresh_token: expect.stringMatching(/^lk_rt_/), scope: 'notes:read' });
       const refreshed = await oauth.processRefreshTokenResponse(as, rp.client, await oauth.refreshTokenGrantRequest(as, rp.client, rp.auth, tokens.refresh_token!, INSECURE));

@@ -42,6 +42,16 @@ export async function authorizeAsUser(browser: Browser, user: TestUser, url: str
   return page;
 }
 
+/**
+ * `user` signs in and consents in a browser (a new one unless given) for an authorization URL a
+ * client library built; the redirect back to the client.
+ */
+export async function signIn(user: TestUser, url: URL, browser = new Browser(url.origin)): Promise<URL> {
+  const page = await authorizeAsUser(browser, user, url.href);
+  if (!page.location) throw new Error(`Expected a redirect, got ${page.status}:\n${page.body}`);
+  return new URL(page.location);
+}
+
 export function basicAuth(clientId: string, secret: string): string {
   const encode = (value: string) => encodeURIComponent(value).replace(/%20/g, '+');
   return `Basic ${Buffer.from(`${encode(clientId)}:${encode(secret)}`).toString('base64')}`;

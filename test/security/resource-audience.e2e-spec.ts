@@ -30,6 +30,7 @@ import { UsersService } from '../../src/users/users.service.js';
 import { startAtIssuer } from '../helpers/app-at-issuer.js';
 import { Browser } from '../helpers/browser.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
+import { withNonceRetry } from '../helpers/dpop.js';
 import { authorizeAsUser, basicAuth, newPkce, type Pkce } from '../helpers/oauth-flow.js';
 import type { TestUser } from '../helpers/test-app.js';
 import { dropTestDatabase } from '../helpers/test-database.js';
@@ -83,16 +84,6 @@ function parseBody(text: string): Record<string, unknown> {
     return JSON.parse(text) as Record<string, unknown>;
   } catch {
     return { text };
-  }
-}
-
-/** The library's documented pattern: one retry when the server asks for its nonce (RFC 9449 §8). */
-async function withNonceRetry<T>(attempt: () => Promise<T>): Promise<T> {
-  try {
-    return await attempt();
-  } catch (error) {
-    if (oauth.isDPoPNonceError(error)) return attempt();
-    throw error;
   }
 }
 

@@ -1,0 +1,78 @@
+/**
+ * Requests that go to one instance in particular, or through nginx, and which instance answered.
+ *
+ * To an instance: on its own port as nginx sends it (plain http from loopback, which TRUST_PROXY
+ * trusts, with the X-Forwarded-* headers deploy/nginx-proxy.conf sets), so it believes the request
+ * came over https through the proxy, and the instance that answers is the one the test chose, not
+ * the next in nginx's round robin. Through nginx: over https, answered by whichever instance nginx
+ * names in X-Upstream.
+ */
+import * as oauth from 'oauth4webapi';
+import type { Cluster } from './cluster.js';
+import type { Instance } from './instance.js';
+
+/** An instance, or nginx (whichever instance its round robin picks). */
+export type Target = Instance | 'nginx';
+
+export interface TargetAnswer {
+  status: number;
+  /** The JSON body; {} when empty. */
+  body: Record<string, unknown>;
+  headers: Headers;
+  /** The instance that answered (the one addressed, or the one nginx names in X-Upstream). */
+  servedBy: string;
+}
+
+/** The name of the instance nginx names in X-Upstream, or unknown(…) when it is none of the cluster's. */
+export function upstreamName(cluster: Cluster, upstream: string | null): string {
+  return cluster.instanceOf(upstream)?.name ?? `unknown(${upstream})`;
+}
+
+/** One request to `target`; `form`, when given, is the application/x-www-form-urlencoded body. */
+export async function requestTo(cluster: Cluster, target: Target, method: string, path: string, headers: Record<string, string> = {}, form?: Record<string, string>): Promise<TargetAnswer> {
+  const all = { ...headers };
+  let url = `${cluster.baseUrl}${path}`;
+  if (target !== 'nginx') {
+    url = `http://${target.address}${path}`;
+    const host = new URL(cluster.issuer).host;
+    Object.assign(all, { host, 'x-forwarded-host': host, 'x-forwarded-proto': 'https', 'x-forwarded-for': '127.0.0.1' });
+  }
+  let body: string | undefined;
+  if (form) {
+    all['content-type'] = 'application/x-www-form-urlencoded';
+    body = new URLSearchParams(form).toString();
+  }
+  const response = await fetch(url, { method, headers: all, body, redirect: 'manual', signal: AbortSignal.timeout(30_000) });
+  const text = await response.text();
+  return {
+    status: response.status,
+    body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
+    headers: response.headers,
+    servedBy: target === 'nginx' ? upstreamName(cluster, response.headers.get('x-upstream')) : target.name,
+  };
+}
+
+/** Answers counted by outcome: '200', or the status and the error code ('401 invalid_client'). */
+export function tally(answers: { status: number; body: Record<string, unknown> }[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const key of answers.map((r) => (r.status === 200 ? '200' : `${r.status} ${String(r.body.error)}`))) counts[key] = (counts[key] ?? 0) + 1;
+  return counts;
+}
+
+/** One request oauth4webapi made through nginx: what it was, its status, and nginx's X-Upstream. */
+export interface Hop {
+  step: string;
+  status: number;
+  upstream: string | null;
+}
+
+/** oauth4webapi's options for requests through nginx: each one is recorded in `hops`. */
+export function recordingHops(hops: Hop[]) {
+  return {
+    [oauth.customFetch]: async (url: string, init: oauth.CustomFetchOptions<string, unknown>) => {
+      const response = await fetch(url, init as RequestInit);
+      hops.push({ step: `${init.method} ${new URL(url).pathname}`, status: response.status, upstream: response.headers.get('x-upstream') });
+      return response;
+    },
+  };
+}
