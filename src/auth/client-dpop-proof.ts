@@ -16,9 +16,10 @@ export class ClientDpopProof {
 
   /** The thumbprint of the proof's key; undefined when the request carries no DPoP header. */
   async read(client: Client, http: FastifyRequest): Promise<string | undefined> {
+    // Most token requests carry none: the plain header says so without building headersDistinct.
+    if (http.headers.dpop === undefined) return undefined;
     // Every DPoP header line as sent (Node would join repeated ones into one value), so that two are refused as two.
     const header = http.raw.headersDistinct.dpop;
-    if (header === undefined) return undefined;
     if (client.accessTokenType === TokenType.Mac) throw new InvalidRequestError('This client is registered for MAC tokens, which cannot also be DPoP-bound');
     const result = await this.verifier.verify(header, { method: http.method, path: http.url });
     if ('jkt' in result) return result.jkt;
