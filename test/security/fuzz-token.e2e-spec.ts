@@ -14,12 +14,36 @@ import { changedTables, describeCase, expectAlive, expectJsonError, fcParameters
  * asks for: a failed redemption of a real code still burns that code (authorization-code.grant.ts).
  */
 const SPEC: ParamSpec = {
-  names: ['grant_type', 'code', 'redirect_uri', 'code_verifier', 'refresh_token', 'scope', 'client_id', 'client_secret'],
+  // resource (RFC 8707) and the client assertion (RFC 7523) too: repeatable, URIs, JWTs.
+  names: ['grant_type', 'code', 'redirect_uri', 'code_verifier', 'refresh_token', 'scope', 'client_id', 'client_secret', 'resource', 'client_assertion_type', 'client_assertion'],
   slots: ['client_id', 'client_secret', 'public_client_id', 'cc_client_id', 'redirect_uri', 'code', 'code_verifier', 'refresh_token', 'access_token'],
-  constants: ['authorization_code', 'refresh_token', 'client_credentials', 'password', 'implicit', 'notes:read', 'notes:read notes:write', 'photos:read', 'clients:register', 'S256'],
+  constants: [
+    'authorization_code',
+    'refresh_token',
+    'client_credentials',
+    'password',
+    'implicit',
+    'notes:read',
+    'notes:read notes:write',
+    'photos:read',
+    'clients:register',
+    'S256',
+    'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+    'https://reports.example.com/api',
+    'http://localhost:3000',
+    'eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.',
+  ],
 };
 
 const AUTH_SLOTS = ['basic', 'basic_cc', 'basic_public', 'basic_wrong', 'bearer'];
+
+/** A DPoP header (RFC 9449): mostly absent, else junk, an unsigned JWT, or two of them. */
+const dpopHeader: fc.Arbitrary<string | string[] | undefined> = fc.oneof(
+  { weight: 8, arbitrary: fc.constant(undefined) },
+  { weight: 1, arbitrary: fc.string({ maxLength: 200 }).map((value) => value.replace(/[\r\n\0]/g, '')) },
+  { weight: 1, arbitrary: fc.constant('eyJ0eXAiOiJkcG9wK2p3dCIsImFsZyI6Im5vbmUifQ.eyJqdGkiOiJ4In0.') },
+  { weight: 1, arbitrary: fc.constant<string[]>(['a.b.c', 'd.e.f']) },
+);
 
 /** Valid requests of each grant and each client authentication method, then mutated. */
 const GRANTS: Array<{ form: Record<string, string>; authorization?: string }> = [
@@ -38,9 +62,10 @@ const nearlyValidCase: fc.Arbitrary<FuzzCase> = fc
       body: mutatedParamsWire(grant.form, SPEC),
       authorization: fc.oneof({ weight: 8, arbitrary: fc.constant(grant.authorization) }, { weight: 1, arbitrary: authorizationHeader(AUTH_SLOTS) }),
       contentType: fc.oneof({ weight: 10, arbitrary: fc.constant<string | undefined>(FORM) }, { weight: 1, arbitrary: formContentType }),
+      dpop: dpopHeader,
     }),
   )
-  .map(({ body, authorization, contentType }) => ({ method: 'POST', path: '/token', headers: { 'content-type': contentType, authorization }, body }));
+  .map(({ body, authorization, contentType, dpop }) => ({ method: 'POST', path: '/token', headers: { 'content-type': contentType, authorization, dpop }, body }));
 
 const randomCase: fc.Arbitrary<FuzzCase> = fc
   .record({
