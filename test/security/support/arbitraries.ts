@@ -236,7 +236,9 @@ export function authorizationHeader(slots: string[]): fc.Arbitrary<string | stri
     { weight: 2, arbitrary: fc.uint8Array({ maxLength: 80 }).map((bytes) => `Basic ${Buffer.from(bytes).toString('base64')}`) },
     { weight: 2, arbitrary: fc.tuple(wireValue(['client_id'], []), fc.string({ maxLength: 20 })).map(([id, secret]) => `Basic ${Buffer.from(`${id}:${secret}`, 'latin1').toString('base64')}`) },
     { weight: 2, arbitrary: printable.map((value) => `Bearer ${value}`) },
-    { weight: 2, arbitrary: fc.constantFrom('', ' ', 'Basic', 'Basic ', 'Basic ====', 'Basic Og==', 'Basic OjpBOjo=', 'Bearer', 'Bearer ', 'bearer  x', 'BASIC x', 'Digest username="x", realm="y"', 'MAC id="h480djs93hd8",nonce="264095:dj83hs9s",mac="SLDJd4mg43cjQfElUs3Qub4L6xE="', 'Negotiate YII=', 'Basic\tabc', '\xff\xfe') },
+    // RFC 9449 §7.1: the DPoP scheme, with a token of any shape (its proof header is absent or junk).
+    { weight: 1, arbitrary: printable.map((value) => `DPoP ${value}`) },
+    { weight: 2, arbitrary: fc.constantFrom('', ' ', 'Basic', 'Basic ', 'Basic ====', 'Basic Og==', 'Basic OjpBOjo=', 'Bearer', 'Bearer ', 'bearer  x', 'BASIC x', 'Digest username="x", realm="y"', 'MAC id="h480djs93hd8",nonce="264095:dj83hs9s",mac="SLDJd4mg43cjQfElUs3Qub4L6xE="', 'Negotiate YII=', 'Basic\tabc', '\xff\xfe', 'DPoP', 'DPoP ', 'dpop a b', 'DPoP lk_at_x') },
     { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...slots.map(slot)), printable).map(([a, b]) => [a, `Bearer ${b}`]) },
     { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...slots.map(slot)), printable).map(([a, b]) => `${a}${b}`) },
   );
