@@ -35,15 +35,13 @@ export async function fixedRequestLoad({ baseUrl, request, connections, seconds,
   });
   const rss = stopSampling();
   const good = result.statusCodeStats?.[String(expect)]?.count ?? (expect >= 200 && expect < 300 ? result['2xx'] : 0);
+  return outcome(result, good, seconds, rss);
+}
+
+/** What a run measured: responses with the expected status per second, latency, everything else as errors, memory. */
+function outcome(result, good, seconds, rssMb) {
   const total = result.requests.total;
-  return {
-    rps: good / seconds,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    errors: total - good + result.errors + result.timeouts,
-    requests: total,
-    rssMb: rss,
-  };
+  return { rps: good / seconds, p50: result.latency.p50, p99: result.latency.p99, errors: total - good + result.errors + result.timeouts, requests: total, rssMb };
 }
 
 /**
@@ -75,16 +73,7 @@ export async function varyingRequestLoad({ baseUrl, request, nextHeaders = () =>
   });
   const rss = stopSampling();
   const good = result.statusCodeStats?.[String(expect)]?.count ?? 0;
-  const total = result.requests.total;
-  return {
-    rps: good / seconds,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    errors: total - good + result.errors + result.timeouts,
-    requests: total,
-    rssMb: rss,
-    firstError,
-  };
+  return { ...outcome(result, good, seconds, rss), firstError };
 }
 
 /**
