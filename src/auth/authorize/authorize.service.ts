@@ -141,8 +141,7 @@ export class AuthorizeService {
       userId: user.id,
       scope: formatScope(authorization.scope),
       accessTokenTtlSeconds: this.legacy.implicitTokenTtlSeconds,
-      audience: audience?.uris,
-      jwt: this.jwtAccessTokens.for(audience, authorization.client),
+      ...this.jwtAccessTokens.restrictedTo(audience, authorization.client),
     });
     this.metrics.tokenIssued(GrantType.Implicit);
     const token = { accessToken: issued.accessToken, tokenType: TokenType.Bearer, expiresIn: issued.expiresIn, scope: issued.scope };

@@ -73,8 +73,7 @@ export class AuthorizationCodeGrant implements GrantHandler<AuthorizationCodePar
       authTime: code.authTime,
       sid: code.sid,
       dpop: dpopJkt === undefined ? undefined : { jkt: dpopJkt, bindRefreshToken: client.isPublic },
-      audience: target.audience?.uris,
-      jwt: this.jwtAccessTokens.for(target.audience, client),
+      ...this.jwtAccessTokens.restrictedTo(target.audience, client),
       refreshAudience: granted ?? undefined,
     });
 

@@ -50,8 +50,7 @@ export class ClientCredentialsGrant implements GrantHandler<ClientCredentialsPar
       scope: formatScope(requested),
       tokenType: client.accessTokenType,
       dpop: dpopJkt === undefined ? undefined : { jkt: dpopJkt, bindRefreshToken: false },
-      audience: audience?.uris,
-      jwt: this.jwtAccessTokens.for(audience, client),
+      ...this.jwtAccessTokens.restrictedTo(audience, client),
     });
     return toTokenResponse(issued);
   }

@@ -84,9 +84,8 @@ export class PasswordGrant implements GrantHandler<PasswordParameters> {
       tokenType: client.accessTokenType,
       // The password grant is for confidential clients only: its refresh token stays unbound (RFC 9449 §5).
       dpop: dpopJkt === undefined ? undefined : { jkt: dpopJkt, bindRefreshToken: false },
-      audience: audience?.uris,
+      ...this.jwtAccessTokens.restrictedTo(audience, client),
       refreshAudience: audience?.uris,
-      jwt: this.jwtAccessTokens.for(audience, client),
     });
     return toTokenResponse(issued);
   }

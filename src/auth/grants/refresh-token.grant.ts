@@ -77,9 +77,8 @@ export class RefreshTokenGrant implements GrantHandler<RefreshTokenParameters> {
       authTime: token.authTime,
       sid: token.sid,
       dpop: dpopJkt === undefined ? undefined : { jkt: dpopJkt, bindRefreshToken: client.isPublic },
-      audience: audience?.uris,
+      ...this.jwtAccessTokens.restrictedTo(audience, client),
       refreshAudience: grantedResources ?? undefined,
-      jwt: this.jwtAccessTokens.for(audience, client),
     });
     const issued = await this.transactions.run(async (manager): Promise<IssuedTokens | undefined> => {
       if (!(await this.tokens.consumeRefreshToken(token.id, manager))) return undefined;

@@ -6,7 +6,7 @@ import { appConfig, type AppConfig } from '../../config/app.config.js';
 import { AccessTokenFormat } from '../../resource-servers/resource-server.entity.js';
 import { SigningAlgorithm } from '../../signing/signing-algorithms.js';
 import { SigningKeyRing } from '../../signing/signing-key-ring.js';
-import type { AccessTokenClaims, AccessTokenSigner } from '../../tokens/tokens.service.js';
+import type { AccessTokenClaims, TokenGrant } from '../../tokens/tokens.service.js';
 import type { Audience } from '../resource-indicators.js';
 
 /**
@@ -26,10 +26,14 @@ export class JwtAccessTokens {
     @Inject(appConfig.KEY) private readonly app: AppConfig,
   ) {}
 
-  /** The signer for a token with this audience issued to this client; undefined when it stays opaque. */
-  for(audience: Audience | undefined, client: Client): AccessTokenSigner | undefined {
-    if (audience?.format !== AccessTokenFormat.Jwt || client.accessTokenType === TokenType.Mac) return undefined;
-    return (claims) => this.sign(claims);
+  /**
+   * What a grant tells TokensService about a token restricted to `audience` (none: unrestricted):
+   * the resources, and the signer when the token must be a JWT.
+   */
+  restrictedTo(audience: Audience | undefined, client: Client): Pick<TokenGrant, 'audience' | 'jwt'> {
+    if (audience === undefined) return {};
+    const jwt = audience.format === AccessTokenFormat.Jwt && client.accessTokenType !== TokenType.Mac;
+    return { audience: audience.uris, ...(jwt ? { jwt: (claims: AccessTokenClaims) => this.sign(claims) } : {}) };
   }
 
   private sign(claims: AccessTokenClaims): Promise<string> {
