@@ -1,5 +1,4 @@
 import { DPOP_SCHEME, TokenType } from '../common/oauth.constants.js';
-import { DPOP_SIGNING_ALGORITHMS } from '../dpop/dpop-algorithms.js';
 import type { AccessScheme } from './token-principal.js';
 import { BEARER_REALM } from './token-principal.js';
 
@@ -14,9 +13,6 @@ export type AccessRefusal =
   | { error: 'insufficient_scope'; description: string; scope: string }
   /** RFC 9449 §7.1, §9: the DPoP proof does not hold, or must carry the server's nonce. */
   | { error: 'invalid_dpop_proof' | 'use_dpop_nonce'; description: string };
-
-/** RFC 9449 §7.1: a DPoP challenge names the algorithms proofs may use. */
-const DPOP_ALGS = DPOP_SIGNING_ALGORITHMS.join(' ');
 
 /**
  * A refused request, and the scheme the client tried, so that the challenge speaks the same one
@@ -40,8 +36,12 @@ export interface AccessDeniedResponse {
   challenge: string;
 }
 
-/** The status, body and `WWW-Authenticate` challenge of a refusal (RFC 6750 §3, §3.1; RFC 9110 §11.6.1). */
-export function describeAccessDenied({ refusal, scheme }: AccessDenied): AccessDeniedResponse {
+/**
+ * The status, body and `WWW-Authenticate` challenge of a refusal (RFC 6750 §3, §3.1; RFC 9110 §11.6.1).
+ * `dpopAlgorithms`: what a DPoP challenge names (RFC 9449 §7.1), SecurityProfiles.dpopAlgorithms().
+ */
+export function describeAccessDenied({ refusal, scheme }: AccessDenied, dpopAlgorithms: readonly string[]): AccessDeniedResponse {
+  const dpopAlgs = dpopAlgorithms.join(' ');
   switch (refusal.error) {
     case 'missing':
       // Every scheme the API accepts is offered: several challenges, comma-separated.
@@ -49,17 +49,17 @@ export function describeAccessDenied({ refusal, scheme }: AccessDenied): AccessD
         status: 401,
         error: 'unauthorized',
         description: 'This request needs an access token: send "Authorization: Bearer <token>", "Authorization: DPoP <token>" with a DPoP proof for a DPoP-bound token, or a MAC-signed request for a MAC token',
-        challenge: `Bearer realm="${BEARER_REALM}", DPoP algs="${DPOP_ALGS}", MAC`,
+        challenge: `Bearer realm="${BEARER_REALM}", DPoP algs="${dpopAlgs}", MAC`,
       };
     case 'invalid_request':
-      return { status: 400, error: refusal.error, description: refusal.description, challenge: challenge(scheme, refusal.error, refusal.description) };
+      return { status: 400, error: refusal.error, description: refusal.description, challenge: challenge(scheme, dpopAlgs, refusal.error, refusal.description) };
     case 'invalid_token':
-      return { status: 401, error: refusal.error, description: refusal.description, challenge: challenge(scheme, refusal.error, refusal.description) };
+      return { status: 401, error: refusal.error, description: refusal.description, challenge: challenge(scheme, dpopAlgs, refusal.error, refusal.description) };
     case 'invalid_dpop_proof':
     case 'use_dpop_nonce':
-      return { status: 401, error: refusal.error, description: refusal.description, challenge: challenge(DPOP_SCHEME, refusal.error, refusal.description) };
+      return { status: 401, error: refusal.error, description: refusal.description, challenge: challenge(DPOP_SCHEME, dpopAlgs, refusal.error, refusal.description) };
     case 'insufficient_scope':
-      return { status: 403, error: refusal.error, description: refusal.description, challenge: challenge(scheme, refusal.error, refusal.description, { scope: refusal.scope }) };
+      return { status: 403, error: refusal.error, description: refusal.description, challenge: challenge(scheme, dpopAlgs, refusal.error, refusal.description, { scope: refusal.scope }) };
     default:
       return unreachable(refusal);
   }
@@ -69,9 +69,9 @@ export function describeAccessDenied({ refusal, scheme }: AccessDenied): AccessD
  * `Bearer realm="…", error="…", …`; for a MAC-signed request `MAC error="…", …` (the MAC draft has
  * no realm); for a DPoP request `DPoP algs="…", error="…", …` (RFC 9449 §7.1).
  */
-function challenge(scheme: AccessScheme | undefined, error: string, description: string, extra: Record<string, string> = {}): string {
+function challenge(scheme: AccessScheme | undefined, dpopAlgs: string, error: string, description: string, extra: Record<string, string> = {}): string {
   const [name, own]: [string, Record<string, string>] =
-    scheme === TokenType.Mac ? ['MAC', {}] : scheme === DPOP_SCHEME ? [DPOP_SCHEME, { algs: DPOP_ALGS }] : ['Bearer', { realm: BEARER_REALM }];
+    scheme === TokenType.Mac ? ['MAC', {}] : scheme === DPOP_SCHEME ? [DPOP_SCHEME, { algs: dpopAlgs }] : ['Bearer', { realm: BEARER_REALM }];
   const parameters = Object.entries({ ...own, error, error_description: description, ...extra })
     .map(([key, value]) => `${key}="${value.replace(/["\\]/g, '')}"`)
     .join(', ');

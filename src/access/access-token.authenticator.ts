@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { appConfig, type AppConfig } from '../config/app.config.js';
 import { ClientsService } from '../clients/clients.service.js';
+import { SecurityProfiles } from '../clients/security-profile.js';
 import type { MacCredentials } from '../common/mac-signature.js';
 import { DPOP_SCHEME, TokenType } from '../common/oauth.constants.js';
 import { DpopProofVerifier } from '../dpop/dpop-proof.verifier.js';
@@ -33,15 +34,19 @@ const INVALID_TOKEN: AccessRefusal = { error: 'invalid_token', description: 'The
 export class AccessTokenAuthenticator {
   /** Latchkey's own APIs are the resource named by the issuer (RFC 8707; resource-servers.service.ts). */
   private readonly localResource: string;
+  /** What a proof may be signed with here: before the token is found, its client is not known (SecurityProfiles.dpopAlgorithms). */
+  private readonly dpopAlgorithms: readonly string[];
 
   constructor(
     private readonly tokens: TokensService,
     private readonly clients: ClientsService,
     private readonly mac: MacProof,
     private readonly dpop: DpopProofVerifier,
+    profiles: SecurityProfiles,
     @Inject(appConfig.KEY) app: AppConfig,
   ) {
     this.localResource = app.issuer;
+    this.dpopAlgorithms = profiles.dpopAlgorithms();
   }
 
   async authenticate(presented: AccessCredentials): Promise<Principal | AccessRefusal> {
@@ -74,7 +79,7 @@ export class AccessTokenAuthenticator {
   /** RFC 9449 §7.1: a bound token, with a proof made with its key that covers this request and the token (ath). */
   private async dpopPrincipal(token: Token, presented: Extract<AccessCredentials, { scheme: typeof DPOP_SCHEME }>): Promise<TokenPrincipal | AccessRefusal> {
     if (token.dpopJkt === null) return { error: 'invalid_token', description: 'This access token is not DPoP-bound: send it as "Authorization: Bearer <token>"' };
-    const result = await this.dpop.verify(presented.proof, { ...presented.request, accessToken: presented.token, boundTo: token.dpopJkt });
+    const result = await this.dpop.verify(presented.proof, { ...presented.request, accessToken: presented.token, boundTo: token.dpopJkt, algorithms: this.dpopAlgorithms });
     return 'jkt' in result ? principalOf(token, DPOP_SCHEME) : result;
   }
 }

@@ -1,6 +1,8 @@
-import { Catch, Injectable, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
+import { Catch, Inject, Injectable, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { SecurityProfiles } from '../clients/security-profile.js';
 import { DomainError } from '../common/domain-error.js';
+import { fapiConfig, type FapiConfig } from '../config/fapi.config.js';
 import { ApiError } from '../http/api-error.js';
 import { domainErrorResponse } from '../http/domain-error-response.js';
 import { describeInfrastructureError, logUnavailable, sendJsonError, serverError, type JsonError } from '../http/json-error.js';
@@ -15,6 +17,13 @@ import { AccessDenied, describeAccessDenied } from './access-denied.js';
 @Injectable()
 export class ProtectedResourceExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger(ProtectedResourceExceptionFilter.name);
+  private readonly dpopAlgorithms: readonly string[];
+
+  // The filter is built in every module that declares a protected route, where only global
+  // providers (the configuration) are sure to resolve: the profile rule itself stays in SecurityProfiles.
+  constructor(@Inject(fapiConfig.KEY) fapi: FapiConfig) {
+    this.dpopAlgorithms = new SecurityProfiles(fapi).dpopAlgorithms();
+  }
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const request = host.switchToHttp().getRequest<FastifyRequest>();
@@ -23,7 +32,7 @@ export class ProtectedResourceExceptionFilter implements ExceptionFilter {
 
   private describe(exception: unknown, request: FastifyRequest): JsonError {
     if (exception instanceof AccessDenied) {
-      const { status, error, description, challenge } = describeAccessDenied(exception);
+      const { status, error, description, challenge } = describeAccessDenied(exception, this.dpopAlgorithms);
       return { status, error, description, headers: { 'WWW-Authenticate': challenge } };
     }
     if (exception instanceof ApiError) return { status: exception.status, error: exception.error, description: exception.description, headers: exception.headers };

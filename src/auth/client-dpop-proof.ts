@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import type { Client } from '../clients/client.entity.js';
+import { SecurityProfiles } from '../clients/security-profile.js';
 import { TokenType } from '../common/oauth.constants.js';
 import { DpopProofVerifier } from '../dpop/dpop-proof.verifier.js';
 import { InvalidDpopProofError, InvalidRequestError, UseDpopNonceError } from './errors/oauth-error.js';
@@ -12,7 +13,10 @@ import { InvalidDpopProofError, InvalidRequestError, UseDpopNonceError } from '.
  */
 @Injectable()
 export class ClientDpopProof {
-  constructor(private readonly verifier: DpopProofVerifier) {}
+  constructor(
+    private readonly verifier: DpopProofVerifier,
+    private readonly profiles: SecurityProfiles,
+  ) {}
 
   /** The thumbprint of the proof's key; undefined when the request carries no DPoP header. */
   async read(client: Client, http: FastifyRequest): Promise<string | undefined> {
@@ -21,7 +25,7 @@ export class ClientDpopProof {
     // Every DPoP header line as sent (Node would join repeated ones into one value), so that two are refused as two.
     const header = http.raw.headersDistinct.dpop;
     if (client.accessTokenType === TokenType.Mac) throw new InvalidRequestError('This client is registered for MAC tokens, which cannot also be DPoP-bound');
-    const result = await this.verifier.verify(header, { method: http.method, path: http.url });
+    const result = await this.verifier.verify(header, { method: http.method, path: http.url, algorithms: this.profiles.dpopAlgorithms(client) });
     if ('jkt' in result) return result.jkt;
     throw result.error === 'use_dpop_nonce' ? new UseDpopNonceError(result.description) : new InvalidDpopProofError(result.description);
   }

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ClientAuthMethod, GrantType, TokenType } from '../common/oauth.constants.js';
 import { fapiConfig, type FapiConfig } from '../config/fapi.config.js';
+import { DPOP_SIGNING_ALGORITHMS } from '../dpop/dpop-algorithms.js';
 import type { Client } from './client.entity.js';
 
 /** A client's security profile (a Latchkey extension of RFC 7591 metadata: security_profile). */
@@ -12,6 +13,9 @@ export const FAPI2_CODE_TTL_SECONDS = 60;
 
 /** FAPI 2.0 §5.4.1: the JWS algorithms the profile allows (Ed25519 is EdDSA's fully specified name, RFC 9864). */
 export const FAPI2_SIGNING_ALGORITHMS: ReadonlySet<string> = new Set(['PS256', 'ES256', 'EdDSA', 'Ed25519']);
+
+/** The DPoP proof algorithms FAPI 2.0 leaves (§5.4.1: no RS256, no ES384). */
+const FAPI2_DPOP_ALGORITHMS: readonly string[] = DPOP_SIGNING_ALGORITHMS.filter((alg) => FAPI2_SIGNING_ALGORITHMS.has(alg));
 
 /** The code flow (with refresh) and a client's own tokens; never implicit nor password (§5.3.2.1). */
 export const FAPI2_GRANT_TYPES: ReadonlySet<string> = new Set([GrantType.AuthorizationCode, GrantType.RefreshToken, GrantType.ClientCredentials]);
@@ -47,6 +51,17 @@ export class SecurityProfiles {
   /** Is this client held to FAPI 2.0? */
   applies(client: Client): boolean {
     return this.config.required || client.openId.securityProfile === SecurityProfile.Fapi2;
+  }
+
+  /**
+   * The algorithms a DPoP proof may be signed with (RFC 9449 §5.1), narrowed by FAPI 2.0 §5.4.1
+   * for a client held to the profile. Without a client (a protected resource checks the proof
+   * before it knows whose token it is, and a lookup per read would be a second query): what every
+   * proof may use, narrowed only when FAPI2_REQUIRED holds every client to the profile. The same
+   * list is what the metadata (dpop_signing_alg_values_supported) and the DPoP challenges name.
+   */
+  dpopAlgorithms(client?: Client): readonly string[] {
+    return (client ? this.applies(client) : this.config.required) ? FAPI2_DPOP_ALGORITHMS : DPOP_SIGNING_ALGORITHMS;
   }
 
   /**

@@ -4,7 +4,6 @@ import { createHash, type webcrypto } from 'node:crypto';
 import { Clock } from '../common/clock.js';
 import { appConfig, type AppConfig } from '../config/app.config.js';
 import { dpopConfig, type DpopConfig } from '../config/dpop.config.js';
-import { DPOP_SIGNING_ALGORITHMS } from './dpop-algorithms.js';
 import { DpopNonces } from './dpop-nonces.js';
 import { JtiUseStore } from '../replay/jti-use.store.js';
 
@@ -32,6 +31,8 @@ export interface ProofContext {
   accessToken?: string;
   /** The key thumbprint the proof must be made with (a bound token's cnf.jkt). */
   boundTo?: string;
+  /** The JWS algorithms the proof may use: DPOP_SIGNING_ALGORITHMS, or fewer (SecurityProfiles.dpopAlgorithms). */
+  algorithms: readonly string[];
 }
 
 /** An accepted proof: the thumbprint of its key (RFC 7638), which the token is or becomes bound to. */
@@ -75,11 +76,11 @@ export class DpopProofVerifier {
     try {
       // The key is the header's jwk (§4.3 (6)); keyOf refuses one holding private parts (§4.3 (7)).
       let key: ProofKey | undefined;
-      const verified = await jwtVerify(header, async (protectedHeader, token) => (key = await this.keyOf(protectedHeader, token)).key, { typ: 'dpop+jwt', algorithms: [...DPOP_SIGNING_ALGORITHMS] });
+      const verified = await jwtVerify(header, async (protectedHeader, token) => (key = await this.keyOf(protectedHeader, token)).key, { typ: 'dpop+jwt', algorithms: context.algorithms as string[] });
       payload = verified.payload;
       jkt = key!.jkt;
     } catch (error) {
-      return invalid(proofProblem(error));
+      return invalid(proofProblem(error, context.algorithms));
     }
 
     const { jti, htm, htu, iat, ath, nonce } = payload;
@@ -147,8 +148,8 @@ function invalid(description: string): DpopRefusal {
 }
 
 /** What jose found wrong, in words for the client; never the proof itself. */
-function proofProblem(error: unknown): string {
-  if (error instanceof errors.JOSEAlgNotAllowed) return `The DPoP proof must be signed with one of ${DPOP_SIGNING_ALGORITHMS.join(', ')}`;
+function proofProblem(error: unknown, algorithms: readonly string[]): string {
+  if (error instanceof errors.JOSEAlgNotAllowed) return `The DPoP proof must be signed with one of ${algorithms.join(', ')}`;
   if (error instanceof errors.JWSSignatureVerificationFailed) return 'The DPoP proof\'s signature does not verify with the key in its header';
   if (error instanceof errors.JWTClaimValidationFailed && error.claim === 'typ') return 'The DPoP proof\'s typ header must be dpop+jwt';
   if (error instanceof errors.JWTExpired) return 'The DPoP proof has expired';

@@ -7,17 +7,19 @@
  * - a registration that does not meet the profile is refused, listing what is wrong, and writes
  *   nothing; at runtime everything the profile forbids is refused (§5.3.2.1, §5.3.2.2): a request
  *   not pushed, a push without PKCE or client authentication, a token request without DPoP, a
- *   client assertion whose aud is not the issuer as a string, a code older than 60 seconds;
+ *   client assertion whose aud is not the issuer as a string, a code older than 60 seconds, a DPoP
+ *   proof signed RS256 (§5.4.1);
  * - the client cannot leave the profile with its own registration access token;
  * - with FAPI2_REQUIRED=true (a second app on the same database, last) the metadata offers only
- *   what the profile allows, registration holds every client to it, and a client_secret_basic
- *   client registered before the switch can no longer authenticate.
+ *   what the profile allows, registration holds every client to it, a client_secret_basic
+ *   client registered before the switch can no longer authenticate, and the data API refuses
+ *   DPoP proofs in algorithms other than §5.4.1's.
  */
 import { jest } from '@jest/globals';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { decodeProtectedHeader, exportJWK, generateKeyPair, SignJWT } from 'jose';
-import { randomUUID } from 'node:crypto';
+import { randomUUID, webcrypto } from 'node:crypto';
 import * as oauth from 'oauth4webapi';
 import type { DataSource } from 'typeorm';
 import { AuditService } from '../../src/audit/audit.service.js';
@@ -28,6 +30,7 @@ import { FAPI2_CODE_TTL_SECONDS } from '../../src/clients/security-profile.js';
 import { AuthorizationCode } from '../../src/codes/authorization-code.entity.js';
 import { Clock } from '../../src/common/clock.js';
 import { hashSecret } from '../../src/common/secrets.js';
+import { Token } from '../../src/tokens/token.entity.js';
 import { startAtIssuer } from '../helpers/app-at-issuer.js';
 import { Browser } from '../helpers/browser.js';
 import { authorizationCodeGrant, clientCredentialsGrant, getNotes, refreshTokenGrant, withNonceRetry } from '../helpers/dpop.js';
@@ -112,6 +115,22 @@ function assertionAuth(rp: Rp, claims: { aud: string | string[] }): oauth.Client
     body.set('client_assertion_type', JWT_BEARER);
     body.set('client_assertion', assertion);
   };
+}
+
+type DpopKeyPair = Awaited<ReturnType<typeof oauth.generateKeyPair>>;
+
+/**
+ * One RSA key as two WebCrypto key pairs with the same RFC 7638 thumbprint: for PS256, which
+ * FAPI 2.0 §5.4.1 allows, and for RS256 (RSASSA-PKCS1-v1_5), which it does not.
+ */
+async function rsaKeyBothWays(): Promise<{ ps256: DpopKeyPair; rs256: DpopKeyPair }> {
+  const ps256 = await oauth.generateKeyPair('PS256', { extractable: true });
+  const algorithm = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' };
+  const asRs256 = async (key: DpopKeyPair['privateKey'], usage: 'sign' | 'verify') => {
+    const { key_ops: _ops, ...jwk } = await webcrypto.subtle.exportKey('jwk', key as webcrypto.CryptoKey);
+    return webcrypto.subtle.importKey('jwk', { ...jwk, alg: 'RS256' }, algorithm, usage === 'verify', [usage]);
+  };
+  return { ps256, rs256: { privateKey: await asRs256(ps256.privateKey, 'sign'), publicKey: await asRs256(ps256.publicKey, 'verify') } as unknown as DpopKeyPair };
 }
 
 /** What a promise rejects with (the test fails if it resolves). */
@@ -424,6 +443,19 @@ describe('FAPI 2.0 Security Profile', () => {
         expect(tokens.token_type).toBe('dpop');
       });
 
+      it('a token request with a DPoP proof signed RS256 (§5.4.1 allows PS256, ES256, EdDSA): 400 invalid_dpop_proof naming them, no token; PS256 with the same RSA key is accepted', async () => {
+        const { params, prepared } = await authorize('notes:read');
+        const { ps256, rs256 } = await rsaKeyBothWays();
+        const tokensBefore = await dataSource().getRepository(Token).countBy({ clientId: rp.id });
+        const error = await rejection(redeem(params, prepared, oauth.DPoP(rp.client, rs256)));
+        expect(error).toBeInstanceOf(oauth.ResponseBodyError);
+        expect(error).toMatchObject({ error: 'invalid_dpop_proof', status: 400, error_description: 'The DPoP proof must be signed with one of ES256, PS256, EdDSA, Ed25519' });
+        expect(await dataSource().getRepository(Token).countBy({ clientId: rp.id })).toBe(tokensBefore);
+        // The refused proof burned nothing: the code is redeemed with a PS256 proof of the same key.
+        const tokens = await redeem(params, prepared, oauth.DPoP(rp.client, ps256));
+        expect(tokens.token_type).toBe('dpop');
+      });
+
       it('a client assertion whose aud is the token endpoint URL, or the issuer in an array: 401 invalid_client; the issuer as a string is accepted (§5.3.2.1 item 8)', async () => {
         const { params, prepared } = await authorize('notes:read');
         const dpop = oauth.DPoP(rp.client, await oauth.generateKeyPair('ES256'));
@@ -544,6 +576,34 @@ describe('FAPI 2.0 Security Profile', () => {
         expect(metadata.token_endpoint_auth_signing_alg_values_supported).not.toContain('HS256');
         expect(metadata.dpop_signing_alg_values_supported).toEqual(expect.arrayContaining(['ES256', 'PS256', 'EdDSA']));
       }
+    });
+
+    it('DPoP proofs are held to §5.4.1 everywhere: the metadata and the data API\'s challenges name only ES256, PS256 and EdDSA; RS256 is refused at /token and at the data API, PS256 with the same RSA key is accepted', async () => {
+      const fapiAlgs = ['ES256', 'PS256', 'EdDSA', 'Ed25519'];
+      const oauthDocument = (await (await fetch(new URL('/.well-known/oauth-authorization-server', issuer))).json()) as Record<string, unknown>;
+      for (const metadata of [as as unknown as Record<string, unknown>, oauthDocument]) expect(metadata.dpop_signing_alg_values_supported).toEqual(fapiAlgs);
+      const anonymous = await fetch(new URL('/api/v1/notes', issuer));
+      await anonymous.arrayBuffer();
+      expect(anonymous.headers.get('www-authenticate')).toBe(`Bearer realm="latchkey", DPoP algs="${fapiAlgs.join(' ')}", MAC`);
+
+      const rp = rpOf(legacyKeyClient.id, legacyKeyClient.key);
+      const { ps256, rs256 } = await rsaKeyBothWays();
+      const tokensBefore = await nest.get<DataSource>(getDataSourceToken()).getRepository(Token).countBy({ clientId: rp.id });
+      const refused = await rejection(clientCredentialsGrant(as, rp.client, rp.auth, { scope: 'notes:read' }, { DPoP: oauth.DPoP(rp.client, rs256), ...INSECURE }));
+      expect(refused).toMatchObject({ error: 'invalid_dpop_proof', status: 400 });
+      expect(await nest.get<DataSource>(getDataSourceToken()).getRepository(Token).countBy({ clientId: rp.id })).toBe(tokensBefore);
+
+      // A token bound to the RSA key's thumbprint; proofs of it, PS256 then RS256, at the data API.
+      const tokens = await clientCredentialsGrant(as, rp.client, rp.auth, { scope: 'notes:read' }, { DPoP: oauth.DPoP(rp.client, ps256), ...INSECURE });
+      expect(tokens.token_type).toBe('dpop');
+      // A client_credentials token has no owner: the data API answers 401 invalid_token once the proof holds, not invalid_dpop_proof.
+      const withPs256 = await rejection(getNotes(as.issuer, tokens.access_token, { DPoP: oauth.DPoP(rp.client, ps256), ...INSECURE }));
+      expect(withPs256).toMatchObject({ status: 401, cause: [expect.objectContaining({ scheme: 'dpop', parameters: expect.objectContaining({ error: 'invalid_token' }) })] });
+      const withRs256 = await rejection(getNotes(as.issuer, tokens.access_token, { DPoP: oauth.DPoP(rp.client, rs256), ...INSECURE }));
+      expect(withRs256).toMatchObject({
+        status: 401,
+        cause: [expect.objectContaining({ scheme: 'dpop', parameters: expect.objectContaining({ algs: fapiAlgs.join(' '), error: 'invalid_dpop_proof', error_description: `The DPoP proof must be signed with one of ${fapiAlgs.join(', ')}` }) })],
+      });
     });
 
     it('registering a plain client_secret_basic client is refused, over /register and through ClientsService, naming the server-wide rule; a conforming one is registered', async () => {

@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { parConfig, type ParConfig } from '../../config/par.config.js';
-import { DPOP_SIGNING_ALGORITHMS } from '../../dpop/dpop-algorithms.js';
 import { ASYMMETRIC_JWS_ALGORITHMS } from '../../common/asymmetric-algorithms.js';
 import { ClientAuthMethod, CodeChallengeMethod, GrantType, MacAlgorithm, ResponseMode, ResponseType, TokenType } from '../../common/oauth.constants.js';
 import { appConfig, type AppConfig } from '../../config/app.config.js';
@@ -112,7 +111,7 @@ export class MetadataService {
       authorization_response_iss_parameter_supported: true,
       pushed_authorization_request_endpoint: `${app.issuer}/par`,
       require_pushed_authorization_requests: par.required || fapi,
-      dpop_signing_alg_values_supported: algorithms(DPOP_SIGNING_ALGORITHMS),
+      dpop_signing_alg_values_supported: [...profiles.dpopAlgorithms()],
       // Bearer by default; mac for clients registered with access_token_type "mac" (draft-ietf-oauth-v2-http-mac).
       token_types_supported: fapi ? [TokenType.Bearer] : Object.values(TokenType),
       mac_algorithms_supported: fapi ? [] : Object.values(MacAlgorithm),
