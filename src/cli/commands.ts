@@ -263,13 +263,15 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'resources:register': {
-    usage: 'resources:register --uri URI [--name NAME] [--jwt-access-tokens]',
-    options: { uri: { type: 'string' }, name: { type: 'string' }, 'jwt-access-tokens': { type: 'boolean' } },
-    // A resource server clients may restrict tokens to (RFC 8707); --jwt-access-tokens: it gets RFC 9068 JWTs.
+    usage: 'resources:register --uri URI [--name NAME] [--jwt-access-tokens] [--introspector CLIENT_ID]',
+    options: { uri: { type: 'string' }, name: { type: 'string' }, 'jwt-access-tokens': { type: 'boolean' }, introspector: { type: 'string' } },
+    // A resource server clients may restrict tokens to (RFC 8707); --jwt-access-tokens: it gets RFC 9068 JWTs;
+    // --introspector: the client it introspects with, the only one to see its tokens as active (RFC 7662 §2.2).
     async run(app, flags) {
       const servers = await resourceServersService(app);
       const format = flags['jwt-access-tokens'] === true ? 'jwt' : 'opaque';
-      return servers.view(await servers.register({ uri: required(flags, 'uri'), name: flags.name as string | undefined, accessTokenFormat: format }, 'cli'));
+      const introspector = flags.introspector as string | undefined;
+      return servers.view(await servers.register({ uri: required(flags, 'uri'), name: flags.name as string | undefined, accessTokenFormat: format, introspector }, 'cli'));
     },
   },
   'resources:list': {

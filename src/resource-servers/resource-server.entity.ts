@@ -26,6 +26,14 @@ export class ResourceServer {
   @Column({ name: 'access_token_format', type: 'varchar', length: 16, default: AccessTokenFormat.Opaque })
   accessTokenFormat: AccessTokenFormat;
 
+  /**
+   * The client this resource server introspects with (RFC 7662 §2.2, §4): the only one to which
+   * tokens restricted to it are `active`. Null: nobody introspects its tokens (it takes JWTs, or
+   * none yet). No foreign key: a deleted client cannot authenticate, and ids are never reused.
+   */
+  @Column({ name: 'introspection_client_id', type: 'varchar', length: 64, nullable: true })
+  introspectionClientId: string | null;
+
   @CreateDateColumn({ name: 'created_at', type: TIMESTAMP })
   createdAt: Date;
 }

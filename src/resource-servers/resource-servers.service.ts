@@ -3,10 +3,12 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { In, type Repository } from 'typeorm';
 import { v7 as uuidv7 } from 'uuid';
 import { AuditService } from '../audit/audit.service.js';
+import { ClientsService } from '../clients/clients.service.js';
 import { absoluteUriProblem } from '../clients/redirect-uri.policy.js';
 import { DomainError } from '../common/domain-error.js';
 import { appConfig, type AppConfig } from '../config/app.config.js';
 import { Transactions } from '../database/transactions.js';
+import { introspectionRefusal } from './introspector.js';
 import { AccessTokenFormat, ResourceServer } from './resource-server.entity.js';
 
 /** What the CLI shows of a resource server. */
@@ -14,6 +16,8 @@ export interface ResourceServerView {
   uri: string;
   name: string;
   access_token_format: AccessTokenFormat;
+  /** The client it introspects with (RFC 7662), the only one that sees its tokens; null when none. */
+  introspector: string | null;
   created_at: string;
 }
 
@@ -29,13 +33,15 @@ export class ResourceServersService {
   constructor(
     @InjectRepository(ResourceServer) private readonly servers: Repository<ResourceServer>,
     private readonly audit: AuditService,
+    private readonly clients: ClientsService,
     private readonly transactions: Transactions,
     @Inject(appConfig.KEY) app: AppConfig,
   ) {
     this.localResource = app.issuer;
   }
 
-  async register(input: { uri: string; name?: string; accessTokenFormat?: string }, actor: string): Promise<ResourceServer> {
+  /** `introspector`: the client id this resource server introspects with (a confidential client holding tokens:introspect). */
+  async register(input: { uri: string; name?: string; accessTokenFormat?: string; introspector?: string }, actor: string): Promise<ResourceServer> {
     const { uri } = input;
     const parts = uri.length > 2000 ? { problem: 'is longer than 2000 characters' } : absoluteUriProblem(uri);
     if ('problem' in parts) throw new DomainError('invalid_resource', `The resource URI ${JSON.stringify(uri)} ${parts.problem}.`);
@@ -47,10 +53,17 @@ export class ResourceServersService {
     const name = (input.name ?? uri).trim();
     if (name.length === 0 || name.length > 200) throw new DomainError('invalid_resource', 'The name must be 1 to 200 characters.');
     if (await this.servers.existsBy({ uri })) throw new DomainError('invalid_resource', `A resource server with the URI ${uri} is registered already.`);
-    const server = Object.assign(new ResourceServer(), { id: uuidv7(), uri, name, accessTokenFormat: format });
+    const introspector = input.introspector ?? null;
+    if (introspector !== null) {
+      const client = await this.clients.findById(introspector);
+      if (!client) throw new DomainError('invalid_resource', `No client with the id ${JSON.stringify(introspector)} to introspect with.`);
+      const refusal = introspectionRefusal(client);
+      if (refusal) throw new DomainError('invalid_resource', `The client ${introspector} cannot introspect: ${refusal}.`);
+    }
+    const server = Object.assign(new ResourceServer(), { id: uuidv7(), uri, name, accessTokenFormat: format, introspectionClientId: introspector });
     return this.transactions.run(async (manager) => {
       const saved = await manager.save(server);
-      await this.audit.record({ actor, action: 'resource_server.registered', subject: `resource_server:${uri}`, details: { name, access_token_format: format } }, manager);
+      await this.audit.record({ actor, action: 'resource_server.registered', subject: `resource_server:${uri}`, details: { name, access_token_format: format, introspector } }, manager);
       return saved;
     });
   }
@@ -74,6 +87,6 @@ export class ResourceServersService {
   }
 
   view(server: ResourceServer): ResourceServerView {
-    return { uri: server.uri, name: server.name, access_token_format: server.accessTokenFormat, created_at: server.createdAt.toISOString() };
+    return { uri: server.uri, name: server.name, access_token_format: server.accessTokenFormat, introspector: server.introspectionClientId, created_at: server.createdAt.toISOString() };
   }
 }

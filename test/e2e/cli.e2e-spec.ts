@@ -346,6 +346,15 @@ describe('admin CLI', () => {
       ]);
       expect(JSON.stringify(events)).not.toContain(view.client_secret as string);
     });
+
+    it('resources:register --introspector names the client a resource server introspects with (RFC 7662 §2.2); resources:list shows it', async () => {
+      const client = await cliJson(['clients:create', '--name', 'Reports API', '--grant-type', 'client_credentials', '--scope', 'tokens:introspect']);
+      const uri = `https://reports-${Date.now().toString(36)}.example.com/api`;
+      const registered = await cliJson(['resources:register', '--uri', uri, '--name', 'Reports', '--introspector', client.client_id as string]);
+      expect(registered).toEqual({ uri, name: 'Reports', access_token_format: 'opaque', introspector: client.client_id, created_at: expect.any(String) });
+      const listed = await cliJson<Record<string, unknown>[]>(['resources:list']);
+      expect(listed.find((server) => server.uri === uri)).toEqual(registered);
+    });
   });
 
   describe('bad input: non-zero exit, a clear message on stderr, nothing on stdout, nothing written', () => {
@@ -363,6 +372,7 @@ describe('admin CLI', () => {
       ['clients:create --auth-method private_key_jwt without keys', ['clients:create', '--name', 'Bad', '--redirect-uri', 'https://ok.example/cb', '--auth-method', 'private_key_jwt'], /exactly one of jwks and jwks_uri/],
       ['clients:create with --jwks that is not JSON', ['clients:create', '--name', 'Bad', '--redirect-uri', 'https://ok.example/cb', '--auth-method', 'private_key_jwt', '--jwks', '{keys'], /--jwks must be a JWK Set/],
       ['resources:register with a relative URI', ['resources:register', '--uri', '/api'], /not an absolute URI/],
+      ['resources:register with an unknown --introspector', ['resources:register', '--uri', 'https://refused.example.com/', '--introspector', 'no-such-client'], /No client with the id "no-such-client"/],
       ['clients:create with a plain-http --policy-uri', ['clients:create', '--name', 'Bad', '--redirect-uri', 'https://ok.example/cb', '--policy-uri', 'http://ok.example/privacy'], /policy_uri.*https/],
       ['clients:create with an unknown scope', ['clients:create', '--name', 'Bad', '--redirect-uri', 'https://ok.example/cb', '--scope', 'notes:read bogus:scope'], /bogus:scope/],
       ['clients:create with an unsupported grant type', ['clients:create', '--name', 'Bad', '--redirect-uri', 'https://ok.example/cb', '--grant-type', 'device_code'], /device_code/],

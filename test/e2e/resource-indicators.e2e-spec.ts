@@ -3,7 +3,8 @@
  * `resource` at /authorize, /par and /token restricts a token's audience to the resources named;
  * the token endpoint may narrow, never widen, what the authorization named (§2.2); unknown or
  * malformed resources are invalid_target; Latchkey's own APIs are the resource named by the
- * issuer, and its data API refuses a token restricted to another resource. Introspection reports aud.
+ * issuer, and its data API refuses a token restricted to another resource. Introspection reports aud,
+ * and shows a restricted token only to the client its resource server introspects with (RFC 7662 §2.2).
  */
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { getDataSourceToken } from '@nestjs/typeorm';
@@ -72,14 +73,16 @@ describe('Resource indicators (RFC 8707)', () => {
     self = issuer.href.replace(/\/$/, '');
     user = { username: `alice_${Date.now().toString(36)}`, password: 'correct horse battery staple' };
     userId = (await nest.get(UsersService).create(user.username, user.password)).id;
-    await nest.get(ResourceServersService).register({ uri: REPORTS, name: 'Reports' }, 'test');
-    await nest.get(ResourceServersService).register({ uri: BILLING, name: 'Billing' }, 'test');
-    await nest.get(ResourceServersService).register({ uri: LEDGER, name: 'Ledger', accessTokenFormat: 'jwt' }, 'test');
     const clients = nest.get(ClientsService);
     const created = await clients.create({ name: 'RP', redirectUris: [REDIRECT_URI], scope: 'notes:read', grantTypes: ['authorization_code', 'refresh_token', 'client_credentials'] as never });
     rp = { client: { client_id: created.client.id }, auth: oauth.ClientSecretBasic(created.secret!) };
+    // The client the registered resource servers introspect with (RFC 7662 §2.2: only it sees their tokens).
     const rs = await clients.create({ name: 'introspector', redirectUris: [], scope: 'tokens:introspect', grantTypes: ['client_credentials'] as never });
     introspector = { client: { client_id: rs.client.id }, auth: oauth.ClientSecretBasic(rs.secret!) };
+    const servers = nest.get(ResourceServersService);
+    await servers.register({ uri: REPORTS, name: 'Reports', introspector: rs.client.id }, 'test');
+    await servers.register({ uri: BILLING, name: 'Billing', introspector: rs.client.id }, 'test');
+    await servers.register({ uri: LEDGER, name: 'Ledger', accessTokenFormat: 'jwt', introspector: rs.client.id }, 'test');
     as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...INSECURE }));
   });
   afterAll(async () => {
@@ -154,6 +157,68 @@ describe('Resource indicators (RFC 8707)', () => {
     const params = oauth.validateAuthResponse(as, rp.client, new URL(page.location!), oauth.expectNoState);
     const tokens = await redeem(params, verifier);
     expect(await audienceOf(tokens.access_token)).toEqual([REPORTS, BILLING]);
+  });
+
+  describe('introspection per resource server (RFC 7662 §2.2, §4): a restricted token is active only to the client its resource introspects with', () => {
+    /** Registered with another introspector, and without one. */
+    const PAYROLL = 'https://payroll.example.com/';
+    const ARCHIVE = 'https://archive.example.com/';
+    let payrollIntrospector: { client: oauth.Client; auth: oauth.ClientAuth; id: string };
+    let bystander: { client: oauth.Client; auth: oauth.ClientAuth };
+
+    const introspect = async (as_: { client: oauth.Client; auth: oauth.ClientAuth }, token: string): Promise<Record<string, unknown>> =>
+      (await oauth.processIntrospectionResponse(as, as_.client, await oauth.introspectionRequest(as, as_.client, as_.auth, token, INSECURE))) as Record<string, unknown>;
+    async function tokenFor(resources: string[]): Promise<string> {
+      const response = await oauth.clientCredentialsGrantRequest(as, rp.client, rp.auth, new URLSearchParams(resources.map((resource): [string, string] => ['resource', resource])), INSECURE);
+      return (await oauth.processClientCredentialsResponse(as, rp.client, response)).access_token;
+    }
+    const serverRows = (): Promise<number> => nest.get<DataSource>(getDataSourceToken()).query<{ n: number }[]>('SELECT COUNT(*) AS n FROM resource_servers').then((rows) => Number(rows[0].n));
+
+    beforeAll(async () => {
+      const clients = nest.get(ClientsService);
+      const payroll = await clients.create({ name: 'payroll introspector', redirectUris: [], scope: 'tokens:introspect', grantTypes: ['client_credentials'] as never });
+      payrollIntrospector = { id: payroll.client.id, client: { client_id: payroll.client.id }, auth: oauth.ClientSecretBasic(payroll.secret!) };
+      const other = await clients.create({ name: 'introspector of no resource', redirectUris: [], scope: 'tokens:introspect', grantTypes: ['client_credentials'] as never });
+      bystander = { client: { client_id: other.client.id }, auth: oauth.ClientSecretBasic(other.secret!) };
+      await nest.get(ResourceServersService).register({ uri: PAYROLL, name: 'Payroll', introspector: payroll.client.id }, 'test');
+      await nest.get(ResourceServersService).register({ uri: ARCHIVE, name: 'Archive' }, 'test');
+    });
+
+    it('a token for PAYROLL: active with its aud to Payroll\'s introspector, {"active": false} and nothing else to the introspector of other resources and to one of none', async () => {
+      const token = await tokenFor([PAYROLL]);
+      expect(await introspect(payrollIntrospector, token)).toMatchObject({ active: true, aud: [PAYROLL], client_id: rp.client.client_id });
+      expect(await introspect(introspector, token)).toEqual({ active: false });
+      expect(await introspect(bystander, token)).toEqual({ active: false });
+    });
+
+    it('a token for two resources is shown to the introspector of either; one for a resource with no introspector to nobody', async () => {
+      const both = await tokenFor([PAYROLL, REPORTS]);
+      expect(await introspect(payrollIntrospector, both)).toMatchObject({ active: true, aud: [PAYROLL, REPORTS] });
+      expect(await introspect(introspector, both)).toMatchObject({ active: true, aud: [PAYROLL, REPORTS] });
+      expect(await introspect(bystander, both)).toEqual({ active: false });
+      const archived = await tokenFor([ARCHIVE]);
+      for (const caller of [payrollIntrospector, introspector, bystander]) expect(await introspect(caller, archived)).toEqual({ active: false });
+    });
+
+    it('an unrestricted token, and one for Latchkey\'s own APIs (the issuer), are shown to every introspecting client, as before', async () => {
+      for (const token of [await tokenFor([]), await tokenFor([self])]) {
+        for (const caller of [payrollIntrospector, introspector, bystander]) expect(await introspect(caller, token)).toMatchObject({ active: true, client_id: rp.client.client_id });
+      }
+    });
+
+    it('registering a resource server refuses an introspector that is unknown, public, or without tokens:introspect (invalid_resource), and writes nothing', async () => {
+      const clients = nest.get(ClientsService);
+      const publicClient = await clients.create({ name: 'public', redirectUris: [REDIRECT_URI], scope: 'notes:read', isPublic: true } as never);
+      const before = await serverRows();
+      for (const [introspectorId, message] of [
+        ['no-such-client', /No client with the id "no-such-client"/],
+        [publicClient.client.id, /cannot introspect: Introspection needs a confidential client registered with the tokens:introspect scope/],
+        [rp.client.client_id, /cannot introspect/],
+      ] as const) {
+        await expect(nest.get(ResourceServersService).register({ uri: 'https://refused.example.com/', introspector: introspectorId }, 'test')).rejects.toMatchObject({ code: 'invalid_resource', message: expect.stringMatching(message) });
+      }
+      expect(await serverRows()).toBe(before);
+    });
   });
 
   describe('JWT access tokens (RFC 9068) for a resource server registered for them', () => {

@@ -1,6 +1,6 @@
 import { Body, Controller, Req } from '@nestjs/common';
 import { DPOP_SCHEME } from '../../common/oauth.constants.js';
-import { splitScope } from '../../common/scope.js';
+import { IntrospectionAccess } from '../../resource-servers/introspection-access.js';
 import { TokenKind } from '../../tokens/token.entity.js';
 import { TokensService } from '../../tokens/tokens.service.js';
 import type { AuthenticatedClientRequest } from '../client-auth/client-authentication.guard.js';
@@ -8,9 +8,6 @@ import { InvalidRequestError, UnauthorizedClientError } from '../errors/oauth-er
 import { OAuthParamsPipe } from '../oauth-params.pipe.js';
 import { OAuthFormEndpoint } from '../token/oauth-form-endpoint.decorator.js';
 import { TokenParamsDto } from '../revocation/token-params.dto.js';
-
-/** The client scope that lets a resource server introspect tokens. */
-export const INTROSPECTION_SCOPE = 'tokens:introspect';
 
 /** RFC 7662 §2.2 introspection response. */
 export interface IntrospectionResponse {
@@ -30,20 +27,23 @@ export interface IntrospectionResponse {
 /**
  * Token introspection (RFC 7662) for resource servers running apart from Latchkey. The caller
  * authenticates as a client registered with the `tokens:introspect` scope (§4: the endpoint must
- * not be open to anyone). Anything not usable right now is `{ "active": false }`, nothing more.
+ * not be open to anyone); which tokens it may see is IntrospectionAccess's decision. Anything not
+ * usable right now, or not the caller's to see, is `{ "active": false }`, nothing more.
  */
 @Controller('introspect')
 export class IntrospectionController {
-  constructor(private readonly tokens: TokensService) {}
+  constructor(
+    private readonly tokens: TokensService,
+    private readonly access: IntrospectionAccess,
+  ) {}
 
   @OAuthFormEndpoint({ json: true })
   async introspect(@Req() request: AuthenticatedClientRequest, @Body(new OAuthParamsPipe(TokenParamsDto)) params: TokenParamsDto): Promise<IntrospectionResponse> {
-    if (request.client.isPublic || !splitScope(request.client.scope).includes(INTROSPECTION_SCOPE)) {
-      throw new UnauthorizedClientError(`Introspection needs a confidential client registered with the ${INTROSPECTION_SCOPE} scope`);
-    }
+    const refusal = this.access.refusal(request.client);
+    if (refusal) throw new UnauthorizedClientError(refusal);
     if (params.token === undefined) throw new InvalidRequestError('The token parameter is required');
     const token = await this.tokens.findByValue(params.token);
-    if (!token || !this.tokens.isActive(token)) return { active: false };
+    if (!token || !this.tokens.isActive(token) || !(await this.access.maySee(request.client, token.audience))) return { active: false };
     return {
       active: true,
       scope: token.scope,
