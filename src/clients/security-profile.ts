@@ -54,6 +54,19 @@ export class SecurityProfiles {
   }
 
   /**
+   * FAPI 2.0 §5.4.1 for ID tokens, at run time: why a client held to the profile cannot be issued
+   * one (it is registered for an algorithm the profile does not allow: a client registered with
+   * the RS256 default before FAPI2_REQUIRED), or undefined. Asked where an OpenID authentication
+   * is requested and before a grant that would issue an ID token writes anything; the ID token is
+   * never signed with another algorithm than the one the client expects to check.
+   */
+  idTokenAlgorithmProblem(client: Client): string | undefined {
+    const alg = client.openId.idTokenSignedResponseAlg;
+    if (!this.applies(client) || FAPI2_SIGNING_ALGORITHMS.has(alg)) return undefined;
+    return `The FAPI 2.0 Security Profile this client is held to allows ID tokens signed with ES256 or EdDSA only (§5.4.1), and the client is registered for ${alg}: an administrator must change its id_token_signed_response_alg`;
+  }
+
+  /**
    * The algorithms a DPoP proof may be signed with (RFC 9449 §5.1), narrowed by FAPI 2.0 §5.4.1
    * for a client held to the profile. Without a client (a protected resource checks the proof
    * before it knows whose token it is, and a lookup per read would be a second query): what every

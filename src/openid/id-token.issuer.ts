@@ -5,6 +5,7 @@ import { Clock } from '../common/clock.js';
 import { appConfig, type AppConfig } from '../config/app.config.js';
 import { openIdConfig, type OpenIdConfig } from '../config/openid.config.js';
 import type { Client } from '../clients/client.entity.js';
+import { SecurityProfiles } from '../clients/security-profile.js';
 import type { SigningAlgorithm } from '../signing/signing-algorithms.js';
 import { SigningKeyRing } from '../signing/signing-key-ring.js';
 import { SubjectIdentifiers } from './subject-identifiers.js';
@@ -37,10 +38,20 @@ export class IdTokenIssuer {
   constructor(
     private readonly keys: SigningKeyRing,
     private readonly subjects: SubjectIdentifiers,
+    private readonly profiles: SecurityProfiles,
     private readonly clock: Clock,
     @Inject(appConfig.KEY) private readonly app: AppConfig,
     @Inject(openIdConfig.KEY) private readonly config: OpenIdConfig,
   ) {}
+
+  /**
+   * Why `client` may not be issued an ID token at all (FAPI 2.0 §5.4.1,
+   * SecurityProfiles.idTokenAlgorithmProblem), or undefined. A grant that will issue one asks
+   * before it writes anything and refuses with unauthorized_client, so that no token is left behind.
+   */
+  refusal(client: Client): string | undefined {
+    return this.profiles.idTokenAlgorithmProblem(client);
+  }
 
   issue(token: IdTokenSubject): Promise<string> {
     // Dynamic Registration §2 id_token_signed_response_alg; RS256 by default.

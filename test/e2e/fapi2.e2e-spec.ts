@@ -148,7 +148,8 @@ describe('FAPI 2.0 Security Profile', () => {
   /** A client_secret_basic client registered before FAPI2_REQUIRED, and whether it got a token then. */
   let legacy: { id: string; secret: string; statusBefore: number };
   /** A private_key_jwt client of the default profile registered before FAPI2_REQUIRED: no PAR, no DPoP asked of it, implicit and password allowed. */
-  let legacyKeyClient: { id: string; key: SigningKey };
+  /** …and the refresh token of an OpenID grant it got before the switch (its ID tokens RS256, the default). */
+  let legacyKeyClient: { id: string; key: SigningKey; openIdRefreshToken: string; openIdCode: { callback: URLSearchParams; verifier: string } };
 
   beforeAll(() => {
     for (const name of ENV_NAMES) savedEnv[name] = process.env[name];
@@ -261,7 +262,18 @@ describe('FAPI 2.0 Security Profile', () => {
         tokenEndpointAuthMethod: 'private_key_jwt' as never,
         keys: { jwks: { keys: [oldKey.publicJwk] } },
       });
-      legacyKeyClient = { id: oldKeyClient.client.id, key: oldKey };
+      const legacyRp = rpOf(oldKeyClient.client.id, oldKey);
+      const openId = await prepareCodeRequest(REDIRECT_URI, 'openid notes:read');
+      const page = await authorizeAsUser(browser, user, authorizationUrl(as, { client_id: legacyRp.id, ...openId.parameters }).href);
+      const callback = oauth.validateAuthResponse(as, legacyRp.client, new URL(page.location!), openId.state);
+      const exchange = await oauth.authorizationCodeGrantRequest(as, legacyRp.client, legacyRp.auth, callback, REDIRECT_URI, openId.verifier, INSECURE);
+      const openIdTokens = await oauth.processAuthorizationCodeResponse(as, legacyRp.client, exchange, { expectedNonce: openId.nonce });
+      expect(oauth.getValidatedIdTokenClaims(openIdTokens)).toMatchObject({ aud: legacyRp.id });
+      // And a code of an OpenID authorization, not yet redeemed when the switch comes.
+      const pending = await prepareCodeRequest(REDIRECT_URI, 'openid notes:read');
+      const pendingPage = await authorizeAsUser(browser, user, authorizationUrl(as, { client_id: legacyRp.id, ...pending.parameters }).href);
+      const pendingCallback = oauth.validateAuthResponse(as, legacyRp.client, new URL(pendingPage.location!), pending.state);
+      legacyKeyClient = { id: oldKeyClient.client.id, key: oldKey, openIdRefreshToken: openIdTokens.refresh_token!, openIdCode: { callback: pendingCallback, verifier: pending.verifier } };
     });
     afterEach(() => jest.restoreAllMocks());
     // The database is kept for the FAPI2_REQUIRED app; the file's afterAll drops it.
@@ -576,6 +588,36 @@ describe('FAPI 2.0 Security Profile', () => {
         expect(metadata.token_endpoint_auth_signing_alg_values_supported).not.toContain('HS256');
         expect(metadata.dpop_signing_alg_values_supported).toEqual(expect.arrayContaining(['ES256', 'PS256', 'EdDSA']));
       }
+    });
+
+    it('a client registered before the switch for RS256 ID tokens (the default) gets no OpenID authentication and no ID token (§5.4.1): unauthorized_client at /par, on refresh and for its code from before, nothing written or burned; without openid it is served', async () => {
+      const rp = rpOf(legacyKeyClient.id, legacyKeyClient.key);
+      const data = nest.get<DataSource>(getDataSourceToken());
+      const message = 'The FAPI 2.0 Security Profile this client is held to allows ID tokens signed with ES256 or EdDSA only (§5.4.1), and the client is registered for RS256: an administrator must change its id_token_signed_response_alg';
+
+      const openIdPush = await oauth.pushedAuthorizationRequest(as, rp.client, rp.auth, (await prepare('openid notes:read')).parameters, INSECURE);
+      expect(openIdPush.status).toBe(400);
+      expect(await openIdPush.json()).toEqual({ error: 'unauthorized_client', error_description: message });
+      const plainPush = await oauth.pushedAuthorizationRequest(as, rp.client, rp.auth, (await prepare('notes:read')).parameters, INSECURE);
+      expect(plainPush.status).toBe(201);
+      await plainPush.arrayBuffer();
+
+      // The OpenID grant it got before the switch: its refresh is refused before the token is rotated.
+      const hash = hashSecret(legacyKeyClient.openIdRefreshToken);
+      const before = await data.getRepository(Token).findOneByOrFail({ tokenHash: hash });
+      const tokensBefore = await data.getRepository(Token).countBy({ clientId: rp.id });
+      const dpop = oauth.DPoP(rp.client, await oauth.generateKeyPair('ES256'));
+      const refused = await rejection(refreshTokenGrant(as, rp.client, rp.auth, legacyKeyClient.openIdRefreshToken, { DPoP: dpop, ...INSECURE }));
+      expect(refused).toMatchObject({ error: 'unauthorized_client', status: 400, error_description: message });
+      expect(await data.getRepository(Token).findOneByOrFail({ tokenHash: hash })).toEqual(before);
+      expect(await data.getRepository(Token).countBy({ clientId: rp.id })).toBe(tokensBefore);
+
+      // Its OpenID code from before the switch: refused before it is burned, no token written.
+      const codeHash = hashSecret(legacyKeyClient.openIdCode.callback.get('code')!);
+      const redeemed = await rejection(authorizationCodeGrant(as, rp.client, rp.auth, legacyKeyClient.openIdCode.callback, REDIRECT_URI, legacyKeyClient.openIdCode.verifier, { DPoP: dpop, ...INSECURE }));
+      expect(redeemed).toMatchObject({ error: 'unauthorized_client', status: 400, error_description: message });
+      expect((await data.getRepository(AuthorizationCode).findOneByOrFail({ codeHash })).consumedAt).toBeNull();
+      expect(await data.getRepository(Token).countBy({ clientId: rp.id })).toBe(tokensBefore);
     });
 
     it('DPoP proofs are held to §5.4.1 everywhere: the metadata and the data API\'s challenges name only ES256, PS256 and EdDSA; RS256 is refused at /token and at the data API, PS256 with the same RSA key is accepted', async () => {

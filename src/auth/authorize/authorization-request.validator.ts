@@ -16,7 +16,7 @@ import {
   UnverifiedClientOrRedirectError,
 } from '../errors/oauth-error.js';
 import { ResourceIndicators } from '../resource-indicators.js';
-import { ScopeCatalog } from '../../scopes/scope-catalog.js';
+import { OPENID_SCOPE, ScopeCatalog } from '../../scopes/scope-catalog.js';
 import { PKCE_VALUE } from '../grants/pkce.js';
 import { AUTHORIZATION_PARAMS, Prompt, type AuthorizationRequest } from './authorization-request.js';
 
@@ -132,6 +132,9 @@ export class AuthorizationRequestValidator {
     // longer is one) and OpenID Connect's scopes, which every client may ask for.
     const grantable = [...splitScope(client.scope).filter((s) => this.scopes.isDataScope(s)), ...this.scopes.identityScopes()];
     const scope = this.resolveScope(query.scope as string | undefined, grantable, fail);
+    // FAPI 2.0 §5.4.1: an OpenID authentication only for a client whose ID tokens the profile allows.
+    const idTokenProblem = scope.includes(OPENID_SCOPE) ? this.profiles.idTokenAlgorithmProblem(client) : undefined;
+    if (idTokenProblem) fail(new UnauthorizedClientError(idTokenProblem));
     const codeChallenge = implicit ? this.refuseChallenge(query, fail) : this.resolveChallenge(query, client.isPublic || fapi, fail);
     const resources = await this.resolveResources(query.resource, fail);
     const dpopJkt = nonEmpty(query.dpop_jkt);

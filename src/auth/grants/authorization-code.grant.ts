@@ -9,7 +9,7 @@ import { MetricsService } from '../../metrics/metrics.service.js';
 import { IdTokenIssuer } from '../../openid/id-token.issuer.js';
 import { holdsOpenId } from '../../openid/openid-scope.js';
 import { TokensService, type IssuedTokens } from '../../tokens/tokens.service.js';
-import { InvalidGrantError, InvalidRequestError, OAuthError as OAuthErrorClass, type OAuthError } from '../errors/oauth-error.js';
+import { InvalidGrantError, InvalidRequestError, OAuthError as OAuthErrorClass, UnauthorizedClientError, type OAuthError } from '../errors/oauth-error.js';
 import { ResourceIndicators, splitResources } from '../resource-indicators.js';
 import type { TokenRequestDto } from '../token/token-request.dto.js';
 import { JwtAccessTokens } from '../token/jwt-access-tokens.js';
@@ -52,6 +52,9 @@ export class AuthorizationCodeGrant implements GrantHandler<AuthorizationCodePar
   async handle(request: AuthorizationCodeParameters, { client, dpopJkt }: GrantContext): Promise<TokenResponse> {
     const code = await this.codes.findByCode(request.code);
     if (!code) throw new InvalidGrantError('The authorization code is invalid, expired or already used');
+    // Before anything is written: a code of an OpenID authentication is redeemed only if its ID token can be issued.
+    const idTokenRefusal = holdsOpenId(code.scope) ? this.idTokens.refusal(client) : undefined;
+    if (idTokenRefusal) throw new UnauthorizedClientError(idTokenRefusal);
     const granted = splitResources(code.resources);
     // Worked out before the code is burned, reported after: an unknown or wider resource is the client's mistake, not a replay.
     const target = await this.resources.narrow(request.resources, granted).then(

@@ -5,8 +5,9 @@ import { formatScope, isSubset, parseScope, splitScope } from '../../common/scop
 import { TokenKind } from '../../tokens/token.entity.js';
 import { IdTokenIssuer } from '../../openid/id-token.issuer.js';
 import { holdsOpenId } from '../../openid/openid-scope.js';
+import { OPENID_SCOPE } from '../../scopes/scope-catalog.js';
 import { TokensService, type IssuedTokens } from '../../tokens/tokens.service.js';
-import { InvalidGrantError, InvalidRequestError, InvalidScopeError } from '../errors/oauth-error.js';
+import { InvalidGrantError, InvalidRequestError, InvalidScopeError, UnauthorizedClientError } from '../errors/oauth-error.js';
 import { ResourceIndicators, splitResources } from '../resource-indicators.js';
 import type { TokenRequestDto } from '../token/token-request.dto.js';
 import { JwtAccessTokens } from '../token/jwt-access-tokens.js';
@@ -65,6 +66,9 @@ export class RefreshTokenGrant implements GrantHandler<RefreshTokenParameters> {
     if (!isSubset(requested, granted)) throw new InvalidScopeError('The requested scope exceeds the scope originally granted');
     const grantedResources = splitResources(token.audience);
     const audience = await this.resources.narrow(request.resources, grantedResources);
+    // Before the token is rotated: a refresh that would carry an ID token (Core §12.2) needs one the client may be issued.
+    const idTokenRefusal = token.userId !== null && requested.includes(OPENID_SCOPE) ? this.idTokens.refusal(client) : undefined;
+    if (idTokenRefusal) throw new UnauthorizedClientError(idTokenRefusal);
 
     // Minted before the transaction (a JWT access token is signed off the event loop), stored inside it.
     const minted = await this.tokens.mint({
