@@ -193,10 +193,6 @@ describe('resource indicators and JWT access tokens under attack (RFC 8707, RFC 
     self = issuer.href.replace(/\/$/, '');
     user = { username: `mallory_${Date.now().toString(36)}`, password: 'correct horse battery staple' };
     userId = (await nest.get(UsersService).create(user.username, user.password)).id;
-    const servers = nest.get(ResourceServersService);
-    await servers.register({ uri: REPORTS, name: 'Reports' }, 'test');
-    await servers.register({ uri: BILLING, name: 'Billing' }, 'test');
-    await servers.register({ uri: LEDGER, name: 'Ledger', accessTokenFormat: 'jwt' }, 'test');
     const clients = nest.get(ClientsService);
     const create = async (...args: Parameters<ClientsService['create']>): Promise<Registered> => {
       const created = await clients.create(...args);
@@ -205,6 +201,11 @@ describe('resource indicators and JWT access tokens under attack (RFC 8707, RFC 
     rp = await create({ name: 'RP', redirectUris: [REDIRECT_URI], scope: 'notes:read', grantTypes: ['authorization_code', 'refresh_token', 'client_credentials'] as never });
     admin = await create({ name: 'admin', redirectUris: [], scope: 'clients:register', grantTypes: ['client_credentials'] as never });
     introspector = await create({ name: 'introspector', redirectUris: [], scope: 'tokens:introspect', grantTypes: ['client_credentials'] as never });
+    // The resource servers introspect with it: only it sees their tokens as active (RFC 7662 §2.2).
+    const servers = nest.get(ResourceServersService);
+    await servers.register({ uri: REPORTS, name: 'Reports', introspector: introspector.id }, 'test');
+    await servers.register({ uri: BILLING, name: 'Billing', introspector: introspector.id }, 'test');
+    await servers.register({ uri: LEDGER, name: 'Ledger', accessTokenFormat: 'jwt', introspector: introspector.id }, 'test');
     macClient = await create({ name: 'MAC client', redirectUris: [], scope: 'notes:read', grantTypes: ['client_credentials'] as never, accessTokenType: 'mac' as never });
     as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...INSECURE }));
   });
@@ -615,10 +616,10 @@ describe('resource indicators and JWT access tokens under attack (RFC 8707, RFC 
     it('resources:list prints JSON; a registration and a deletion through the CLI take effect at once for the running server, and every one is in audit:list', async () => {
       const uri = 'https://cli-made.example.com/api';
       const registered = await cliJson(['resources:register', '--uri', uri, '--name', 'Made by the CLI', '--jwt-access-tokens']);
-      expect(registered).toEqual({ uri, name: 'Made by the CLI', access_token_format: 'jwt', created_at: expect.any(String) });
+      expect(registered).toEqual({ uri, name: 'Made by the CLI', access_token_format: 'jwt', introspector: null, created_at: expect.any(String) });
       const listed = (await cliJson(['resources:list'])) as Record<string, unknown>[];
       expect(listed.map((server) => server.uri)).toEqual(expect.arrayContaining([REPORTS, BILLING, LEDGER, uri]));
-      expect(listed.find((server) => server.uri === LEDGER)).toEqual({ uri: LEDGER, name: 'Ledger', access_token_format: 'jwt', created_at: expect.any(String) });
+      expect(listed.find((server) => server.uri === LEDGER)).toEqual({ uri: LEDGER, name: 'Ledger', access_token_format: 'jwt', introspector: introspector.id, created_at: expect.any(String) });
       expect(listed.find((server) => server.uri === REPORTS)).toMatchObject({ access_token_format: 'opaque' });
 
       // The running server sees it with no restart: a JWT for it.
@@ -632,9 +633,9 @@ describe('resource indicators and JWT access tokens under attack (RFC 8707, RFC 
       const events = (await auditList()).filter((event) => event.action.startsWith('resource_server.'));
       expect(events).toEqual(
         expect.arrayContaining([
-          { at: expect.any(String), actor: 'cli', action: 'resource_server.registered', subject: `resource_server:${uri}`, details: { name: 'Made by the CLI', access_token_format: 'jwt' } },
+          { at: expect.any(String), actor: 'cli', action: 'resource_server.registered', subject: `resource_server:${uri}`, details: { name: 'Made by the CLI', access_token_format: 'jwt', introspector: null } },
           { at: expect.any(String), actor: 'cli', action: 'resource_server.deleted', subject: `resource_server:${uri}`, details: {} },
-          expect.objectContaining({ actor: 'test', action: 'resource_server.registered', subject: `resource_server:${LEDGER}`, details: { name: 'Ledger', access_token_format: 'jwt' } }),
+          expect.objectContaining({ actor: 'test', action: 'resource_server.registered', subject: `resource_server:${LEDGER}`, details: { name: 'Ledger', access_token_format: 'jwt', introspector: introspector.id } }),
         ]),
       );
       // Every registration and deletion of this file, whoever made it, and nothing else.
