@@ -1,5 +1,4 @@
 import { Injectable, type PipeTransform } from '@nestjs/common';
-import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { InvalidRequestError } from './errors/oauth-error.js';
 
@@ -13,7 +12,14 @@ import { InvalidRequestError } from './errors/oauth-error.js';
  */
 @Injectable()
 export class OAuthParamsPipe<T extends object> implements PipeTransform<unknown, T> {
-  constructor(private readonly dto: new () => T) {}
+  /** The DTO's parameters (its fields, each initialised to undefined) and the repeatable ones: read once, not per request. */
+  private readonly known: readonly string[];
+  private readonly repeatable: readonly string[];
+
+  constructor(private readonly dto: new () => T) {
+    this.known = Object.keys(new dto());
+    this.repeatable = (dto as { repeatable?: readonly string[] }).repeatable ?? [];
+  }
 
   transform(value: unknown): T {
     if (value === null || value === undefined) value = {};
@@ -21,19 +27,20 @@ export class OAuthParamsPipe<T extends object> implements PipeTransform<unknown,
       throw new InvalidRequestError('The request parameters could not be read');
     }
     const params = value as Record<string, unknown>;
-    const known = Object.keys(new this.dto());
-    const repeatable: readonly string[] = (this.dto as { repeatable?: readonly string[] }).repeatable ?? [];
-    for (const name of known) {
-      if (Array.isArray(params[name]) && !repeatable.includes(name)) throw new InvalidRequestError(`The ${name} parameter must not be repeated`);
+    // The DTOs hold strings (and arrays of strings where repeatable), with no class-transformer
+    // decorators: the instance is the picked parameters on a new DTO, without a transformation pass.
+    const instance = new this.dto() as Record<string, unknown>;
+    for (const name of this.known) {
+      const param = params[name];
+      if (Array.isArray(param) && !this.repeatable.includes(name)) throw new InvalidRequestError(`The ${name} parameter must not be repeated`);
+      instance[name] = param === '' ? undefined : param;
     }
-    const picked = Object.fromEntries(known.filter((k) => params[k] !== undefined && params[k] !== '').map((k) => [k, params[k]]));
-    const instance = plainToInstance(this.dto, picked);
     const errors = validateSync(instance, { forbidUnknownValues: false });
     if (errors.length > 0) {
       const first = errors[0];
       const message = Object.values(first.constraints ?? {})[0] ?? `${first.property} is invalid`;
       throw new InvalidRequestError(message);
     }
-    return instance;
+    return instance as T;
   }
 }

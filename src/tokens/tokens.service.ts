@@ -108,7 +108,8 @@ export class TokensService {
       grant.jwt && grant.audience
         ? await grant.jwt({ jti: id, clientId: grant.clientId, userId: grant.userId, scope: grant.scope, audience: grant.audience, issuedAt: this.clock.now(), expiresAt, authTime: grant.authTime ?? null, dpopJkt: grant.dpop?.jkt ?? null })
         : generateSecret(SECRET_PREFIX.accessToken);
-    const access = { ...this.row(TokenKind.Access, accessToken, grant, grant.scope, accessTtl), id, expiresAt };
+    // The id was made first: a JWT access token carries it as its jti.
+    const access = { ...this.row(TokenKind.Access, accessToken, grant, grant.scope, accessTtl, id), expiresAt };
     const tokenType = grant.tokenType ?? TokenType.Bearer;
     let macKey: string | undefined;
     if (tokenType === TokenType.Mac) {
@@ -187,11 +188,11 @@ export class TokensService {
     });
   }
 
-  private row(kind: TokenKind, value: string, grant: TokenGrant, scope: string, ttlSeconds: number): TokenInsert {
+  private row(kind: TokenKind, value: string, grant: TokenGrant, scope: string, ttlSeconds: number, id: string = uuidv7()): TokenInsert {
     return {
       // UUIDv7 (RFC 9562 §5.7): rows issued together land on the same primary-key pages instead of
       // random ones, so a group commit writes fewer pages (bench/RESULTS.md). The id is no secret.
-      id: uuidv7(),
+      id,
       kind,
       tokenHash: hashSecret(value),
       familyId: grant.familyId,
