@@ -236,7 +236,8 @@ describe('private_key_jwt, jwks_uri and JWT access tokens on three instances beh
   }));
 
   it('resource indicators: a JWT access token for a registered resource verifies against another instance\'s JWKS, is refused by every data API and introspected with its aud everywhere', withLogs(async () => {
-    expect(cluster.cli('resources:register', '--uri', LEDGER, '--name', 'Ledger', '--jwt-access-tokens')).toMatchObject({ uri: LEDGER, access_token_format: 'jwt' });
+    // Introspected by the resource server's client: only it sees the ledger's tokens (RFC 7662 §2.2).
+    expect(cluster.cli('resources:register', '--uri', LEDGER, '--name', 'Ledger', '--jwt-access-tokens', '--introspector', introspector.clientId)).toMatchObject({ uri: LEDGER, access_token_format: 'jwt', introspector: introspector.clientId });
 
     hops.length = 0;
     const tokens = await clientCredentials(inline, { scope: 'notes:read', resource: LEDGER });
