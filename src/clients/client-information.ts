@@ -108,7 +108,7 @@ export function clientView(client: Client, secret?: string): ClientView {
     ...(client.policyUri ? { policy_uri: client.policyUri } : {}),
     ...(client.tosUri ? { tos_uri: client.tosUri } : {}),
     ...clientKeyMetadataOf(client),
-    // Shown once registered with any (OpenID Dynamic Registration §3.2 returns what applies); defaults included.
-    ...(client.openIdSettings !== null ? openIdMetadataOf(client.openIdSettings) : {}),
+    // RFC 7591 §3.2.1: every registered value, what the server provisioned included: the OpenID defaults too (Dynamic Registration §3.2).
+    ...openIdMetadataOf(client.openId),
   };
 }

@@ -253,6 +253,12 @@ describe('admin CLI', () => {
         token_endpoint_auth_method: 'client_secret_basic',
         access_token_type: 'bearer',
         client_id_issued_at: expect.any(Number),
+        // RFC 7591 §3.2.1: what the server provisioned is read back too, OpenID defaults included.
+        id_token_signed_response_alg: 'RS256',
+        subject_type: 'public',
+        require_pushed_authorization_requests: false,
+        dpop_bound_access_tokens: false,
+        security_profile: 'default',
       });
       expect(Object.keys(view)).toEqual(expect.arrayContaining(RFC7591_FIELDS));
       expect(Number.isInteger(view.client_id_issued_at)).toBe(true);
@@ -288,6 +294,12 @@ describe('admin CLI', () => {
         token_endpoint_auth_method: 'none',
         access_token_type: 'bearer',
         client_id_issued_at: expect.any(Number),
+        // RFC 7591 §3.2.1: what the server provisioned is read back too, OpenID defaults included.
+        id_token_signed_response_alg: 'RS256',
+        subject_type: 'public',
+        require_pushed_authorization_requests: false,
+        dpop_bound_access_tokens: false,
+        security_profile: 'default',
       });
       expect((await rawClientRow(view.client_id as string)).secret_hash).toBeNull();
     });
