@@ -61,10 +61,14 @@ describe('Resource indicators (RFC 8707)', () => {
     return oauth.processAuthorizationCodeResponse(as, rp.client, response);
   }
 
-  async function audienceOf(token: string): Promise<unknown> {
-    const response = await oauth.introspectionRequest(as, introspector.client, introspector.auth, token, INSECURE);
-    return (await oauth.processIntrospectionResponse(as, introspector.client, response)).aud;
+  /** What /introspect tells `caller` (a client registered with tokens:introspect) about `token`. */
+  async function introspect(caller: { client: oauth.Client; auth: oauth.ClientAuth }, token: string): Promise<Record<string, unknown>> {
+    const response = await oauth.introspectionRequest(as, caller.client, caller.auth, token, INSECURE);
+    return (await oauth.processIntrospectionResponse(as, caller.client, response)) as Record<string, unknown>;
   }
+
+  /** The token's aud, as the resource servers' introspector sees it. */
+  const audienceOf = async (token: string): Promise<unknown> => (await introspect(introspector, token)).aud;
 
   const readNotes = (token: string): Promise<Response> => fetch(new URL('/api/v1/notes', issuer), { headers: { authorization: `Bearer ${token}` } });
 
@@ -166,8 +170,6 @@ describe('Resource indicators (RFC 8707)', () => {
     let payrollIntrospector: { client: oauth.Client; auth: oauth.ClientAuth; id: string };
     let bystander: { client: oauth.Client; auth: oauth.ClientAuth };
 
-    const introspect = async (as_: { client: oauth.Client; auth: oauth.ClientAuth }, token: string): Promise<Record<string, unknown>> =>
-      (await oauth.processIntrospectionResponse(as, as_.client, await oauth.introspectionRequest(as, as_.client, as_.auth, token, INSECURE))) as Record<string, unknown>;
     async function tokenFor(resources: string[]): Promise<string> {
       const response = await oauth.clientCredentialsGrantRequest(as, rp.client, rp.auth, new URLSearchParams(resources.map((resource): [string, string] => ['resource', resource])), INSECURE);
       return (await oauth.processClientCredentialsResponse(as, rp.client, response)).access_token;
