@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { EntityManager, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
-import { v7 as uuidv7 } from 'uuid';
+import { uuidv7 } from '../common/random.js';
 import { Clock } from '../common/clock.js';
 import { Transactions } from '../database/transactions.js';
 import { AuditEvent } from './audit-event.entity.js';

@@ -1,4 +1,5 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { randomBase64url } from './random.js';
 
 /**
  * Recognisable prefixes so that secret scanners (GitHub, GitLab, trufflehog) can find leaked
@@ -22,7 +23,7 @@ const RANDOM_BYTES = 32;
 
 /** A fresh opaque secret: prefix + 256 random bits, base64url (URL- and form-safe). */
 export function generateSecret(prefix: SecretPrefix): string {
-  return prefix + randomBytes(RANDOM_BYTES).toString('base64url');
+  return prefix + randomBase64url(RANDOM_BYTES);
 }
 
 /**

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import type { DataSource, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
-import { v7 as uuidv7 } from 'uuid';
+import { uuidv7 } from '../common/random.js';
 import type { Attribute } from '../collections/collection.js';
 import { Clock } from '../common/clock.js';
 import { databaseConfig, type DatabaseConfig } from '../config/database.config.js';

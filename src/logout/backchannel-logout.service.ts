@@ -1,5 +1,5 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
-import { v7 as uuidv7 } from 'uuid';
+import { uuidv7 } from '../common/random.js';
 import { In, type EntityManager } from 'typeorm';
 import { Client } from '../clients/client.entity.js';
 import { Clock } from '../common/clock.js';

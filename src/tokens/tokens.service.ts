@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { randomBytes } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
-import { v7 as uuidv7 } from 'uuid';
+import { randomBase64url, uuidv7 } from '../common/random.js';
 import { AuditService } from '../audit/audit.service.js';
 import { Clock } from '../common/clock.js';
 import { DPOP_SCHEME, TokenType } from '../common/oauth.constants.js';
@@ -113,7 +112,7 @@ export class TokensService {
     const tokenType = grant.tokenType ?? TokenType.Bearer;
     let macKey: string | undefined;
     if (tokenType === TokenType.Mac) {
-      macKey = randomBytes(32).toString('base64url');
+      macKey = randomBase64url(32);
       access.tokenType = TokenType.Mac;
       access.macKey = await this.macKeys.encrypt(macKey, access.tokenHash);
     }

@@ -4,7 +4,7 @@ import { FAPI2_CODE_TTL_SECONDS, SecurityProfiles } from '../../clients/security
 import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { parse as parseQuery } from 'node:querystring';
-import { v7 as uuidv7 } from 'uuid';
+import { uuidv7 } from '../../common/random.js';
 import { CodesService } from '../../codes/codes.service.js';
 import { GrantType, ResponseType, TokenType } from '../../common/oauth.constants.js';
 import { formatScope } from '../../common/scope.js';
