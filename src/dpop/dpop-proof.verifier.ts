@@ -86,8 +86,7 @@ export class DpopProofVerifier {
     const { jti, htm, htu, iat, ath, nonce } = payload;
     if (typeof jti !== 'string' || jti.length === 0 || jti.length > MAX_JTI_LENGTH) return invalid(`The DPoP proof needs a jti of 1 to ${MAX_JTI_LENGTH} characters`);
     if (htm !== context.method) return invalid(`The DPoP proof's htm must be the request's method, ${context.method}`);
-    const expectedHtu = this.htuOf(context.path);
-    if (typeof htu !== 'string' || normalisedHtu(htu) !== expectedHtu) return invalid(`The DPoP proof's htu must be ${expectedHtu}`);
+    if (typeof htu !== 'string' || !this.namesThisRequest(htu, context.path)) return invalid(`The DPoP proof's htu must be ${this.htuOf(context.path)}`);
     const now = Math.floor(this.clock.now().getTime() / 1000);
     if (typeof iat !== 'number' || !Number.isFinite(iat) || Math.abs(now - iat) > this.config.proofMaxAgeSeconds) {
       return invalid(`The DPoP proof's iat must be within ${this.config.proofMaxAgeSeconds} seconds of the server's clock`);
@@ -129,18 +128,43 @@ export class DpopProofVerifier {
     return entry;
   }
 
+  /**
+   * Whether htu names this request (§4.3 (9)). A client writes the URL as we do, so an equal string
+   * settles it; only another spelling of it (RFC 3986 §6.2: case, default port, dot segments) goes
+   * through the URL parser, which a DPoP read would otherwise run twice per request.
+   */
+  private namesThisRequest(htu: string, path: string): boolean {
+    const target = this.targetOf(path);
+    return htu === target || normalisedHtu(htu) === (normalisedHtu(target) ?? target);
+  }
+
   /** The URL the proof must name: the issuer's origin and path with the request's path, no query (§4.3 (9), RFC 3986 §6.2 normalisation by the URL parser). */
   private htuOf(path: string): string {
+    const target = this.targetOf(path);
+    return normalisedHtu(target) ?? target;
+  }
+
+  /** The issuer with the request's path, without its query, as written. */
+  private targetOf(path: string): string {
     const query = path.indexOf('?');
-    const url = `${this.issuer}${query === -1 ? path : path.slice(0, query)}`;
-    return normalisedHtu(url) ?? url;
+    return `${this.issuer}${query === -1 ? path : path.slice(0, query)}`;
   }
 }
 
+/**
+ * A URL's origin and path after RFC 3986 §6.2.2 and §6.2.3 normalisation, as §4.3 (9) asks. The
+ * URL parser does case, default ports and dot segments; percent-encoding (§6.2.2.1, §6.2.2.2) it
+ * leaves alone, so unreserved characters are decoded and the other escapes upper-cased here.
+ */
 function normalisedHtu(value: string): string | undefined {
   if (!URL.canParse(value)) return undefined;
   const url = new URL(value);
-  return `${url.origin}${url.pathname}`;
+  return `${url.origin}${url.pathname.replace(/%[0-9a-fA-F]{2}/g, normalisedEscape)}`;
+}
+
+function normalisedEscape(escape: string): string {
+  const character = String.fromCharCode(parseInt(escape.slice(1), 16));
+  return /^[A-Za-z0-9\-._~]$/.test(character) ? character : escape.toUpperCase();
 }
 
 function invalid(description: string): DpopRefusal {

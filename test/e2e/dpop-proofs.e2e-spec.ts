@@ -242,6 +242,17 @@ describe('DPoP proofs, one rule at a time (RFC 9449)', () => {
       expect({ status: answer.status, tokenType: answer.body.token_type }).toEqual({ status: 200, tokenType: 'DPoP' });
     });
 
+    it.each([
+      ['an upper-case scheme and host', (origin: string) => `${origin.replace('http://127.0.0.1', 'HTTP://127.0.0.1')}/token`],
+      ['dot segments', (origin: string) => `${origin}/par/../token`],
+      ['a percent-encoded unreserved letter', (origin: string) => `${origin}/t%6Fken`],
+    ])('htu spelled differently but naming the same URL (%s) is accepted (RFC 3986 §6.2 normalisation, §4.3 check 9)', async (_case, spell) => {
+      const htu = spell(issuer.origin);
+      expect(htu).not.toBe(`${issuer.origin}/token`);
+      const answer = await clientCredentials(await proof('POST', '/token', { htu }));
+      expect({ status: answer.status, tokenType: answer.body.token_type }).toEqual({ status: 200, tokenType: 'DPoP' });
+    });
+
     it('two DPoP header lines → 400 invalid_dpop_proof, also a good proof beside an empty line; neither proof is used up (§4.3 check 1)', async () => {
       const [first, second] = [await proof('POST', '/token'), await proof('POST', '/token')];
       expectTokenRefusal(await clientCredentials([first, second]), 'invalid_dpop_proof');
