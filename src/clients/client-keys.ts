@@ -1,5 +1,5 @@
 import { createPublicKey } from 'node:crypto';
-import { ASYMMETRIC_JWS_ALGORITHMS, isAsymmetricJwsAlgorithm, type AsymmetricJwsAlgorithm } from '../common/asymmetric-algorithms.js';
+import { ASYMMETRIC_JWS_ALGORITHMS, isAsymmetricJwsAlgorithm, privateMembersOf, type AsymmetricJwsAlgorithm } from '../common/asymmetric-algorithms.js';
 import { DomainError } from '../common/domain-error.js';
 import { ClientAuthMethod } from '../common/oauth.constants.js';
 import { redirectUriProblem } from './redirect-uri.policy.js';
@@ -36,8 +36,6 @@ export const NO_CLIENT_KEYS: Readonly<ClientKeys> = { jwks: null, jwksUri: null,
 const MAX_KEYS = 10;
 /** RFC 7518 §3.3: RSA keys of at least 2048 bits. */
 const MIN_RSA_BITS = 2048;
-/** Members that only a private key (or a symmetric one) has (RFC 7518 §6.2.2, §6.3.2, §6.4.1; RFC 8037 §2). */
-const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 
 export const CLIENT_KEY_METADATA_SCHEMA = {
   jwks: { type: 'object', properties: { keys: { type: 'array', items: { type: 'object' }, minItems: 1, maxItems: MAX_KEYS } }, required: ['keys'] },
@@ -85,7 +83,7 @@ export function clientKeyMetadataOf(keys: ClientKeys): ClientKeyMetadata {
 export function assertPublicSigningKey(key: PublicJwk, index: number): void {
   const where = `jwks.keys[${index}]`;
   if (key.kty !== 'RSA' && key.kty !== 'EC' && key.kty !== 'OKP') throw invalid(`${where}: kty must be RSA, EC or OKP (an asymmetric key).`);
-  const secret = PRIVATE_MEMBERS.filter((member) => member in key);
+  const secret = privateMembersOf(key);
   if (secret.length > 0) throw invalid(`${where}: holds private key material (${secret.join(', ')}); register the public key only.`);
   if (key.use !== undefined && key.use !== 'sig') throw invalid(`${where}: use must be "sig".`);
   if (key.kid !== undefined && (typeof key.kid !== 'string' || key.kid.length > 200)) throw invalid(`${where}: kid must be a string of at most 200 characters.`);

@@ -9,3 +9,20 @@ export type AsymmetricJwsAlgorithm = (typeof ASYMMETRIC_JWS_ALGORITHMS)[number];
 export function isAsymmetricJwsAlgorithm(value: unknown): value is AsymmetricJwsAlgorithm {
   return typeof value === 'string' && (ASYMMETRIC_JWS_ALGORITHMS as readonly string[]).includes(value);
 }
+
+/**
+ * The names a pinned algorithm goes by: RFC 9864 makes "Ed25519" the fully specified name of what
+ * "EdDSA" means for an Ed25519 key, and clients sign under either (oauth4webapi and openid-client 6
+ * write "Ed25519", older jose and openid-client 5 "EdDSA"), so a pin of one accepts the other.
+ */
+export function namesOfAlgorithm(alg: string): string[] {
+  return alg === 'EdDSA' || alg === 'Ed25519' ? ['EdDSA', 'Ed25519'] : [alg];
+}
+
+/** JWK members that only a private key (or a symmetric one) has (RFC 7518 §6.2.2, §6.3.2, §6.4.1; RFC 8037 §2). */
+const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
+
+/** The private members a JWK carries: none for a public key. An RSA JWK with p and q but no d is still private. */
+export function privateMembersOf(jwk: object): string[] {
+  return PRIVATE_JWK_MEMBERS.filter((member) => member in jwk);
+}

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { calculateJwkThumbprint, errors, importJWK, jwtVerify, type FlattenedJWSInput, type JWSHeaderParameters } from 'jose';
 import { createHash, type webcrypto } from 'node:crypto';
+import { privateMembersOf } from '../common/asymmetric-algorithms.js';
 import { Clock } from '../common/clock.js';
 import { appConfig, type AppConfig } from '../config/app.config.js';
 import { dpopConfig, type DpopConfig } from '../config/dpop.config.js';
@@ -120,6 +121,8 @@ export class DpopProofVerifier {
     }
     const jwk = header.jwk;
     if (jwk === null || typeof jwk !== 'object' || Array.isArray(jwk)) throw new errors.JWSInvalid('"jwk" (JSON Web Key) Header Parameter must be a JSON object');
+    // §4.3 (7): WebCrypto imports an RSA jwk with p and q but no d as a public key; those members are the private key all the same.
+    if (privateMembersOf(jwk).length > 0) throw new PrivateKeyInHeader();
     const key = await importJWK({ ...jwk, ext: true }, header.alg);
     if (key instanceof Uint8Array || key.type !== 'public') throw new errors.JWSInvalid('"jwk" (JSON Web Key) Header Parameter must be a public key');
     const entry = { key, jkt: await calculateJwkThumbprint(jwk, 'sha256') };
@@ -167,12 +170,16 @@ function normalisedEscape(escape: string): string {
   return /^[A-Za-z0-9\-._~]$/.test(character) ? character : escape.toUpperCase();
 }
 
+/** A proof whose header jwk carries private key members (§4.2: it "MUST NOT contain a private key"). */
+class PrivateKeyInHeader extends errors.JWSInvalid {}
+
 function invalid(description: string): DpopRefusal {
   return { error: 'invalid_dpop_proof', description };
 }
 
 /** What jose found wrong, in words for the client; never the proof itself. */
 function proofProblem(error: unknown, algorithms: readonly string[]): string {
+  if (error instanceof PrivateKeyInHeader) return 'The DPoP proof\'s jwk header holds private key members; it must be the public key alone (§4.3)';
   if (error instanceof errors.JOSEAlgNotAllowed) return `The DPoP proof must be signed with one of ${algorithms.join(', ')}`;
   if (error instanceof errors.JWSSignatureVerificationFailed) return 'The DPoP proof\'s signature does not verify with the key in its header';
   if (error instanceof errors.JWTClaimValidationFailed && error.claim === 'typ') return 'The DPoP proof\'s typ header must be dpop+jwt';

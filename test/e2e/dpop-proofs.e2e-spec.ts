@@ -221,7 +221,18 @@ describe('DPoP proofs, one rule at a time (RFC 9449)', () => {
             expect(privateJwk.d).toEqual(expect.any(String));
             return proof('POST', '/token', {}, { keys, jwk: privateJwk });
           },
-          /not a JWT signed with the public key in its header/,
+          /jwk header holds private key members/,
+        ],
+        [
+          // WebCrypto would import this as a public key: without d, an RSA jwk's p, q and CRT members are the private key all the same.
+          'an RSA jwk with the private factors (p, q, dp, dq, qi) but no d',
+          async () => {
+            const keys = await generateKeyPair('PS256', { extractable: true });
+            const { d: _d, ...factors } = await exportJWK(keys.privateKey);
+            expect(Object.keys(factors)).toEqual(expect.arrayContaining(['p', 'q', 'dp', 'dq', 'qi']));
+            return proof('POST', '/token', {}, { keys, alg: 'PS256', jwk: factors });
+          },
+          /jwk header holds private key members/,
         ],
         ['a signature made with another key than the header\'s jwk', async () => proof('POST', '/token', {}, { keys: await generateKeyPair('ES256'), jwk: await exportJWK(holder.publicKey) }), /signature does not verify/],
         ['htm GET for a POST', () => proof('POST', '/token', { htm: 'GET' }), /htm must be the request's method, POST/],
