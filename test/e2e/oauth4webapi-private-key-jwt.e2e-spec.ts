@@ -7,7 +7,8 @@
  * jwks_uri, from a server on loopback (tests allow private networks; production refuses them).
  */
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { exportJWK, generateKeyPair } from 'jose';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as oauth from 'oauth4webapi';
@@ -118,6 +119,43 @@ describe('private_key_jwt through oauth4webapi (RFC 7523)', () => {
       const { privateKey } = await generateKeyPair('ES256');
       const forged = { ...rp, auth: oauth.PrivateKeyJwt(privateKey as never) };
       await expect(clientCredentials(forged)).rejects.toMatchObject({ error: 'invalid_client', status: 401 });
+    });
+  });
+
+  describe('a client that pinned EdDSA or Ed25519 (RFC 9864: two names for one algorithm with an Ed25519 key)', () => {
+    it.each(['EdDSA', 'Ed25519'])('pinned %s: oauth4webapi (signing as Ed25519) and an assertion signed as EdDSA both authenticate', async (pin) => {
+      const { publicKey, privateKey } = await generateKeyPair('Ed25519', { extractable: true });
+      const kid = `ed-${pin}`;
+      const { client } = await nest.get(ClientsService).create({
+        name: `pinned ${pin}`,
+        redirectUris: [REDIRECT_URI],
+        scope: 'notes:read',
+        grantTypes: ['client_credentials'] as never,
+        tokenEndpointAuthMethod: 'private_key_jwt',
+        keys: { jwks: { keys: [{ ...(await exportJWK(publicKey)), kid, use: 'sig' } as never] }, token_endpoint_auth_signing_alg: pin },
+      });
+      const rp = { client: { client_id: client.id }, auth: oauth.PrivateKeyJwt({ key: privateKey as never, kid }) };
+      await expect(clientCredentials(rp)).resolves.toMatchObject({ access_token: expect.stringMatching(/^lk_at_/) });
+
+      const assertion = await new SignJWT({ jti: randomUUID() }).setProtectedHeader({ alg: 'EdDSA', kid }).setIssuer(client.id).setSubject(client.id).setAudience(as.issuer).setIssuedAt().setExpirationTime('1m').sign(privateKey);
+      const form = { grant_type: 'client_credentials', scope: 'notes:read', client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: assertion };
+      const answer = await fetch(as.token_endpoint!, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form) });
+      expect(answer.status).toBe(200);
+    });
+
+    it('the pin still refuses every other algorithm: pinned EdDSA, an ES256 assertion from a registered ES256 key → invalid_client', async () => {
+      const ed = await generateKeyPair('Ed25519', { extractable: true });
+      const ec = await generateKeyPair('ES256', { extractable: true });
+      const { client } = await nest.get(ClientsService).create({
+        name: 'pinned EdDSA, two keys',
+        redirectUris: [REDIRECT_URI],
+        scope: 'notes:read',
+        grantTypes: ['client_credentials'] as never,
+        tokenEndpointAuthMethod: 'private_key_jwt',
+        keys: { jwks: { keys: [{ ...(await exportJWK(ed.publicKey)), kid: 'ed', use: 'sig' }, { ...(await exportJWK(ec.publicKey)), kid: 'ec', use: 'sig' }] as never }, token_endpoint_auth_signing_alg: 'EdDSA' },
+      });
+      const rp = { client: { client_id: client.id }, auth: oauth.PrivateKeyJwt({ key: ec.privateKey as never, kid: 'ec' }) };
+      await expect(clientCredentials(rp)).rejects.toMatchObject({ error: 'invalid_client', status: 401 });
     });
   });
 

@@ -3,7 +3,7 @@ import { decodeJwt, errors, jwtVerify } from 'jose';
 import type { Client } from '../../clients/client.entity.js';
 import { ClientsService } from '../../clients/clients.service.js';
 import { FAPI2_SIGNING_ALGORITHMS, SecurityProfiles } from '../../clients/security-profile.js';
-import { ASYMMETRIC_JWS_ALGORITHMS } from '../../common/asymmetric-algorithms.js';
+import { ASYMMETRIC_JWS_ALGORITHMS, namesOfAlgorithm } from '../../common/asymmetric-algorithms.js';
 import { Clock } from '../../common/clock.js';
 import { ClientAuthMethod } from '../../common/oauth.constants.js';
 import { appConfig, type AppConfig } from '../../config/app.config.js';
@@ -73,9 +73,9 @@ export class ClientAssertionVerifier {
     return client;
   }
 
-  /** The client's pinned algorithm, else every asymmetric one; under FAPI 2.0 only the profile's (§5.4.1). */
+  /** The client's pinned algorithm (under either of its names), else every asymmetric one; under FAPI 2.0 only the profile's (§5.4.1). */
   private algorithmsFor(client: Client): string[] {
-    const allowed = client.tokenEndpointAuthSigningAlg ? [client.tokenEndpointAuthSigningAlg] : [...ASYMMETRIC_JWS_ALGORITHMS];
+    const allowed = client.tokenEndpointAuthSigningAlg ? namesOfAlgorithm(client.tokenEndpointAuthSigningAlg) : [...ASYMMETRIC_JWS_ALGORITHMS];
     return this.profiles.applies(client) ? allowed.filter((alg) => FAPI2_SIGNING_ALGORITHMS.has(alg)) : allowed;
   }
 
