@@ -12,6 +12,7 @@ import { OAuthExceptionFilter } from './auth/errors/oauth-exception.filter.js';
 import { OAUTH_TRANSPORT } from './auth/token/oauth-form-endpoint.decorator.js';
 import { httpErrorCode } from './http/http-error-code.js';
 import { JsonExceptionFilter } from './http/json-exception.filter.js';
+import { sendJsonError } from './http/json-error.js';
 import { loadCollections } from './collections/collections-loader.js';
 import { apiConfig } from './config/api.config.js';
 import { appConfig, type AppConfig } from './config/app.config.js';
@@ -63,11 +64,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
     clientErrorHandler,
     // Errors Fastify raises before routing (a path that is not valid UTF-8, say) get our JSON shape too.
     frameworkErrors: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
-      void reply
-        .code(error.statusCode ?? 400)
-        .header('Content-Type', 'application/json;charset=UTF-8')
-        .header('Cache-Control', 'no-store')
-        .send(JSON.stringify({ error: httpErrorCode(error.statusCode ?? 400), error_description: error.message }));
+      sendJsonError(reply, { status: error.statusCode ?? 400, error: httpErrorCode(error.statusCode ?? 400), description: error.message });
     },
   });
   const root: DynamicModule = { module: AppModule, imports: [LoggingModule.forRoot(options)] };

@@ -1,4 +1,5 @@
 import { DPOP_SCHEME, TokenType } from '../common/oauth.constants.js';
+import { errorDescription } from '../common/error-description.js';
 import type { AccessScheme } from './token-principal.js';
 import { BEARER_REALM } from './token-principal.js';
 
@@ -72,7 +73,8 @@ export function describeAccessDenied({ refusal, scheme }: AccessDenied, dpopAlgo
 function challenge(scheme: AccessScheme | undefined, dpopAlgs: string, error: string, description: string, extra: Record<string, string> = {}): string {
   const [name, own]: [string, Record<string, string>] =
     scheme === TokenType.Mac ? ['MAC', {}] : scheme === DPOP_SCHEME ? [DPOP_SCHEME, { algs: dpopAlgs }] : ['Bearer', { realm: BEARER_REALM }];
-  const parameters = Object.entries({ ...own, error, error_description: description, ...extra })
+  // RFC 6750 §3: quoted values hold neither " nor \; error_description only RFC 6749's printable ASCII.
+  const parameters = Object.entries({ ...own, error, error_description: errorDescription(description), ...extra })
     .map(([key, value]) => `${key}="${value.replace(/["\\]/g, '')}"`)
     .join(', ');
   return `${name} ${parameters}`;

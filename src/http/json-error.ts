@@ -1,6 +1,7 @@
 import { HttpException, type Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../database/database-unavailable.js';
+import { errorDescription } from '../common/error-description.js';
 import { httpErrorCode } from './http-error-code.js';
 
 /** An error response in the application's one JSON shape: `{ "error": "<snake_case_code>", "error_description": "…" }`. */
@@ -15,7 +16,7 @@ export interface JsonError {
 export function sendJsonError(reply: FastifyReply, { status, error, description, headers = {} }: JsonError): void {
   reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache');
   for (const [name, value] of Object.entries(headers)) reply.header(name, value);
-  void reply.code(status).header('Content-Type', 'application/json;charset=UTF-8').send(JSON.stringify({ error, error_description: description }));
+  void reply.code(status).header('Content-Type', 'application/json;charset=UTF-8').send(JSON.stringify({ error, error_description: errorDescription(description) }));
 }
 
 /**

@@ -26,6 +26,7 @@ export function expectTokenSuccess(reply: TokenReply, expected: { expiresIn: num
 
 /** RFC 6749 §5.2: the status, `{ error, error_description }` and nothing else, as JSON. */
 export function expectTokenError(reply: TokenReply, status: number, error: string): void {
-  expect({ status: reply.status, body: reply.body }).toEqual({ status, body: { error, error_description: expect.any(String) } });
+  // §5.2: error_description holds %x20-21 / %x23-5B / %x5D-7E only.
+  expect({ status: reply.status, body: reply.body }).toEqual({ status, body: { error, error_description: expect.stringMatching(/^[\x20\x21\x23-\x5B\x5D-\x7E]+$/) } });
   expect(reply.headers.get('content-type')).toBe(TOKEN_JSON_CONTENT_TYPE);
 }

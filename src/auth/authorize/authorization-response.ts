@@ -1,4 +1,5 @@
 import { ResponseMode } from '../../common/oauth.constants.js';
+import { errorDescription } from '../../common/error-description.js';
 import type { OAuthError } from '../errors/oauth-error.js';
 
 /**
@@ -30,5 +31,5 @@ export function implicitRedirect(redirectUri: string, token: { accessToken: stri
 
 /** RFC 6749 §4.1.2.1 (query) and §4.2.2.1 (fragment): error, error_description and state. */
 export function errorRedirect(redirectUri: string, error: OAuthError, state: string | undefined, issuer: string, mode: ResponseMode = ResponseMode.Query): string {
-  return redirectWith(redirectUri, { error: error.error, error_description: error.description, state, iss: issuer }, mode);
+  return redirectWith(redirectUri, { error: error.error, error_description: errorDescription(error.description), state, iss: issuer }, mode);
 }

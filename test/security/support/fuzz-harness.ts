@@ -124,6 +124,10 @@ export function expectJsonError(request: RawRequest, response: RawResponse): voi
   if (request.method === 'HEAD') return;
   const body = response.json as Record<string, unknown> | undefined;
   if (!isJson(response) || typeof body?.error !== 'string') throw new Error(`Expected a JSON error body:\n${describeCase(request, response)}`);
+  // RFC 6749 §5.2: printable ASCII without " and \, whatever the input was.
+  if (typeof body.error_description === 'string' && !/^[\x20\x21\x23-\x5B\x5D-\x7E]*$/.test(body.error_description)) {
+    throw new Error(`error_description outside RFC 6749's character set:\n${describeCase(request, response)}`);
+  }
 }
 
 /** The process still answers: run after every batch of cases. */
