@@ -208,9 +208,17 @@ describe('authorization endpoint (RFC 6749 §4.1.1, §4.1.2)', () => {
       ['code_challenge of 42 characters', 'invalid_request', { ...S256, code_challenge: 'a'.repeat(42) }],
       ['code_challenge of 129 characters', 'invalid_request', { ...S256, code_challenge: 'a'.repeat(129) }],
       ['code_challenge in standard base64 (+ / =)', 'invalid_request', { ...S256, code_challenge: `${'a'.repeat(41)}+/=` }],
+      // OpenID Connect Core §6.1: never the unsigned parameters beside a request object the server cannot read.
+      ['a request object (Core §6.1)', 'request_not_supported', { request: 'eyJhbGciOiJub25lIn0.eyJzY29wZSI6Im5vdGVzOndyaXRlIn0.' }],
     ])('%s → %s', async (_name, error, params) => {
       const reply = await fetchPage(app, authorizeUrl(client, { scope: 'notes:read', state: 'S-1', ...S256, ...params }));
       expect(expectErrorRedirect(reply, CALLBACK, error, issuer).get('state')).toBe('S-1');
+    });
+
+    it('an empty request or request_uri is no parameter at all (RFC 6749 §3.1): the sign-in page, not an error', async () => {
+      const reply = await fetchPage(app, authorizeUrl(client, { scope: 'notes:read', state: 'S-5', ...S256, request: '', request_uri: '' }));
+      expect(reply.status).toBe(200);
+      expect(reply.body).toContain('action="/login"');
     });
 
     it('a public client without PKCE (RFC 9700 §2.1.1) → invalid_request', async () => {

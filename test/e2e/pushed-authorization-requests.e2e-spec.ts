@@ -89,7 +89,7 @@ describe('Pushed Authorization Requests (RFC 9126)', () => {
       ['no response_type', { response_type: '' }, 'invalid_request'],
       ['the plain PKCE method', { code_challenge_method: 'plain' }, 'invalid_request'],
       ['a request_uri (RFC 9126 §2.1)', { request_uri: 'urn:ietf:params:oauth:request_uri:lk_par_x' }, 'invalid_request'],
-      ['a request object', { request: 'eyJhbGciOiJub25lIn0.e30.' }, 'invalid_request'],
+      ['a request object (Core §6.1)', { request: 'eyJhbGciOiJub25lIn0.e30.' }, 'request_not_supported'],
       ['prompt=none with another value', { prompt: 'none login' }, 'invalid_request'],
     ])('checks the request as /authorize would: %s is 400 %s as JSON, and nothing is stored', async (_what, change, error) => {
       const { form } = requestOf(client);
@@ -98,6 +98,13 @@ describe('Pushed Authorization Requests (RFC 9126)', () => {
       expect(result.status).toBe(400);
       expect(result.body).toEqual({ error, error_description: expect.any(String) });
       expect(await pushedCount(app)).toBe(before);
+    });
+
+    it('an empty request_uri or request is no parameter at all (RFC 6749 §3.1): the push is accepted', async () => {
+      const { form } = requestOf(client);
+      const result = await push(app, client, { ...form, request_uri: '', request: '' });
+      expect(result.status).toBe(201);
+      expect(result.body.request_uri).toMatch(REQUEST_URI);
     });
 
     it('is a POST endpoint with a form body: JSON is refused with 400', async () => {

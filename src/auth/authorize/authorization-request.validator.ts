@@ -10,6 +10,7 @@ import {
   AuthorizationRedirectError,
   InvalidRequestError,
   InvalidScopeError,
+  RequestNotSupportedError,
   UnauthorizedClientError,
   UnsupportedResponseTypeError,
   OAuthError,
@@ -28,6 +29,8 @@ function nonEmpty(value: unknown): string | undefined {
 
 const MAX_PARAM_LENGTH = 2048;
 type Query = Record<string, unknown>;
+/** Core §6.1's answer when a request object arrives. */
+const REQUEST_OBJECTS_UNSUPPORTED = 'Request objects (the request parameter, OpenID Connect Core §6.1) are not supported; send the parameters themselves, or push them to the pushed_authorization_request_endpoint (RFC 9126)';
 
 /** How a request reached the validator: at /authorize (the default), or pushed to /par (RFC 9126 §2.1). */
 export interface ValidationContext {
@@ -61,7 +64,8 @@ export class AuthorizationRequestValidator {
     // RFC 9126 §4: a pushed request's parameters are the request; the query names it and the client,
     // and any other parameter in it is ignored. A request_uri is never pushed (§2.1; ParService refuses it).
     let pushedRequestId: string | undefined;
-    if (query.request_uri !== undefined && !context.pushed) {
+    // RFC 6749 §3.1: a parameter sent without a value is treated as omitted.
+    if (query.request_uri !== undefined && query.request_uri !== '' && !context.pushed) {
       if (typeof query.request_uri !== 'string' || query.request_uri.length > MAX_PARAM_LENGTH) {
         throw new UnverifiedClientOrRedirectError('invalid_request_uri', 'The request must name exactly one request_uri.');
       }
@@ -106,6 +110,9 @@ export class AuthorizationRequestValidator {
     const fail = (error: OAuthError): never => {
       throw new AuthorizationRedirectError(error, redirectUri, state, responseMode);
     };
+
+    // Core §6.1: without request object support the answer is request_not_supported, never the unsigned parameters beside the object.
+    if (query.request !== undefined && query.request !== '') fail(new RequestNotSupportedError(REQUEST_OBJECTS_UNSUPPORTED));
 
     // RFC 9126 §5: a client (or a server) that requires pushed requests accepts no other kind.
     if (pushedRequestId === undefined && !context.pushed && (this.par.required || client.openId.requirePushedAuthorizationRequests || fapi)) {

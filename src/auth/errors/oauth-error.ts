@@ -103,6 +103,12 @@ export class ConsentRequiredError extends OAuthError {
   readonly status = 400;
 }
 
+/** Core §3.1.2.6, §6.1: a request object (the request parameter), which this server does not support. */
+export class RequestNotSupportedError extends OAuthError {
+  readonly error = 'request_not_supported';
+  readonly status = 400;
+}
+
 /**
  * The authorization request names no known client, or a redirect URI that is not registered for it.
  * RFC 6749 §4.1.2.1: the user must be told, and must not be redirected anywhere.

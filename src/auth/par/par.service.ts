@@ -29,9 +29,9 @@ export class ParService {
 
   async push(client: Client, form: unknown, http: FastifyRequest): Promise<PushedAuthorizationResponse> {
     const body = form !== null && typeof form === 'object' && !Array.isArray(form) ? (form as Record<string, unknown>) : {};
-    // §2.1: request_uri MUST NOT be pushed; request objects (RFC 9101) are not supported here.
-    if (body.request_uri !== undefined) throw new InvalidRequestError('request_uri must not be sent to the pushed authorization request endpoint (RFC 9126 §2.1)');
-    if (body.request !== undefined) throw new InvalidRequestError('Request objects (the request parameter) are not supported; push the parameters themselves');
+    // §2.1: request_uri MUST NOT be pushed (an empty one is no parameter, RFC 6749 §3.1). A request
+    // object is refused by the validator below with request_not_supported, as at /authorize.
+    if (body.request_uri !== undefined && body.request_uri !== '') throw new InvalidRequestError('request_uri must not be sent to the pushed authorization request endpoint (RFC 9126 §2.1)');
     // The client_id is the authenticated client's (the guard refused a body client_id naming another).
     const query = { ...body, client_id: client.id };
     try {
