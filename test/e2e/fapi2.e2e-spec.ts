@@ -341,21 +341,21 @@ describe('FAPI 2.0 Security Profile', () => {
       });
 
       it.each<[string, Record<string, unknown>, string[]]>([
-        ['client_secret_basic', { token_endpoint_auth_method: 'client_secret_basic', jwks: undefined }, ['token_endpoint_auth_method must be "private_key_jwt"']],
-        ['a public client', { token_endpoint_auth_method: 'none', jwks: undefined }, ['token_endpoint_auth_method must be "private_key_jwt"']],
+        ['client_secret_basic', { token_endpoint_auth_method: 'client_secret_basic', jwks: undefined }, ["token_endpoint_auth_method must be 'private_key_jwt'"]],
+        ['a public client', { token_endpoint_auth_method: 'none', jwks: undefined }, ["token_endpoint_auth_method must be 'private_key_jwt'"]],
         ['require_pushed_authorization_requests left out', { require_pushed_authorization_requests: undefined }, ['require_pushed_authorization_requests must be true']],
         ['require_pushed_authorization_requests false', { require_pushed_authorization_requests: false }, ['require_pushed_authorization_requests must be true']],
         ['dpop_bound_access_tokens left out', { dpop_bound_access_tokens: undefined }, ['dpop_bound_access_tokens must be true']],
         ['the password grant', { grant_types: ['authorization_code', 'refresh_token', 'password'] }, ['grant_types must not include password']],
         ['the implicit grant', { grant_types: ['authorization_code', 'implicit'], response_types: ['code', 'token'] }, ['grant_types must not include implicit']],
         // A MAC token cannot be DPoP-bound, so a MAC client leaves out dpop_bound_access_tokens: both are named.
-        ['access_token_type mac', { access_token_type: 'mac', dpop_bound_access_tokens: undefined }, ['access_token_type must be "bearer"', 'dpop_bound_access_tokens must be true']],
+        ['access_token_type mac', { access_token_type: 'mac', dpop_bound_access_tokens: undefined }, ["access_token_type must be 'bearer'", 'dpop_bound_access_tokens must be true']],
         [
           'everything at once',
           { token_endpoint_auth_method: 'client_secret_basic', jwks: undefined, grant_types: ['authorization_code', 'password'], require_pushed_authorization_requests: undefined, dpop_bound_access_tokens: false },
-          ['token_endpoint_auth_method must be "private_key_jwt"', 'grant_types must not include password', 'require_pushed_authorization_requests must be true', 'dpop_bound_access_tokens must be true'],
+          ["token_endpoint_auth_method must be 'private_key_jwt'", 'grant_types must not include password', 'require_pushed_authorization_requests must be true', 'dpop_bound_access_tokens must be true'],
         ],
-        ['an unknown security_profile', { security_profile: 'fapi1' }, ['Unsupported security_profile "fapi1"']],
+        ['an unknown security_profile', { security_profile: 'fapi1' }, ["Unsupported security_profile 'fapi1'"]],
         // §5.4.1: PS256, ES256 and EdDSA only; RS256 is Latchkey's default for ID tokens, so a FAPI client must choose.
         ['ID tokens signed with RS256 (the default)', { id_token_signed_response_alg: undefined }, ['id_token_signed_response_alg must be ES256 or EdDSA, not RS256']],
         ['client assertions pinned to RS256', { token_endpoint_auth_signing_alg: 'RS256' }, ['token_endpoint_auth_signing_alg must be PS256, ES256 or EdDSA, not RS256']],
@@ -364,7 +364,7 @@ describe('FAPI 2.0 Security Profile', () => {
         const reply = await call('POST', '/register', adminToken, fapiMetadata(key, change));
         expect({ status: reply.status, error: reply.json.error }).toEqual({ status: 400, error: 'invalid_client_metadata' });
         for (const problem of problems) expect(reply.json.error_description).toContain(problem);
-        if (!('security_profile' in change)) expect(reply.json.error_description).toContain('FAPI 2.0 Security Profile (security_profile is "fapi2")');
+        if (!('security_profile' in change)) expect(reply.json.error_description).toContain("FAPI 2.0 Security Profile (security_profile is 'fapi2')");
         expect(reply.json.client_id).toBeUndefined();
         expect(await clientCount()).toBe(clientsBefore);
         expect(await auditCount()).toBe(auditBefore);
@@ -521,7 +521,7 @@ describe('FAPI 2.0 Security Profile', () => {
       for (const change of [{ security_profile: 'default' }, { security_profile: undefined }]) {
         const reply = await call('PUT', `/register/${rp.id}`, rat, { ...fapiMetadata(rp.key, change), client_id: rp.id });
         expect({ status: reply.status, error: reply.json.error }).toEqual({ status: 400, error: 'invalid_client_metadata' });
-        expect(reply.json.error_description).toContain('security_profile is "fapi2" and only an administrator can leave it');
+        expect(reply.json.error_description).toContain("security_profile is 'fapi2' and only an administrator can leave it");
       }
       expect(await row(rp.id)).toEqual(before);
       expect(await auditCount()).toBe(auditBefore);
@@ -593,7 +593,8 @@ describe('FAPI 2.0 Security Profile', () => {
     it('a client registered before the switch for RS256 ID tokens (the default) gets no OpenID authentication and no ID token (§5.4.1): unauthorized_client at /par, on refresh and for its code from before, nothing written or burned; without openid it is served', async () => {
       const rp = rpOf(legacyKeyClient.id, legacyKeyClient.key);
       const data = nest.get<DataSource>(getDataSourceToken());
-      const message = 'The FAPI 2.0 Security Profile this client is held to allows ID tokens signed with ES256 or EdDSA only (§5.4.1), and the client is registered for RS256: an administrator must change its id_token_signed_response_alg';
+      const message = 'The FAPI 2.0 Security Profile this client is held to allows ID tokens signed with ES256 or EdDSA only (section 5.4.1), and the client is registered for RS256: an administrator must change its id_token_signed_response_alg';
+      // As it reaches the client: RFC 6749's character set spells the source's § out (src/common/error-description.ts).
 
       const openIdPush = await oauth.pushedAuthorizationRequest(as, rp.client, rp.auth, (await prepare('openid notes:read')).parameters, INSECURE);
       expect(openIdPush.status).toBe(400);
@@ -654,7 +655,7 @@ describe('FAPI 2.0 Security Profile', () => {
       const refused = await register(plain);
       expect({ status: refused.status, error: refused.json.error }).toEqual({ status: 400, error: 'invalid_client_metadata' });
       expect(refused.json.error_description).toContain('this server holds every client to the FAPI 2.0 Security Profile');
-      expect(refused.json.error_description).toContain('token_endpoint_auth_method must be "private_key_jwt"');
+      expect(refused.json.error_description).toContain("token_endpoint_auth_method must be 'private_key_jwt'");
       await expect(nest.get(ClientsService).create({ name: 'plain', redirectUris: [REDIRECT_URI], scope: 'notes:read' })).rejects.toMatchObject({
         code: 'invalid_client_metadata',
         message: expect.stringContaining('this server holds every client to the FAPI 2.0 Security Profile'),
