@@ -10,7 +10,8 @@ import { BEARER_REALM } from './token-principal.js';
 export type AccessRefusal =
   | { error: 'missing' }
   | { error: 'invalid_request'; description: string }
-  | { error: 'invalid_token'; description: string }
+  /** `dpopBound`: a DPoP-bound token sent under another scheme; the answer also offers the DPoP challenge (RFC 9449 §7.2). */
+  | { error: 'invalid_token'; description: string; dpopBound?: true }
   | { error: 'insufficient_scope'; description: string; scope: string }
   /** RFC 9449 §7.1, §9: the DPoP proof does not hold, or must carry the server's nonce. */
   | { error: 'invalid_dpop_proof' | 'use_dpop_nonce'; description: string };
@@ -54,8 +55,11 @@ export function describeAccessDenied({ refusal, scheme }: AccessDenied, dpopAlgo
       };
     case 'invalid_request':
       return { status: 400, error: refusal.error, description: refusal.description, challenge: challenge(scheme, dpopAlgs, refusal.error, refusal.description) };
-    case 'invalid_token':
-      return { status: 401, error: refusal.error, description: refusal.description, challenge: challenge(scheme, dpopAlgs, refusal.error, refusal.description) };
+    case 'invalid_token': {
+      const refused = challenge(scheme, dpopAlgs, refusal.error, refusal.description);
+      // RFC 9110 §11.6.1: several challenges in one header; the second names the scheme that would work.
+      return { status: 401, error: refusal.error, description: refusal.description, challenge: refusal.dpopBound ? `${refused}, ${DPOP_SCHEME} algs="${dpopAlgs}"` : refused };
+    }
     case 'invalid_dpop_proof':
     case 'use_dpop_nonce':
       return { status: 401, error: refusal.error, description: refusal.description, challenge: challenge(DPOP_SCHEME, dpopAlgs, refusal.error, refusal.description) };

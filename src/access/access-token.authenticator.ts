@@ -65,7 +65,7 @@ export class AccessTokenAuthenticator {
     if (presented.scheme === DPOP_SCHEME) return this.dpopPrincipal(token, presented);
     if (presented.scheme === TokenType.Bearer) {
       // RFC 9449 §7.2: a DPoP-bound token presented as a bearer token is refused, whoever holds it.
-      if (token.dpopJkt !== null) return { error: 'invalid_token', description: 'This access token is DPoP-bound: send it as "Authorization: DPoP <token>" with a DPoP proof' };
+      if (token.dpopJkt !== null) return { error: 'invalid_token', description: 'This access token is DPoP-bound: send it as "Authorization: DPoP <token>" with a DPoP proof', dpopBound: true };
       // A MAC token is only good with the signature of its key (draft-ietf-oauth-v2-http-mac-02 §1), never as a bearer token.
       return token.tokenType === TokenType.Bearer ? principalOf(token, TokenType.Bearer) : INVALID_TOKEN;
     }
