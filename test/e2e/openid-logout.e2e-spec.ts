@@ -124,11 +124,69 @@ describe('OpenID Connect logout', () => {
       expect(await signedIn(browser)).toBe(true);
     });
 
-    it('refuses a hint we did not issue and a client_id that disagrees with the hint', async () => {
+    it('oidcc-rp-initiated-logout-bad-id-token-hint: refuses a hint we did not issue, and a client_id that disagrees with the hint', async () => {
       const { browser, tokens } = await signIn();
       const forged = `${tokens.id_token!.split('.').slice(0, 2).join('.')}.${'A'.repeat(342)}`;
       expect((await browser.get(`/session/end?id_token_hint=${forged}`)).status).toBe(400);
       expect((await browser.get(`/session/end?id_token_hint=${tokens.id_token!}&client_id=someone-else`)).status).toBe(400);
+      expect(await signedIn(browser)).toBe(true);
+    });
+
+    it('oidcc-rp-initiated-logout-no-id-token-hint, as the suite sends it (post_logout_redirect_uri alone, no client_id): 400, since nothing names the client whose URI it must be; nobody is signed out', async () => {
+      const { browser } = await signIn();
+      const page = await browser.get(`/session/end?${new URLSearchParams({ post_logout_redirect_uri: SIGNED_OUT })}`);
+      expect(page.status).toBe(400);
+      expect(page.location).toBeUndefined();
+      expect(await signedIn(browser)).toBe(true);
+    });
+
+    it('oidcc-rp-initiated-logout-query-added-to-post-logout-redirect-uri: the registered URI with a query added is another URI: 400, no redirect, nobody signed out', async () => {
+      const { browser, tokens } = await signIn();
+      const page = await browser.get(oidc.buildEndSessionUrl(config, { id_token_hint: tokens.id_token!, post_logout_redirect_uri: `${SIGNED_OUT}?added=1` }).href);
+      expect(page.status).toBe(400);
+      expect(page.location).toBeUndefined();
+      expect(await signedIn(browser)).toBe(true);
+    });
+
+    it('oidcc-rp-initiated-logout-only-state, as the suite sends it (state alone): asks the person, then shows that they are signed out', async () => {
+      const { browser } = await signIn();
+      const confirm = await browser.get('/session/end?state=only');
+      expect(confirm.body).toContain('Sign out?');
+      const out = await browser.post('/session/end/confirm', { ...hiddenFields(confirm.body, '/session/end/confirm'), decision: 'sign_out' });
+      expect(out.status).toBe(200);
+      expect(out.body).toContain('You are signed out');
+      expect(await signedIn(browser)).toBe(false);
+    });
+
+    it('a client\'s form POST from its own site, which the SameSite=Lax session cookie does not accompany: 303 to the same request as a GET navigation, which carries the cookie, signs the person out and returns with state', async () => {
+      const { browser, tokens } = await signIn();
+      const form = { id_token_hint: tokens.id_token!, post_logout_redirect_uri: SIGNED_OUT, state: 'posted' };
+      const crossSite = await fetch(new URL('/session/end', issuer), { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form) });
+      expect(crossSite.status).toBe(303);
+      const location = crossSite.headers.get('location')!;
+      expect(Object.fromEntries(new URL(location, issuer).searchParams)).toEqual(form);
+      expect(await signedIn(browser)).toBe(true);
+      const page = await browser.get(location);
+      expect([page.status, page.location]).toEqual([303, `${SIGNED_OUT}?state=posted`]);
+      expect(await signedIn(browser)).toBe(false);
+      // A POST that does carry the cookie (same site) is answered at once.
+      const { browser: other, tokens: others } = await signIn();
+      const direct = await other.post('/session/end', { id_token_hint: others.id_token!, post_logout_redirect_uri: SIGNED_OUT, state: 'direct' });
+      expect([direct.status, direct.location]).toEqual([303, `${SIGNED_OUT}?state=direct`]);
+      expect(await signedIn(other)).toBe(false);
+    });
+
+    it.each<[string, (hint: string) => [string, string][]]>([
+      ['post_logout_redirect_uri twice (one registered, one not)', (hint) => [['id_token_hint', hint], ['post_logout_redirect_uri', SIGNED_OUT], ['post_logout_redirect_uri', 'https://evil.example/']]],
+      ['state longer than 4096 characters', (hint) => [['id_token_hint', hint], ['post_logout_redirect_uri', SIGNED_OUT], ['state', 's'.repeat(4097)]]],
+      ['id_token_hint twice', (hint) => [['id_token_hint', hint], ['id_token_hint', hint]]],
+    ])('%s → 400, no redirect, nobody signed out (§4: the request is not acted on), by GET and by POST', async (_case, pairs) => {
+      const { browser, tokens } = await signIn();
+      const query = new URLSearchParams(pairs(tokens.id_token!));
+      const got = await browser.get(`/session/end?${query}`);
+      expect([got.status, got.location]).toEqual([400, undefined]);
+      const crossSite = await fetch(new URL('/session/end', issuer), { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: query });
+      expect(crossSite.status).toBe(400);
       expect(await signedIn(browser)).toBe(true);
     });
 

@@ -28,7 +28,17 @@ interface EndSessionRequest {
   trusted: boolean;
 }
 
-const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' && value.length <= 4096 ? value : undefined);
+const MAX_PARAM_LENGTH = 4096;
+/** The §2 parameters this endpoint reads, and carries through a confirmation or a redirect. */
+const LOGOUT_PARAMS = ['id_token_hint', 'client_id', 'post_logout_redirect_uri', 'state'] as const;
+
+/** A parameter's value; empty counts as omitted (RFC 6749 §3.1). Call after malformedParam found none. */
+const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
+
+/** The first §2 parameter sent twice (an array) or too long: §4 wants such a request refused, not read as if it lacked it. */
+function malformedParam(params: EndSessionParams): string | undefined {
+  return LOGOUT_PARAMS.find((name) => params[name] !== undefined && (typeof params[name] !== 'string' || params[name].length > MAX_PARAM_LENGTH));
+}
 
 /**
  * OpenID Connect RP-Initiated Logout 1.0: a client sends the person here to sign out. A request
@@ -50,6 +60,13 @@ export class EndSessionService {
   /** GET or POST /session/end. */
   async start(request: FastifyRequest, params: EndSessionParams): Promise<InteractionOutcome> {
     const user = await this.session.currentUser(request);
+    // A client's form POST comes from its own site, and browsers keep the SameSite=Lax session
+    // cookie from cross-site POSTs: with no session in sight, the same request as a GET navigation
+    // (which carries the cookie) finds out whether someone is signed in, instead of redirecting
+    // back as though the sign-out had happened.
+    if (user === null && request.method === 'POST' && malformedParam(params) === undefined) {
+      return { kind: 'redirect', status: 303, location: `/session/end?${new URLSearchParams(rawParams(params))}` };
+    }
     const parsed = await this.parse(request, params, user);
     if ('error' in parsed) return parsed.error;
     if (user && !parsed.trusted) return this.pages.logoutConfirmation(request, user, parsed.client, rawParams(params));
@@ -78,6 +95,8 @@ export class EndSessionService {
 
   private async parse(request: FastifyRequest, params: EndSessionParams, user: User | null): Promise<EndSessionRequest | { error: InteractionOutcome }> {
     const refuse = (message: string) => ({ error: this.pages.error(400, 'invalid_request', message) });
+    const malformed = malformedParam(params);
+    if (malformed) return refuse(`The sign-out request sent ${malformed} more than once, or one longer than ${MAX_PARAM_LENGTH} characters.`);
     const hintValue = text(params.id_token_hint);
     const hint = hintValue === undefined ? undefined : await this.hints.read(hintValue);
     if (hintValue !== undefined && !hint) return refuse('The sign-out request came with an ID token this server did not issue.');
@@ -99,7 +118,7 @@ export class EndSessionService {
 /** The parameters to carry through the confirmation form, validated again on return. */
 function rawParams(params: EndSessionParams): Record<string, string> {
   const carried: Record<string, string> = {};
-  for (const name of ['id_token_hint', 'client_id', 'post_logout_redirect_uri', 'state'] as const) {
+  for (const name of LOGOUT_PARAMS) {
     const value = text(params[name]);
     if (value !== undefined) carried[name] = value;
   }
