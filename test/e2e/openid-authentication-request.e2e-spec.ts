@@ -7,7 +7,7 @@
 import { jest } from '@jest/globals';
 import { decodeJwt } from 'jose';
 import { Browser, isConsentPage, isLoginPage, type Page } from '../helpers/browser.js';
-import { authorizeAsUser, authorizeUrl, newPkce, redirectParams, tokenRequest } from '../helpers/oauth-flow.js';
+import { authorizeAsUser, authorizeUrl, basicAuth, newPkce, redirectParams, tokenRequest } from '../helpers/oauth-flow.js';
 import { TestApp, type RegisteredClientWithMethod, type TestUser } from '../helpers/test-app.js';
 
 const ISSUER = 'https://auth.example.test';
@@ -91,6 +91,68 @@ describe('OpenID Connect authentication requests (Core §3.1.2.1)', () => {
       expect([302, 303]).toContain(done.status);
       const after = await idTokenFrom(done, pkce);
       expect(after.auth_time as number).toBeGreaterThan(before.auth_time as number);
+    });
+
+    /** Pushes an OpenID request for `target` (RFC 9126) and returns the /authorize URL that names it. */
+    async function pushed(target: RegisteredClientWithMethod, params: Record<string, string>, pkce = newPkce()): Promise<string> {
+      const response = await fetch(app.url('/par'), {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basicAuth(target.clientId, target.clientSecret!) },
+        body: new URLSearchParams({ response_type: 'code', redirect_uri: target.redirectUri, scope: 'openid notes:read', state: 'xyz', code_challenge: pkce.challenge, code_challenge_method: 'S256', ...params }),
+      });
+      expect(response.status).toBe(201);
+      const { request_uri: requestUri } = (await response.json()) as { request_uri: string };
+      return `/authorize?${new URLSearchParams({ client_id: target.clientId, request_uri: requestUri })}`;
+    }
+
+    /** Signs `user` in on the login page `login` and follows the way back: the page /authorize answers then. */
+    async function signInOn(browser: Browser, login: Page, user: TestUser): Promise<Page> {
+      expect(isLoginPage(login)).toBe(true);
+      const signedIn = await browser.submit(login, '/login', { username: user.username, password: user.password });
+      return browser.get(signedIn.location!);
+    }
+
+    it.each([
+      ['prompt=login', { prompt: 'login' }],
+      ['prompt=select_account', { prompt: 'select_account' }],
+      ['max_age=0', { max_age: '0' }],
+    ])('a pushed request with %s: the parameters come back unchanged after the sign-in, and that one sign-in answers them with a code', async (_case, params) => {
+      const browser = await signedIn(alice);
+      const pkce = newPkce();
+      const url = await pushed(client, params, pkce);
+      const back = await signInOn(browser, await browser.get(url), alice);
+      expect(back.status).toBe(302);
+      expect(redirectParams(back).get('code')).toMatch(/^lk_ac_/);
+      expect((await idTokenFrom(back, pkce)).auth_time).toEqual(expect.any(Number));
+    });
+
+    it('a client registered with default_max_age 0: each request asks for one sign-in, which answers it', async () => {
+      const strict = await app.createClient({ redirectUris: ['https://rp.example/strict'], scope: 'notes:read', openId: { default_max_age: 0 } as never });
+      const browser = new Browser(app.baseUrl);
+      const requestFor = (pkce = newPkce()) => authorizeUrl(strict, { scope: 'openid', state: 's', code_challenge: pkce.challenge, code_challenge_method: 'S256' });
+      const url = requestFor();
+      const consent = await signInOn(browser, await browser.get(url), alice);
+      const first = isConsentPage(consent) ? await browser.submit(consent, '/consent', { decision: 'allow' }) : consent;
+      expect(redirectParams(first).get('code')).toMatch(/^lk_ac_/);
+      // The next request of the client asks again (its max_age is 0), and one sign-in answers it too.
+      const next = requestFor();
+      const second = await signInOn(browser, await browser.get(next), alice);
+      expect(redirectParams(second).get('code')).toMatch(/^lk_ac_/);
+    });
+
+    it('the sign-in answers only the request that asked: the same prompt=login request opened again after its code asks again', async () => {
+      const browser = await signedIn(alice);
+      const url = request({ prompt: 'login' });
+      const back = await signInOn(browser, await browser.get(url), alice);
+      expect(redirectParams(back).get('code')).toMatch(/^lk_ac_/);
+      expect(isLoginPage(await browser.get(url))).toBe(true);
+    });
+
+    it('coming back without signing in does not count: the login page again', async () => {
+      const browser = await signedIn(alice);
+      const url = await pushed(client, { prompt: 'login' });
+      expect(isLoginPage(await browser.get(url))).toBe(true);
+      expect(isLoginPage(await browser.get(url))).toBe(true);
     });
 
     it('prompt=consent shows the consent page even when consent was given', async () => {

@@ -19,6 +19,8 @@ export interface Presence {
   user: User | null;
   authTime: Date | null;
   consented: boolean;
+  /** The person signed in after this very request asked them to (LoginSession.signedInSinceAsked). */
+  signedInSinceAsked: boolean;
 }
 
 /**
@@ -34,19 +36,24 @@ export class AuthenticationPolicy {
     private readonly subjects: SubjectIdentifiers,
   ) {}
 
-  async next(authorization: AuthorizationRequest, { user, authTime, consented }: Presence): Promise<NextStep> {
+  async next(authorization: AuthorizationRequest, { user, authTime, consented, signedInSinceAsked }: Presence): Promise<NextStep> {
     const hinted = authorization.idTokenHint === undefined ? undefined : await this.hints.subject(authorization.idTokenHint, authorization.client.id);
     if (authorization.idTokenHint !== undefined && hinted === undefined) {
       return { kind: 'refuse', error: new InvalidRequestError('id_token_hint is not an ID token this server issued to this client') };
     }
     // Dynamic Registration §2 default_max_age: for requests that name none.
     const maxAge = authorization.maxAge ?? authorization.client.openId.defaultMaxAge ?? undefined;
-    const signInNeeded =
-      user === null ||
+    // A sign-in this request asked for answers its prompt=login, select_account and max_age (max_age=0
+    // included); without this, a request whose parameters come back unchanged (pushed ones, a
+    // client's default_max_age) would ask again after every sign-in.
+    const reauthenticationAsked =
       authorization.prompt.has(Prompt.Login) ||
       authorization.prompt.has(Prompt.SelectAccount) ||
       // max_age: the sign-in is too old (Core §3.1.2.1); a session without a time is too.
-      (maxAge !== undefined && (authTime === null || this.clock.now().getTime() - authTime.getTime() > maxAge * 1000)) ||
+      (maxAge !== undefined && (authTime === null || this.clock.now().getTime() - authTime.getTime() > maxAge * 1000));
+    const signInNeeded =
+      user === null ||
+      (reauthenticationAsked && !signedInSinceAsked) ||
       // The client expects someone else (Core §3.1.2.1 id_token_hint), by the sub it knows them by.
       (hinted !== undefined && hinted !== this.subjects.of(authorization.client, user.id));
 
@@ -55,24 +62,8 @@ export class AuthenticationPolicy {
       if (!consented) return { kind: 'refuse', error: new ConsentRequiredError('The person has not allowed this application this access, and prompt=none forbids asking') };
       return { kind: 'approve', user };
     }
-    if (signInNeeded) return { kind: 'login', returnTo: afterSignIn(authorization.rawQuery) };
+    if (signInNeeded) return { kind: 'login', returnTo: `/authorize?${authorization.rawQuery}` };
     if (!consented || authorization.prompt.has(Prompt.Consent)) return { kind: 'consent', user };
     return { kind: 'approve', user };
   }
-}
-
-/**
- * The request to continue with once the person has signed in: without what asked for the sign-in
- * (prompt=login or select_account, max_age, id_token_hint), which the fresh sign-in has answered;
- * kept, they would ask again and again. Everything else is validated again from scratch.
- */
-function afterSignIn(rawQuery: string): string {
-  const query = new URLSearchParams(rawQuery);
-  if (!query.has('prompt') && !query.has('max_age') && !query.has('id_token_hint')) return `/authorize?${rawQuery}`;
-  const prompt = (query.get('prompt') ?? '').split(' ').filter((value) => value !== '' && value !== Prompt.Login && value !== Prompt.SelectAccount);
-  if (prompt.length > 0) query.set('prompt', prompt.join(' '));
-  else query.delete('prompt');
-  query.delete('max_age');
-  query.delete('id_token_hint');
-  return `/authorize?${query.toString()}`;
 }

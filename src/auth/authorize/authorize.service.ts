@@ -3,6 +3,7 @@ import { JwtAccessTokens } from '../token/jwt-access-tokens.js';
 import { FAPI2_CODE_TTL_SECONDS, SecurityProfiles } from '../../clients/security-profile.js';
 import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
+import { createHash } from 'node:crypto';
 import { parse as parseQuery } from 'node:querystring';
 import { uuidv7 } from '../../common/random.js';
 import { CodesService } from '../../codes/codes.service.js';
@@ -63,9 +64,11 @@ export class AuthorizeService {
     const user = await this.session.currentUser(request);
     const authTime = user ? this.session.authTime(request) : null;
     const consented = user ? await this.consents.covers(user.id, authorization.client.id, authorization.scope) : false;
-    const step = await this.policy.next(authorization, { user, authTime, consented });
+    const requestKey = signInRequestKey(rawQuery);
+    const step = await this.policy.next(authorization, { user, authTime, consented, signedInSinceAsked: this.session.signedInSinceAsked(request, requestKey) });
     switch (step.kind) {
       case 'login':
+        this.session.askSignIn(request, requestKey);
         return this.pages.login(request, { returnTo: step.returnTo, authorization, username: authorization.loginHint });
       case 'consent':
         return this.pages.consent(request, step.user, authorization);
@@ -83,7 +86,10 @@ export class AuthorizeService {
     const rawQuery = typeof form.authorization_request === 'string' ? form.authorization_request : '';
     const authorization = await this.validator.validate(parseQuery(rawQuery), rawQuery);
     const user = await this.session.currentUser(request);
-    if (!user) return this.pages.login(request, { returnTo: `/authorize?${rawQuery}`, authorization });
+    if (!user) {
+      this.session.askSignIn(request, signInRequestKey(rawQuery));
+      return this.pages.login(request, { returnTo: `/authorize?${rawQuery}`, authorization });
+    }
 
     if (form.decision === 'allow') {
       await this.consents.grant(user.id, authorization.client.id, authorization.scope);
@@ -100,6 +106,7 @@ export class AuthorizeService {
 
   /** Issues the code, or the token of the implicit grant, and redirects back to the client (RFC 6749 §4.1.2, §4.2.2, RFC 9207). */
   private async approve(request: FastifyRequest, user: User, authTime: Date | null, authorization: AuthorizationRequest, status: 302 | 303): Promise<InteractionOutcome> {
+    this.session.forgetSignInAsked(request);
     if (authorization.responseType === ResponseType.Token) return this.approveImplicit(user, authorization, status);
     // An OpenID authentication ties the client to this sign-in: its ID tokens name the session, and its end reaches the client.
     const sid = authorization.scope.includes(OPENID_SCOPE) ? await this.session.signedInto(request, authorization.client.id) : null;
@@ -160,4 +167,9 @@ export class AuthorizeService {
       retryUrl: rawQuery !== undefined ? `/authorize?${rawQuery}` : undefined,
     });
   }
+}
+
+/** Names an authorization request by its query (which the browser brings back unchanged after signing in), without keeping the query in the cookie. */
+function signInRequestKey(rawQuery: string): string {
+  return createHash('sha256').update(rawQuery).digest('base64url');
 }

@@ -18,6 +18,10 @@ declare module '@fastify/secure-session' {
     sid: string;
     /** Synchronizer token of the login and consent forms. */
     csrf: string;
+    /** The authorization request (a hash of its query) that last asked for a sign-in, and when, in epoch milliseconds. */
+    signInAsked?: { request: string; at: number };
+    /** When the user signed in, in epoch milliseconds: finer than authTime, to tell a sign-in from a request made in the same second. */
+    signedInAt?: number;
   }
 }
 
@@ -35,6 +39,28 @@ export class LoginSession {
     private readonly clock: Clock,
     @Inject(sessionConfig.KEY) private readonly config: SessionConfig,
   ) {}
+
+  /**
+   * Records that the authorization request `requestKey` asks for a sign-in now (nobody signed in,
+   * prompt=login, select_account, max_age, id_token_hint). Kept in the encrypted cookie, so that
+   * neither the query the browser comes back with nor a copied cookie can claim a sign-in that did
+   * not happen after it.
+   */
+  askSignIn(request: FastifyRequest, requestKey: string): void {
+    request.session.set('signInAsked', { request: requestKey, at: this.clock.now().getTime() });
+  }
+
+  /** Whether the person signed in after the request `requestKey` asked them to: that sign-in answers its prompt=login and max_age. */
+  signedInSinceAsked(request: FastifyRequest, requestKey: string): boolean {
+    const asked = request.session.get('signInAsked');
+    const signedInAt = request.session.get('signedInAt');
+    return asked?.request === requestKey && signedInAt !== undefined && signedInAt >= asked.at;
+  }
+
+  /** The request was answered: a later one with the same query asks again. */
+  forgetSignInAsked(request: FastifyRequest): void {
+    if (request.session.get('signInAsked') !== undefined) request.session.set('signInAsked', undefined);
+  }
 
   /**
    * The logged-in user, or null when there is none, the session is older than
@@ -81,9 +107,13 @@ export class LoginSession {
     const previous = request.session.get('sid');
     if (previous) await this.sessions.end(previous);
     const { secret, createdAt } = await this.sessions.start(user.id);
+    // The request that asked for this sign-in is what the person goes back to: it must see that it happened.
+    const signInAsked = request.session.get('signInAsked');
     request.session.regenerate();
+    if (signInAsked !== undefined) request.session.set('signInAsked', signInAsked);
     request.session.set('uid', user.id);
     request.session.set('authTime', Math.floor(createdAt.getTime() / 1000));
+    request.session.set('signedInAt', createdAt.getTime());
     request.session.set('sid', secret);
     request.session.set('csrf', newCsrfToken());
   }
