@@ -255,6 +255,18 @@ describe('Resource indicators (RFC 8707)', () => {
       await expect(verifyOffline(token)).resolves.toBeDefined();
     });
 
+    it('the longest JWT access token we issue (ten resources of 2,000 characters in aud) is still introspected and revoked: the token parameter admits it', async () => {
+      const servers = nest.get(ResourceServersService);
+      const long = Array.from({ length: 10 }, (_, i) => `https://long-${i}.example.com/${'p'.repeat(1960)}`);
+      for (const uri of long) await servers.register({ uri, name: `Long ${uri.slice(8, 14)}`, accessTokenFormat: 'jwt', introspector: introspector.client.client_id }, 'test');
+      const response = await oauth.clientCredentialsGrantRequest(as, rp.client, rp.auth, new URLSearchParams(long.map((uri): [string, string] => ['resource', uri])), INSECURE);
+      const token = (await oauth.processClientCredentialsResponse(as, rp.client, response)).access_token;
+      expect(token.length).toBeGreaterThan(20_000);
+      expect((await introspect(introspector, token)).active).toBe(true);
+      await oauth.processRevocationResponse(await oauth.revocationRequest(as, rp.client, rp.auth, token, INSECURE));
+      expect(await introspect(introspector, token)).toEqual({ active: false });
+    });
+
     it('an opaque resource beside it: the token is still a JWT, its aud naming both', async () => {
       const response = await oauth.clientCredentialsGrantRequest(as, rp.client, rp.auth, new URLSearchParams([['resource', LEDGER], ['resource', REPORTS]]), INSECURE);
       const token = (await oauth.processClientCredentialsResponse(as, rp.client, response)).access_token;
