@@ -587,6 +587,9 @@ describe('FAPI 2.0 Security Profile', () => {
         expect([...(metadata.grant_types_supported as string[])].sort()).toEqual(['authorization_code', 'client_credentials', 'refresh_token']);
         expect(metadata.token_endpoint_auth_signing_alg_values_supported).not.toContain('HS256');
         expect(metadata.dpop_signing_alg_values_supported).toEqual(expect.arrayContaining(['ES256', 'PS256', 'EdDSA']));
+        // RFC 8414 §3.2: no claim with zero elements (no MAC tokens under the profile).
+        expect(Object.entries(metadata).filter(([, value]) => Array.isArray(value) && value.length === 0)).toEqual([]);
+        expect(metadata).not.toHaveProperty('mac_algorithms_supported');
       }
     });
 

@@ -42,7 +42,8 @@ export interface AuthorizationServerMetadata {
   dpop_signing_alg_values_supported: string[];
   /** Latchkey extensions (RFC 8414 §2 allows more): the access token types and MAC algorithms issued. */
   token_types_supported: string[];
-  mac_algorithms_supported: string[];
+  /** Absent when no client may have MAC tokens (FAPI2_REQUIRED). */
+  mac_algorithms_supported?: string[];
   service_documentation: string;
 }
 
@@ -114,7 +115,8 @@ export class MetadataService {
       dpop_signing_alg_values_supported: [...profiles.dpopAlgorithms()],
       // Bearer by default; mac for clients registered with access_token_type "mac" (draft-ietf-oauth-v2-http-mac).
       token_types_supported: fapi ? [TokenType.Bearer] : Object.values(TokenType),
-      mac_algorithms_supported: fapi ? [] : Object.values(MacAlgorithm),
+      // RFC 8414 §3.2: a claim with zero elements is omitted; under FAPI 2.0 there are no MAC tokens.
+      ...(fapi ? {} : { mac_algorithms_supported: Object.values(MacAlgorithm) }),
       service_documentation: `${app.issuer}/`,
     };
     this.openIdDocument = {
