@@ -287,6 +287,30 @@ describe('authorization endpoint (RFC 6749 §4.1.1, §4.1.2)', () => {
       return page;
     }
 
+    it('POST /authorize, form-serialized (OpenID Connect Core §3.1.2.1, oidcc-ensure-post-request-succeeds): 303 to the same request as a GET, which signs in and redirects with a code', async () => {
+      const pkce = newPkce();
+      const params = { response_type: 'code', client_id: client.clientId, redirect_uri: CALLBACK, scope: 'notes:read', state: 'posted é&=', code_challenge: pkce.challenge, code_challenge_method: 'S256' };
+      const posted = await fetch(app.url('/authorize'), { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(params) });
+      expect(posted.status).toBe(303);
+      const location = posted.headers.get('location')!;
+      expect(new URL(location, app.baseUrl).pathname).toBe('/authorize');
+      expect(Object.fromEntries(new URL(location, app.baseUrl).searchParams)).toEqual(params);
+      const page = await authorizeAsUser(new Browser(app.baseUrl), user, location);
+      expect(redirectParams(page).get('code')).toMatch(CODE_FORMAT);
+      expect(redirectParams(page).get('state')).toBe(params.state);
+    });
+
+    it('POST /authorize keeps a repeated parameter repeated, so the GET refuses it as it would its own (RFC 6749 §3.1); one too long for a URL is a 400 page', async () => {
+      const body = `${new URLSearchParams({ response_type: 'code', client_id: client.clientId, redirect_uri: CALLBACK })}&scope=notes%3Aread&scope=notes%3Awrite`;
+      const posted = await fetch(app.url('/authorize'), { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+      expect(new URL(posted.headers.get('location')!, app.baseUrl).searchParams.getAll('scope')).toEqual(['notes:read', 'notes:write']);
+      const reply = await fetchPage(app, posted.headers.get('location')!);
+      expectErrorRedirect(reply, CALLBACK, 'invalid_request', issuer);
+      const huge = await fetch(app.url('/authorize'), { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ client_id: client.clientId, state: 's'.repeat(9000) }) });
+      expect(huge.status).toBe(400);
+      expect(huge.headers.get('location')).toBeNull();
+    });
+
     it('redirects with code, the identical state and iss, and nothing else added', async () => {
       const pkce = newPkce();
       const state = 'Zx9 /+?&=é';

@@ -138,8 +138,11 @@ describe('RFC 6749 §4.1.1 authorization endpoint under fuzzing (GET /authorize)
     );
   }, 120_000);
 
-  it('answers a form POST to /authorize with 405, not a flow', async () => {
+  it('answers a form POST to /authorize (Core §3.1.2.1) with a 303 to the same request as a GET, never a code nor a page', async () => {
     const response = await sendChecked(app, stats.random, toRawRequest({ method: 'POST', path: '/authorize', headers: { 'content-type': FORM }, body: 'response_type=code&client_id={{client_id}}' }, slots));
-    expect(response.status).toBe(405);
+    expect(response.status).toBe(303);
+    const location = new URL(response.headers.location as string, 'http://latchkey.test');
+    expect(location.pathname).toBe('/authorize');
+    expect([...location.searchParams.keys()]).toEqual(['response_type', 'client_id']);
   });
 });

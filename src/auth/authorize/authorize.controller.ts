@@ -15,6 +15,12 @@ export class AuthorizeController {
     sendOutcome(reply, await this.authorize.start(request));
   }
 
+  /** OpenID Connect Core §3.1.2.1: the authorization endpoint takes POST too (form-serialized). */
+  @Post('authorize')
+  startFromForm(@Body() form: unknown, @Res() reply: FastifyReply): void {
+    sendOutcome(reply, this.authorize.fromForm(form));
+  }
+
   @Post('consent')
   async decide(@Req() request: FastifyRequest, @Body() form: ConsentForm, @Res() reply: FastifyReply): Promise<void> {
     sendOutcome(reply, await this.authorize.decide(request, form ?? {}));

@@ -80,6 +80,24 @@ export class AuthorizeService {
     }
   }
 
+  /**
+   * POST /authorize (Core §3.1.2.1: the same request, form-serialized): the browser is sent to it
+   * as a GET, which validates it like any other and, being a navigation, carries the SameSite=Lax
+   * session cookie that a client's cross-site POST does not. Nothing is decided here.
+   */
+  fromForm(form: unknown): InteractionOutcome {
+    const query = new URLSearchParams();
+    if (form !== null && typeof form === 'object' && !Array.isArray(form)) {
+      for (const [name, value] of Object.entries(form)) {
+        for (const item of Array.isArray(value) ? value : [value]) if (typeof item === 'string') query.append(name, item);
+      }
+    }
+    const location = `/authorize?${query}`;
+    // The GET's request line must fit in the HTTP parser's limit (16 KiB with the headers).
+    if (location.length > MAX_FORM_AS_QUERY) return this.pages.error(400, 'invalid_request', 'This authorization request is too long.');
+    return { kind: 'redirect', status: 303, location };
+  }
+
   /** POST /consent: the user's Allow or Deny. The carried request is validated again from scratch. */
   async decide(request: FastifyRequest, form: ConsentForm): Promise<InteractionOutcome> {
     if (!this.session.csrfMatches(request, form.csrf_token)) return this.staleForm(form);
@@ -168,6 +186,9 @@ export class AuthorizeService {
     });
   }
 }
+
+/** The longest POST /authorize that is turned into a GET. */
+const MAX_FORM_AS_QUERY = 8192;
 
 /** Names an authorization request by its query (which the browser brings back unchanged after signing in), without keeping the query in the cookie. */
 function signInRequestKey(rawQuery: string): string {
