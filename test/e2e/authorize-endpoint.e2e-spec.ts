@@ -210,6 +210,8 @@ describe('authorization endpoint (RFC 6749 §4.1.1, §4.1.2)', () => {
       ['code_challenge in standard base64 (+ / =)', 'invalid_request', { ...S256, code_challenge: `${'a'.repeat(41)}+/=` }],
       // OpenID Connect Core §6.1: never the unsigned parameters beside a request object the server cannot read.
       ['a request object (Core §6.1)', 'request_not_supported', { request: 'eyJhbGciOiJub25lIn0.eyJzY29wZSI6Im5vdGVzOndyaXRlIn0.' }],
+      // Core §6.2: a request_uri that is a URL names a request object to fetch; only pushed requests' URNs are taken.
+      ['a request object by reference (Core §6.2)', 'request_uri_not_supported', { request_uri: 'https://rp.example/request.jwt' }],
     ])('%s → %s', async (_name, error, params) => {
       const reply = await fetchPage(app, authorizeUrl(client, { scope: 'notes:read', state: 'S-1', ...S256, ...params }));
       expect(expectErrorRedirect(reply, CALLBACK, error, issuer).get('state')).toBe('S-1');

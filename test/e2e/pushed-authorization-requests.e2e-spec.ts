@@ -161,13 +161,17 @@ describe('Pushed Authorization Requests (RFC 9126)', () => {
       for (const url of [
         authorizeWith(other, body.request_uri as string),
         authorizeWith(client, 'urn:ietf:params:oauth:request_uri:lk_par_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'),
-        authorizeWith(client, 'https://attacker.example/request.jwt'),
       ]) {
         const page = await browser.get(url);
         expect(page.status).toBe(400);
         expect(page.body).toContain('invalid_request_uri');
         expect(page.location).toBeUndefined();
       }
+      // A URL is no pushed request but a request object to fetch (Core §6.2), which is not supported:
+      // said to the client at its registered redirect URI, and nothing is fetched.
+      const byReference = await browser.get(authorizeWith(client, 'https://attacker.example/request.jwt'));
+      expect(new URL(byReference.location!).origin + new URL(byReference.location!).pathname).toBe(client.redirectUri);
+      expect(redirectParams(byReference).get('error')).toBe('request_uri_not_supported');
       const rows = await app.dataSource.query<{ opened_at: unknown; used_at: unknown }[]>(`SELECT "opened_at", "used_at" FROM "pushed_authorization_requests" WHERE "client_id" = '${client.clientId}' ORDER BY "created_at" DESC, "id" DESC`);
       expect(rows[0]).toEqual({ opened_at: null, used_at: null });
       expect(redirectParams(await authorizeAsUser(browser, alice, authorizeWith(client, body.request_uri as string))).get('code')).toBeTruthy();

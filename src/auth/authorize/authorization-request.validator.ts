@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { ClientsService } from '../../clients/clients.service.js';
 import { SecurityProfiles } from '../../clients/security-profile.js';
 import { parConfig, type ParConfig } from '../../config/par.config.js';
-import { PushedRequests, PushedRequestUnusable } from '../../pushed-requests/pushed-requests.service.js';
+import { PushedRequests, PushedRequestUnusable, REQUEST_URI_PREFIX } from '../../pushed-requests/pushed-requests.service.js';
 import { redirectUriMatches } from '../../clients/redirect-uri.policy.js';
 import { CodeChallengeMethod, GrantType, ResponseMode, ResponseType } from '../../common/oauth.constants.js';
 import { isSubset, parseScope, splitScope } from '../../common/scope.js';
@@ -11,6 +11,7 @@ import {
   InvalidRequestError,
   InvalidScopeError,
   RequestNotSupportedError,
+  RequestUriNotSupportedError,
   UnauthorizedClientError,
   UnsupportedResponseTypeError,
   OAuthError,
@@ -29,6 +30,8 @@ function nonEmpty(value: unknown): string | undefined {
 
 const MAX_PARAM_LENGTH = 2048;
 type Query = Record<string, unknown>;
+/** Core §6.2's answer when a request_uri names a request object to fetch (only pushed requests' URNs are taken). */
+const REQUEST_OBJECT_URIS_UNSUPPORTED = 'Request objects by reference (a request_uri that is a URL, OpenID Connect Core §6.2) are not supported; push the request to the pushed_authorization_request_endpoint (RFC 9126) and send the request_uri it answers';
 /** Core §6.1's answer when a request object arrives. */
 const REQUEST_OBJECTS_UNSUPPORTED = 'Request objects (the request parameter, OpenID Connect Core §6.1) are not supported; send the parameters themselves, or push them to the pushed_authorization_request_endpoint (RFC 9126)';
 
@@ -64,8 +67,11 @@ export class AuthorizationRequestValidator {
     // RFC 9126 §4: a pushed request's parameters are the request; the query names it and the client,
     // and any other parameter in it is ignored. A request_uri is never pushed (§2.1; ParService refuses it).
     let pushedRequestId: string | undefined;
+    // Core §6.2: a request_uri that is a URL names a request object to fetch, which this server does
+    // not do; it is refused with request_uri_not_supported once the redirect URI is known (below).
+    const requestObjectUri = typeof query.request_uri === 'string' && query.request_uri !== '' && !query.request_uri.startsWith(REQUEST_URI_PREFIX);
     // RFC 6749 §3.1: a parameter sent without a value is treated as omitted.
-    if (query.request_uri !== undefined && query.request_uri !== '' && !context.pushed) {
+    if (query.request_uri !== undefined && query.request_uri !== '' && !requestObjectUri && !context.pushed) {
       if (typeof query.request_uri !== 'string' || query.request_uri.length > MAX_PARAM_LENGTH) {
         throw new UnverifiedClientOrRedirectError('invalid_request_uri', 'The request must name exactly one request_uri.');
       }
@@ -113,6 +119,7 @@ export class AuthorizationRequestValidator {
 
     // Core §6.1: without request object support the answer is request_not_supported, never the unsigned parameters beside the object.
     if (query.request !== undefined && query.request !== '') fail(new RequestNotSupportedError(REQUEST_OBJECTS_UNSUPPORTED));
+    if (requestObjectUri && !context.pushed) fail(new RequestUriNotSupportedError(REQUEST_OBJECT_URIS_UNSUPPORTED));
 
     // RFC 9126 §5: a client (or a server) that requires pushed requests accepts no other kind.
     if (pushedRequestId === undefined && !context.pushed && (this.par.required || client.openId.requirePushedAuthorizationRequests || fapi)) {

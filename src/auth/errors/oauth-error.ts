@@ -109,6 +109,12 @@ export class RequestNotSupportedError extends OAuthError {
   readonly status = 400;
 }
 
+/** Core §3.1.2.6, §6.2: a request object by reference (request_uri naming a URL), which this server does not fetch. */
+export class RequestUriNotSupportedError extends OAuthError {
+  readonly error = 'request_uri_not_supported';
+  readonly status = 400;
+}
+
 /**
  * The authorization request names no known client, or a redirect URI that is not registered for it.
  * RFC 6749 §4.1.2.1: the user must be told, and must not be redirected anywhere.
