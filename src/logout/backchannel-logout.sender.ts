@@ -8,8 +8,18 @@ import type { LogoutDelivery } from './logout-delivery.entity.js';
 import { LogoutDeliveryStore } from './logout-delivery.store.js';
 import { LogoutTokenIssuer } from './logout-token.issuer.js';
 
-/** How long a claimed notification is this instance's before another may retry it. */
-const LEASE_MS = 60_000;
+/**
+ * How long a claimed notification is this instance's before another may retry it: a minute, and
+ * always well beyond the time one send may take (BACKCHANNEL_LOGOUT_TIMEOUT_MS, up to a minute,
+ * plus signing and the database), or a second instance would send it again while the first waits.
+ */
+const MIN_LEASE_MS = 60_000;
+const LEASE_MARGIN_MS = 30_000;
+
+/** The lease a round claims its batch for; the batch is sent in parallel, so one send's time bounds the round's. */
+export function claimLeaseMs(timeoutMs: number): number {
+  return Math.max(MIN_LEASE_MS, timeoutMs + LEASE_MARGIN_MS);
+}
 const BATCH = 20;
 const MAX_BACKOFF_MS = 3600_000;
 
@@ -52,7 +62,7 @@ export class BackchannelLogoutSender implements OnApplicationBootstrap, OnApplic
   /** One round: claims what is due and sends it; returns when every attempt has an outcome. */
   async sendDue(): Promise<void> {
     const now = this.clock.now();
-    const claimed = await this.deliveries.claimDue(now, new Date(now.getTime() + LEASE_MS), BATCH);
+    const claimed = await this.deliveries.claimDue(now, new Date(now.getTime() + claimLeaseMs(this.config.timeoutMs)), BATCH);
     await Promise.all(claimed.map((delivery) => this.send(delivery)));
   }
 
