@@ -89,6 +89,16 @@ export class TokenStore {
     return execute(manager, sql, [dateParameter(now, this.dialect), userId, clientId]);
   }
 
+  /**
+   * Revokes the refresh tokens a sign-in session's OpenID grants hold, unless they were granted
+   * offline_access (Back-Channel Logout 1.0 §2.7), in the caller's transaction; returns how many.
+   * `sid` is the session's public id, which those tokens carry; the (user_id, client_id) index finds them.
+   */
+  revokeSessionRefreshTokens(userId: string, sid: string, now: Date, manager: EntityManager): Promise<number> {
+    const sql = `UPDATE "tokens" SET "revoked_at" = ? WHERE "user_id" = ? AND "sid" = ? AND "kind" = ? AND "revoked_at" IS NULL AND (' ' || "scope" || ' ') NOT LIKE '% offline_access %'`;
+    return execute(manager, sql, [dateParameter(now, this.dialect), userId, sid, TokenKind.Refresh]);
+  }
+
   /** When a token was last issued to each client for this person: one grouped read over the (user_id, client_id) index. */
   async lastIssuedByClient(userId: string): Promise<Map<string, Date>> {
     const rows = (await this.dataSource.query(placeholders('SELECT "client_id" AS "clientId", MAX("created_at") AS "lastIssuedAt" FROM "tokens" WHERE "user_id" = ? GROUP BY "client_id"', this.dialect), [userId])) as {

@@ -34,10 +34,10 @@ describe('OpenID Connect logout', () => {
   const receiver = new LogoutReceiver();
 
   /** Signs the person in on a new browser; returns the browser and the token response. */
-  async function signIn(): Promise<{ browser: Browser; tokens: oidc.TokenEndpointResponse & oidc.TokenEndpointResponseHelpers }> {
+  async function signIn(scope = 'openid', inBrowser?: Browser): Promise<{ browser: Browser; tokens: oidc.TokenEndpointResponse & oidc.TokenEndpointResponseHelpers }> {
     const verifier = oidc.randomPKCECodeVerifier();
-    const url = oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT_URI, scope: 'openid', code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
-    const browser = new Browser(url.origin);
+    const url = oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT_URI, scope, code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
+    const browser = inBrowser ?? new Browser(url.origin);
     const page = await authorizeAsUser(browser, user, url.href);
     const tokens = await oidc.authorizationCodeGrant(config, new URL(page.location!), { pkceCodeVerifier: verifier, idTokenExpected: true });
     return { browser, tokens };
@@ -224,6 +224,17 @@ describe('OpenID Connect logout', () => {
       expect(payload.jti).toEqual(expect.any(String));
       expect(payload.exp! - payload.iat!).toBeLessThanOrEqual(120);
       expect(protectedHeader.alg).toBe('RS256');
+    });
+
+    it('ends the refresh tokens the session held (§2.7): after RP logout a refresh is invalid_grant, while one granted offline_access goes on', async () => {
+      const { browser, tokens: online } = await signIn();
+      const { tokens: offline } = await signIn('openid offline_access', browser);
+      expect(decodeJwt(offline.id_token!).sid).toBe(decodeJwt(online.id_token!).sid);
+      await browser.get(oidc.buildEndSessionUrl(config, { id_token_hint: online.id_token!, post_logout_redirect_uri: SIGNED_OUT }).href);
+      expect(await signedIn(browser)).toBe(false);
+      await expect(oidc.refreshTokenGrant(config, online.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+      const refreshed = await oidc.refreshTokenGrant(config, offline.refresh_token!);
+      expect(refreshed.access_token).toEqual(expect.any(String));
     });
 
     it('also when a password change ends every session of the person, and records the delivery', async () => {

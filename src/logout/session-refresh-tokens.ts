@@ -1,0 +1,31 @@
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { Clock } from '../common/clock.js';
+import { publicSessionId } from '../sessions/session-id.js';
+import { SessionEndListeners, type EndedSession } from '../sessions/session-end-listeners.js';
+import { TokenStore } from '../tokens/token.store.js';
+
+/**
+ * Back-Channel Logout 1.0 §2.7: "Refresh tokens issued without the offline_access property to a
+ * session being logged out SHOULD be revoked." When a session ends (sign-out, RP-initiated logout,
+ * a password change, an administrator), the refresh tokens its OpenID grants hold stop working, in
+ * the transaction that ends it; those granted offline_access outlive it, as Core §11 intends.
+ */
+@Injectable()
+export class SessionRefreshTokens implements OnModuleInit {
+  constructor(
+    private readonly endListeners: SessionEndListeners,
+    private readonly tokens: TokenStore,
+    private readonly clock: Clock,
+  ) {}
+
+  onModuleInit(): void {
+    this.endListeners.add((ended, manager) => this.sessionsEnded(ended, manager));
+  }
+
+  /** Within the session's end: everything through `manager`, nothing else awaited (Transactions' rule). */
+  private async sessionsEnded(ended: readonly EndedSession[], manager: EntityManager): Promise<void> {
+    const now = this.clock.now();
+    for (const session of ended) await this.tokens.revokeSessionRefreshTokens(session.userId, publicSessionId(session.id), now, manager);
+  }
+}
