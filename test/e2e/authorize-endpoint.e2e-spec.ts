@@ -210,6 +210,10 @@ describe('authorization endpoint (RFC 6749 §4.1.1, §4.1.2)', () => {
       ['code_challenge in standard base64 (+ / =)', 'invalid_request', { ...S256, code_challenge: `${'a'.repeat(41)}+/=` }],
       // OpenID Connect Core §6.1: never the unsigned parameters beside a request object the server cannot read.
       ['a request object (Core §6.1)', 'request_not_supported', { request: 'eyJhbGciOiJub25lIn0.eyJzY29wZSI6Im5vdGVzOndyaXRlIn0.' }],
+      // Multiple Response Types §2.1: a mode the answer would not come in is refused, not ignored.
+      ['response_mode=fragment for a code (only the query is offered)', 'invalid_request', { response_mode: 'fragment' }],
+      ['response_mode=form_post (not offered)', 'invalid_request', { response_mode: 'form_post' }],
+      ['response_mode unknown', 'invalid_request', { response_mode: 'bogus' }],
       // Core §6.2: a request_uri that is a URL names a request object to fetch; only pushed requests' URNs are taken.
       ['a request object by reference (Core §6.2)', 'request_uri_not_supported', { request_uri: 'https://rp.example/request.jwt' }],
     ])('%s → %s', async (_name, error, params) => {
@@ -217,8 +221,8 @@ describe('authorization endpoint (RFC 6749 §4.1.1, §4.1.2)', () => {
       expect(expectErrorRedirect(reply, CALLBACK, error, issuer).get('state')).toBe('S-1');
     });
 
-    it('an empty request or request_uri is no parameter at all (RFC 6749 §3.1): the sign-in page, not an error', async () => {
-      const reply = await fetchPage(app, authorizeUrl(client, { scope: 'notes:read', state: 'S-5', ...S256, request: '', request_uri: '' }));
+    it('an empty request or request_uri is no parameter at all (RFC 6749 §3.1), and response_mode=query for a code is its default: the sign-in page, not an error', async () => {
+      const reply = await fetchPage(app, authorizeUrl(client, { scope: 'notes:read', state: 'S-5', ...S256, request: '', request_uri: '', response_mode: 'query' }));
       expect(reply.status).toBe(200);
       expect(reply.body).toContain('action="/login"');
     });

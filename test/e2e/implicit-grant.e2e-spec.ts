@@ -165,6 +165,14 @@ describe('implicit grant (RFC 6749 §4.2)', () => {
       expect(fragmentOf(page).get('access_token')).toBeTruthy();
     });
 
+    it('response_mode=query is refused for a token (it would put the token in the query, Multiple Response Types §2.1): invalid_request in the fragment, no token', async () => {
+      const browser = await signedIn(implicitClient);
+      const page = await browser.get(authorizeUrl(implicitClient, { response_type: 'token', state: 'q', response_mode: 'query' }));
+      expect(Object.fromEntries(fragmentOf(page))).toEqual(expect.objectContaining({ error: 'invalid_request', state: 'q' }));
+      expect(fragmentOf(page).has('access_token')).toBe(false);
+      expect(new URL(page.location!).search).toBe('');
+    });
+
     it('works for a public client too, with no PKCE (there is no code to bind)', async () => {
       const page = await authorizeAsUser(new Browser(app.baseUrl), user, authorizeUrl(publicImplicit, { response_type: 'token', state: 'p' }));
       expect(fragmentOf(page).get('access_token')).toMatch(/^lk_at_/);

@@ -60,4 +60,6 @@ export const AUTHORIZATION_PARAMS = [
   'ui_locales',
   // RFC 9449 §10: the thumbprint of the DPoP key the code is bound to.
   'dpop_jkt',
+  // OAuth 2.0 Multiple Response Type Encoding Practices §2.1: only the response type's default is offered.
+  'response_mode',
 ] as const;

@@ -133,6 +133,13 @@ export class AuthorizationRequestValidator {
       if (value !== undefined && typeof value !== 'string') fail(new InvalidRequestError(`The ${name} parameter is malformed`));
     }
 
+    // Multiple Response Types §2.1: response_mode may only name the response type's own default (the
+    // query for codes, the fragment for implicit tokens); the answer would not be where the client looks.
+    const responseModeAsked = nonEmpty(query.response_mode);
+    if (responseModeAsked !== undefined && responseModeAsked !== responseMode) {
+      fail(new InvalidRequestError(`response_mode ${responseModeAsked.slice(0, 40)} is not supported here; leave it out or send ${responseMode}`));
+    }
+
     const responseType = query.response_type as string | undefined;
     if (responseType === undefined || responseType === '') fail(new InvalidRequestError('The response_type parameter is required'));
     // response_type=token exists only for a client an administrator registered for the implicit
