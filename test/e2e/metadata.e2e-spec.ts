@@ -249,3 +249,24 @@ describe('ISSUER configuration', () => {
     expect(() => appConfig()).toThrow(/ISSUER/);
   });
 });
+
+describe('an issuer with a path (RFC 8414 §3.1)', () => {
+  let app: TestApp;
+  afterAll(async () => app?.stop());
+
+  it('serves the document at /.well-known/oauth-authorization-server/<path> too, as oauth4webapi asks for it; any other path under it is a JSON 404', async () => {
+    app = await TestApp.start({ ISSUER: 'https://auth.example.test/tenant-a' });
+    const response = await fetch(app.url('/.well-known/oauth-authorization-server/tenant-a'));
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { issuer: string }).issuer).toBe('https://auth.example.test/tenant-a');
+    const other = await fetch(app.url('/.well-known/oauth-authorization-server/tenant-b'));
+    expect(other.status).toBe(404);
+    expect(((await other.json()) as { error: string }).error).toEqual(expect.any(String));
+  });
+
+  it('an issuer without a path has no such location: 404', async () => {
+    await app?.stop();
+    app = await TestApp.start({ ISSUER: 'https://auth.example.test' });
+    expect((await fetch(app.url('/.well-known/oauth-authorization-server/anything'))).status).toBe(404);
+  });
+});
