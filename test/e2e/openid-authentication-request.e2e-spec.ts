@@ -249,5 +249,21 @@ describe('OpenID Connect authentication requests (Core §3.1.2.1)', () => {
       const page = await browser.get(request({ prompt: 'none', display: 'page', claims_locales: 'en', acr_values: 'x', ui_locales: 'fr en', extra: 'ignored' }));
       expect(redirectParams(page).get('code')).toMatch(/^lk_ac_/);
     });
+
+    it('ignores scope values it does not understand in an OpenID request (Core §3.1.2.1): address, phone, another provider\'s own; the code carries only what was granted', async () => {
+      const browser = await signedIn(alice);
+      const pkce = newPkce();
+      const page = await browser.get(request({ prompt: 'none', scope: 'openid address phone notes:read urn:example:custom' }, pkce));
+      expect(redirectParams(page).get('code')).toMatch(/^lk_ac_/);
+      const code = redirectParams(page).get('code')!;
+      const tokens = await tokenRequest(app, client, { grant_type: 'authorization_code', code, redirect_uri: client.redirectUri, code_verifier: pkce.verifier });
+      expect((tokens.body.scope as string).split(' ').sort()).toEqual(['notes:read', 'openid']);
+    });
+
+    it('still refuses a scope it knows but the client may not have, and unknown scopes outside OpenID requests (RFC 6749 §4.1.2.1)', async () => {
+      const browser = await signedIn(alice);
+      expect(redirectParams(await browser.get(request({ scope: 'openid notes:write' }))).get('error')).toBe('invalid_scope');
+      expect(redirectParams(await browser.get(request({ scope: 'notes:read address' }))).get('error')).toBe('invalid_scope');
+    });
   });
 });

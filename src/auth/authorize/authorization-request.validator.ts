@@ -228,7 +228,11 @@ export class AuthorizationRequestValidator {
   /** RFC 6749 §3.3: the requested scope, or the client's registered (data) scope when none is requested. */
   private resolveScope(value: string | undefined, allowed: string[], fail: (e: OAuthError) => never): string[] {
     if (value === undefined || value === '') return allowed.filter((s) => !this.scopes.isIdentityScope(s));
-    const scope = parseScope(value) ?? fail(new InvalidScopeError('The scope parameter is malformed'));
+    const parsed = parseScope(value) ?? fail(new InvalidScopeError('The scope parameter is malformed'));
+    // Core §3.1.2.1: in an OpenID request, "scope values used that are not understood by an
+    // implementation SHOULD be ignored" (address, phone, another provider's own); a scope this server
+    // knows but the client may not have is still refused (RFC 6749 §4.1.2.1 invalid_scope).
+    const scope = parsed.includes(OPENID_SCOPE) ? parsed.filter((s) => this.scopes.isKnown(s)) : parsed;
     if (!isSubset(scope, allowed)) fail(new InvalidScopeError('The requested scope is not allowed for this client'));
     return scope;
   }
