@@ -154,6 +154,13 @@ describe('authorization endpoint (RFC 6749 §4.1.1, §4.1.2)', () => {
       }
     });
 
+    it('an OpenID request without redirect_uri, even from a client with one registered URI (OpenID Connect Core §3.1.2.1, oidcc-ensure-redirect-uri-in-authorization-request) → 400 HTML page, no code', async () => {
+      const pkce = newPkce();
+      for (const redirectUri of [undefined, '']) {
+        expectErrorPage(await fetchPage(app, authorizeUrl(client, { redirect_uri: redirectUri, scope: 'openid notes:read', state: 'xyz', code_challenge: pkce.challenge, code_challenge_method: 'S256' })), 'app.example');
+      }
+    });
+
     it('the error page is not cacheable and cannot be framed', async () => {
       const reply = await fetchPage(app, authorizeUrl(client, { redirect_uri: 'https://evil.example/cb' }));
       expect(reply.headers.get('cache-control')).toBe('no-store');

@@ -92,6 +92,11 @@ export class AuthorizationRequestValidator {
       throw new UnverifiedClientOrRedirectError('invalid_request', 'Under the FAPI 2.0 Security Profile a pushed request must name its redirect_uri.');
     }
     if (requested === undefined || requested === '') {
+      // OpenID Connect Core §3.1.2.1: in an authentication request redirect_uri is REQUIRED, even for a
+      // client with one registered URI (RFC 6749 §3.1.2.3 lets plain OAuth requests leave it out).
+      if (typeof query.scope === 'string' && query.scope.split(' ').includes(OPENID_SCOPE)) {
+        throw new UnverifiedClientOrRedirectError('invalid_request', 'An OpenID Connect request must name its redirect_uri (OpenID Connect Core §3.1.2.1).');
+      }
       // §3.1.2.3: without redirect_uri, the client must have exactly one registered.
       if (client.redirectUris.length !== 1) {
         throw new UnverifiedClientOrRedirectError('invalid_request', 'The request must name a redirect_uri, because this application has registered several.');
