@@ -89,12 +89,14 @@ describe('token leakage', () => {
       expect(page.location).not.toMatch(SECRET_PREFIXES);
     });
 
-    it('response_mode=fragment is not honoured: the code stays in the query', async () => {
+    it('response_mode=fragment for a code is refused, not half-honoured: invalid_request in the query, no code anywhere', async () => {
       const browser = new Browser(app.baseUrl);
-      const page = await authorizeAsUser(browser, user, `${url()}&response_mode=fragment`);
+      const page = await browser.get(`${url()}&response_mode=fragment`);
       const location = new URL(page.location!);
       expect(location.hash).toBe('');
-      expect(location.searchParams.get('code')).toMatch(/^lk_ac_/);
+      expect(location.searchParams.get('error')).toBe('invalid_request');
+      expect(location.searchParams.has('code')).toBe(false);
+      expect(page.location).not.toMatch(SECRET_PREFIXES);
     });
   });
 
