@@ -63,7 +63,8 @@ export class ResourceServersService {
     const server = Object.assign(new ResourceServer(), { id: uuidv7(), uri, name, accessTokenFormat: format, introspectionClientId: introspector });
     return this.transactions.run(async (manager) => {
       const saved = await manager.save(server);
-      await this.audit.record({ actor, action: 'resource_server.registered', subject: `resource_server:${uri}`, details: { name, access_token_format: format, introspector } }, manager);
+      // The subject names the row by its id: a URI may be 2,000 characters, more than an audit subject holds.
+      await this.audit.record({ actor, action: 'resource_server.registered', subject: `resource_server:${saved.id}`, details: { uri, name, access_token_format: format, introspector } }, manager);
       return saved;
     });
   }
@@ -75,9 +76,10 @@ export class ResourceServersService {
   /** Removes a registration; tokens already restricted to it keep their audience until they expire. */
   async remove(uri: string, actor: string): Promise<void> {
     await this.transactions.run(async (manager) => {
-      const deleted = await manager.delete(ResourceServer, { uri });
-      if (!deleted.affected) throw new DomainError('resource_server_not_found', `No resource server with the URI ${uri}.`);
-      await this.audit.record({ actor, action: 'resource_server.deleted', subject: `resource_server:${uri}`, details: {} }, manager);
+      const server = await manager.findOneBy(ResourceServer, { uri });
+      const deleted = server ? await manager.delete(ResourceServer, { id: server.id }) : undefined;
+      if (!server || !deleted?.affected) throw new DomainError('resource_server_not_found', `No resource server with the URI ${uri}.`);
+      await this.audit.record({ actor, action: 'resource_server.deleted', subject: `resource_server:${server.id}`, details: { uri } }, manager);
     });
   }
 

@@ -87,6 +87,9 @@ function parseBody(text: string): Record<string, unknown> {
   }
 }
 
+
+/** An audit event's subject for a resource server: its row id (a UUIDv7), never its URI, which may be longer than the column. */
+const RESOURCE_SERVER_SUBJECT = /^resource_server:[0-9a-f-]{36}$/;
 describe('resource indicators and JWT access tokens under attack (RFC 8707, RFC 9068)', () => {
   let nest: NestFastifyApplication;
   let issuer: URL;
@@ -631,11 +634,14 @@ describe('resource indicators and JWT access tokens under attack (RFC 8707, RFC 
       expect(((await cliJson(['resources:list'])) as Record<string, unknown>[]).map((server) => server.uri)).not.toContain(uri);
 
       const events = (await auditList()).filter((event) => event.action.startsWith('resource_server.'));
+      // The registration and deletion of one server name the same row.
+      const ofCliServer = events.filter((event) => (event.details as { uri?: string }).uri === uri).map((event) => event.subject);
+      expect(new Set(ofCliServer).size).toBe(1);
       expect(events).toEqual(
         expect.arrayContaining([
-          { at: expect.any(String), actor: 'cli', action: 'resource_server.registered', subject: `resource_server:${uri}`, details: { name: 'Made by the CLI', access_token_format: 'jwt', introspector: null } },
-          { at: expect.any(String), actor: 'cli', action: 'resource_server.deleted', subject: `resource_server:${uri}`, details: {} },
-          expect.objectContaining({ actor: 'test', action: 'resource_server.registered', subject: `resource_server:${LEDGER}`, details: { name: 'Ledger', access_token_format: 'jwt', introspector: introspector.id } }),
+          { at: expect.any(String), actor: 'cli', action: 'resource_server.registered', subject: expect.stringMatching(RESOURCE_SERVER_SUBJECT), details: { uri, name: 'Made by the CLI', access_token_format: 'jwt', introspector: null } },
+          { at: expect.any(String), actor: 'cli', action: 'resource_server.deleted', subject: expect.stringMatching(RESOURCE_SERVER_SUBJECT), details: { uri } },
+          expect.objectContaining({ actor: 'test', action: 'resource_server.registered', subject: expect.stringMatching(RESOURCE_SERVER_SUBJECT), details: { uri: LEDGER, name: 'Ledger', access_token_format: 'jwt', introspector: introspector.id } }),
         ]),
       );
       // Every registration and deletion of this file, whoever made it, and nothing else.
