@@ -137,8 +137,7 @@ export class DpopProofVerifier {
    * through the URL parser, which a DPoP read would otherwise run twice per request.
    */
   private namesThisRequest(htu: string, path: string): boolean {
-    const target = this.targetOf(path);
-    return htu === target || normalisedHtu(htu) === (normalisedHtu(target) ?? target);
+    return htu === this.targetOf(path) || normalisedHtu(htu) === this.htuOf(path);
   }
 
   /** The URL the proof must name: the issuer's origin and path with the request's path, no query (§4.3 (9), RFC 3986 §6.2 normalisation by the URL parser). */

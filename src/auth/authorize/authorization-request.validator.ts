@@ -17,6 +17,7 @@ import {
   OAuthError,
   UnverifiedClientOrRedirectError,
 } from '../errors/oauth-error.js';
+import { holdsOpenId } from '../../openid/openid-scope.js';
 import { ResourceIndicators } from '../resource-indicators.js';
 import { OPENID_SCOPE, ScopeCatalog } from '../../scopes/scope-catalog.js';
 import { PKCE_VALUE } from '../grants/pkce.js';
@@ -94,7 +95,7 @@ export class AuthorizationRequestValidator {
     if (requested === undefined || requested === '') {
       // OpenID Connect Core §3.1.2.1: in an authentication request redirect_uri is REQUIRED, even for a
       // client with one registered URI (RFC 6749 §3.1.2.3 lets plain OAuth requests leave it out).
-      if (typeof query.scope === 'string' && query.scope.split(' ').includes(OPENID_SCOPE)) {
+      if (typeof query.scope === 'string' && holdsOpenId(query.scope)) {
         throw new UnverifiedClientOrRedirectError('invalid_request', 'An OpenID Connect request must name its redirect_uri (OpenID Connect Core §3.1.2.1).');
       }
       // §3.1.2.3: without redirect_uri, the client must have exactly one registered.

@@ -1,8 +1,7 @@
 import { Controller, Get, Header, Inject, Req, Res } from '@nestjs/common';
-import type { FastifyRequest } from 'fastify';
 import { appConfig, type AppConfig } from '../../config/app.config.js';
 import { ApiError } from '../../http/api-error.js';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { openIdConfig, type OpenIdConfig } from '../../config/openid.config.js';
 import { SigningKeyRing } from '../../signing/signing-key-ring.js';
 import { MetadataService, type AuthorizationServerMetadata, type OpenIdProviderMetadata } from './metadata.service.js';
