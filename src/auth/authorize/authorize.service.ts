@@ -19,7 +19,7 @@ import { OPENID_SCOPE } from '../../scopes/scope-catalog.js';
 import { TokensService } from '../../tokens/tokens.service.js';
 import type { User } from '../../users/user.entity.js';
 import { AccessDeniedError, AuthorizationRedirectError, UnverifiedClientOrRedirectError } from '../errors/oauth-error.js';
-import { AuthenticationPolicy } from './authentication-policy.js';
+import { AuthenticationPolicy, type NextStep } from './authentication-policy.js';
 import type { InteractionOutcome } from '../interaction/interaction-responder.js';
 import { LoginSession } from '../interaction/login-session.js';
 import { Pages } from '../interaction/pages.js';
@@ -62,21 +62,15 @@ export class AuthorizeService {
     const rawQuery = request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '';
     const authorization = await this.validator.validate(request.query as Record<string, unknown>, rawQuery);
     const user = await this.session.currentUser(request);
-    const authTime = user ? this.session.authTime(request) : null;
     const consented = user ? await this.consents.covers(user.id, authorization.client.id, authorization.scope) : false;
-    const requestKey = signInRequestKey(rawQuery);
-    const step = await this.policy.next(authorization, { user, authTime, consented, signedInSinceAsked: this.session.signedInSinceAsked(request, requestKey) });
+    const step = await this.nextStep(request, authorization, user, consented);
     switch (step.kind) {
       case 'login':
-        this.session.askSignIn(request, requestKey);
-        return this.pages.login(request, { returnTo: step.returnTo, authorization, username: authorization.loginHint });
+        return this.askSignIn(request, authorization, step.returnTo);
       case 'consent':
         return this.pages.consent(request, step.user, authorization);
       case 'approve':
-        return this.approve(request, step.user, authTime, authorization, 302);
-      case 'refuse':
-        await this.useUpPushedRequest(authorization);
-        throw new AuthorizationRedirectError(step.error, authorization.redirectUri, authorization.state, authorization.responseMode);
+        return this.approve(request, step.user, this.session.authTime(request), authorization, 302);
     }
   }
 
@@ -103,11 +97,12 @@ export class AuthorizeService {
     if (!this.session.csrfMatches(request, form.csrf_token)) return this.staleForm(form);
     const rawQuery = typeof form.authorization_request === 'string' ? form.authorization_request : '';
     const authorization = await this.validator.validate(parseQuery(rawQuery), rawQuery);
-    const user = await this.session.currentUser(request);
-    if (!user) {
-      this.session.askSignIn(request, signInRequestKey(rawQuery));
-      return this.pages.login(request, { returnTo: `/authorize?${rawQuery}`, authorization });
-    }
+    // The form answers the consent question, not the sign-in one: the request's own prompt=login,
+    // max_age and id_token_hint (Core §3.1.2.1: "MUST attempt to actively re-authenticate") decide
+    // here exactly as at GET /authorize, so a form taken from the sign-in page cannot skip it.
+    const step = await this.nextStep(request, authorization, await this.session.currentUser(request), true);
+    if (step.kind === 'login') return this.askSignIn(request, authorization, step.returnTo);
+    const user = step.user;
 
     if (form.decision === 'allow') {
       await this.consents.grant(user.id, authorization.client.id, authorization.scope);
@@ -171,6 +166,26 @@ export class AuthorizeService {
     this.metrics.tokenIssued(GrantType.Implicit);
     const token = { accessToken: issued.accessToken, tokenType: TokenType.Bearer, expiresIn: issued.expiresIn, scope: issued.scope };
     return { kind: 'redirect', status, location: implicitRedirect(authorization.redirectUri, token, authorization.state, this.app.issuer) };
+  }
+
+  /**
+   * The authentication policy's answer for this browser and request: sign in, ask for consent or
+   * approve. The one place both GET /authorize and POST /consent ask it; a refusal (prompt=none,
+   * an id_token_hint that is not ours) goes to the client's redirect URI (Core §3.1.2.6).
+   */
+  private async nextStep(request: FastifyRequest, authorization: AuthorizationRequest, user: User | null, consented: boolean): Promise<Exclude<NextStep, { kind: 'refuse' }>> {
+    const authTime = user ? this.session.authTime(request) : null;
+    const signedInSinceAsked = this.session.signedInSinceAsked(request, signInRequestKey(authorization.rawQuery));
+    const step = await this.policy.next(authorization, { user, authTime, consented, signedInSinceAsked });
+    if (step.kind !== 'refuse') return step;
+    await this.useUpPushedRequest(authorization);
+    throw new AuthorizationRedirectError(step.error, authorization.redirectUri, authorization.state, authorization.responseMode);
+  }
+
+  /** The sign-in page, remembering (in the encrypted cookie) that this request asked for it. */
+  private askSignIn(request: FastifyRequest, authorization: AuthorizationRequest, returnTo: string): InteractionOutcome {
+    this.session.askSignIn(request, signInRequestKey(authorization.rawQuery));
+    return this.pages.login(request, { returnTo, authorization, username: authorization.loginHint });
   }
 
   /** Uses up the pushed request an authorization came from, if any; false when another response used it first. */
