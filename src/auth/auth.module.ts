@@ -36,6 +36,7 @@ import { LoginSession } from './interaction/login-session.js';
 import { PageRenderer } from './interaction/page-renderer.js';
 import { Pages } from './interaction/pages.js';
 import { IntrospectionController } from './introspection/introspection.controller.js';
+import { TokenIntrospection } from './introspection/token-introspection.js';
 import { LegacyGrantsWarning } from './legacy-grants/legacy-grants.warning.js';
 import { ClientManagementAccess } from './registration/registration-access.js';
 import { RegistrationService } from './registration/registration.service.js';
@@ -85,6 +86,7 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
     ClientDpopProof,
     JwtAccessTokens,
     ClientAuthenticationGuard,
+    TokenIntrospection,
     TokenEndpointService,
     ParService,
     MetadataService,

@@ -3,6 +3,7 @@ import { SignJWT } from 'jose';
 import type { Client } from '../../clients/client.entity.js';
 import { TokenType } from '../../common/oauth.constants.js';
 import { appConfig, type AppConfig } from '../../config/app.config.js';
+import { SubjectIdentifiers } from '../../openid/subject-identifiers.js';
 import { AccessTokenFormat } from '../../resource-servers/resource-server.entity.js';
 import { SigningAlgorithm } from '../../signing/signing-algorithms.js';
 import { SigningKeyRing } from '../../signing/signing-key-ring.js';
@@ -23,6 +24,7 @@ import type { Audience } from '../resource-indicators.js';
 export class JwtAccessTokens {
   constructor(
     private readonly keys: SigningKeyRing,
+    private readonly subjects: SubjectIdentifiers,
     @Inject(appConfig.KEY) private readonly app: AppConfig,
   ) {}
 
@@ -33,10 +35,10 @@ export class JwtAccessTokens {
   restrictedTo(audience: Audience | undefined, client: Client): Pick<TokenGrant, 'audience' | 'jwt'> {
     if (audience === undefined) return {};
     const jwt = audience.format === AccessTokenFormat.Jwt && client.accessTokenType !== TokenType.Mac;
-    return { audience: audience.uris, ...(jwt ? { jwt: (claims: AccessTokenClaims) => this.sign(claims) } : {}) };
+    return { audience: audience.uris, ...(jwt ? { jwt: (claims: AccessTokenClaims) => this.sign(claims, client) } : {}) };
   }
 
-  private sign(claims: AccessTokenClaims): Promise<string> {
+  private sign(claims: AccessTokenClaims, client: Client): Promise<string> {
     const signer = this.keys.signer(SigningAlgorithm.RS256);
     return new SignJWT({
       client_id: claims.clientId,
@@ -48,7 +50,10 @@ export class JwtAccessTokens {
       .setProtectedHeader({ alg: signer.alg, kid: signer.kid, typ: 'at+jwt' })
       .setIssuer(this.app.issuer)
       // §2.2: the resource owner, or the client itself when none is involved (client_credentials).
-      .setSubject(claims.userId ?? claims.clientId)
+      // The owner as this client knows them (OpenID Connect Core §8.1): the sub of its ID tokens and
+      // userinfo, pairwise when it registered so. The client reads its access tokens (§6: they are
+      // not opaque to it), so the person's global id here would let it match people across sectors.
+      .setSubject(claims.userId === null ? claims.clientId : this.subjects.of(client, claims.userId))
       .setAudience(claims.audience.length === 1 ? claims.audience[0] : [...claims.audience])
       .setJti(claims.jti)
       .setIssuedAt(Math.floor(claims.issuedAt.getTime() / 1000))
