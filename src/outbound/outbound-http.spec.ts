@@ -17,6 +17,24 @@ describe('outbound requests (SSRF protection)', () => {
       ['fd00::1', false],
       ['::ffff:127.0.0.1', false],
       ['::ffff:10.0.0.1', false],
+      ['::ffff:169.254.169.254', false],
+      // IPv4-compatible (::/96, deprecated by RFC 4291 §2.5.5.1): unroutable here, routed as the IPv4 address by some stacks; refused whatever it embeds.
+      ['::127.0.0.1', false],
+      ['::7f00:1', false],
+      ['::10.0.0.1', false],
+      ['::169.254.169.254', false],
+      ['::93.184.215.14', false],
+      // IPv4-translated (RFC 6145), NAT64 (RFC 6052, RFC 8215), 6to4 (RFC 3056) and Teredo (RFC 4380): refused whatever they embed.
+      ['::ffff:0:127.0.0.1', false],
+      ['64:ff9b::127.0.0.1', false],
+      ['64:ff9b::10.0.0.1', false],
+      ['64:ff9b::93.184.215.14', false],
+      ['64:ff9b:1::a00:1', false],
+      ['2002:7f00:1::1', false],
+      ['2002:c0a8:101::1', false],
+      ['2001:0:4136:e378:8000:63bf:3fff:fdd2', false],
+      // Outside 2000::/3, IANA's global unicast space: reserved, not public.
+      ['4000::1', false],
       ['224.0.0.1', false],
       ['not an address', false],
       ['93.184.215.14', true],
@@ -55,6 +73,7 @@ describe('outbound requests (SSRF protection)', () => {
       ['a loopback address', () => `http://127.0.0.1:${port}/bc`],
       ['a name that resolves to loopback', () => `http://localhost:${port}/bc`],
       ['an IPv4-mapped loopback address', () => `http://[::ffff:127.0.0.1]:${port}/bc`],
+      ['an IPv4-compatible loopback address', () => `http://[::127.0.0.1]:${port}/bc`],
     ])('refuses %s before connecting, by default', async (_name, url) => {
       const count = received.length;
       await expect(postForm(url(), { logout_token: 'x' }, { timeoutMs: 2000, allowPrivateNetworks: false })).rejects.toBeInstanceOf(OutboundAddressRefused);

@@ -21,12 +21,39 @@ export interface OutboundOptions {
   extraCa?: string;
 }
 
-/** Only addresses ipaddr.js classifies as public unicast; an IPv4-mapped IPv6 address is judged as its IPv4 address. */
+/** IANA's global unicast space (RFC 4291 §2.4): every other IPv6 prefix is reserved or special. */
+const GLOBAL_UNICAST = ipaddr.parseCIDR('2000::/3');
+
+/**
+ * An address as the socket would see it, or undefined when it is none. IPv6 goes through the URL
+ * parser first: ipaddr.js reads the deprecated IPv4-compatible "::127.0.0.1" as the IPv4-mapped
+ * "::ffff:127.0.0.1", while the URL parser and the socket mean "::7f00:1".
+ */
+function parsedAddress(address: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
+  try {
+    if (isIP(address) === 4) return ipaddr.IPv4.parse(address);
+    if (isIP(address) === 6) return ipaddr.IPv6.parse(new URL(`http://[${address}]/`).hostname.slice(1, -1));
+  } catch {
+    // A zone id (fe80::1%eth0) or anything else the URL parser refuses: not an address we connect to.
+  }
+  return undefined;
+}
+
+/**
+ * Only public unicast addresses. An IPv4-mapped IPv6 address (::ffff:a.b.c.d) is judged as its
+ * IPv4 address, which is what the socket reaches. Any other IPv6 address must be global unicast
+ * (2000::/3) and outside ipaddr.js's special ranges there, which refuses, whatever IPv4 address
+ * they embed: IPv4-compatible (::a.b.c.d, deprecated by RFC 4291 §2.5.5.1, still routed as the
+ * IPv4 address by some stacks), IPv4-translated (RFC 6145), NAT64 (64:ff9b::/96, 64:ff9b:1::/48),
+ * 6to4 (2002::/16) and Teredo (2001::/32).
+ */
 export function isPublicAddress(address: string): boolean {
-  if (!ipaddr.isValid(address)) return false;
-  let parsed = ipaddr.parse(address);
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
-  return parsed.range() === 'unicast';
+  const parsed = parsedAddress(address);
+  if (parsed === undefined) return false;
+  if (parsed.kind() === 'ipv4') return parsed.range() === 'unicast';
+  const ipv6 = parsed as ipaddr.IPv6;
+  if (ipv6.isIPv4MappedAddress()) return ipv6.toIPv4Address().range() === 'unicast';
+  return ipv6.match(GLOBAL_UNICAST) && ipv6.range() === 'unicast';
 }
 
 /**
