@@ -36,6 +36,7 @@ describe('a client managing itself', () => {
     ['a redirect URI', { redirectUris: ['https://app.example/cb', 'https://evil.example/cb'] }, 'redirect_uris', /evil\.example/],
     ['a redirect URI differing only in a trailing slash', { redirectUris: ['https://app.example/cb/'] }, 'redirect_uris', /new redirect URIs/],
     ['another token type', { accessTokenType: 'mac' }, 'access_token_type', /only an administrator can change it/],
+    ['a back-channel logout URI', { backchannelLogoutUri: 'https://app.example/bc' }, 'backchannel_logout_uri', /only an administrator can set, move or remove/],
   ])('may not add %s', (_, next, field, why) => {
     const error = refusal(next);
     expect(error).toBeInstanceOf(DomainError);

@@ -26,6 +26,14 @@ export interface ClientRights {
    */
   subjectType?: string;
   sectorIdentifierUri?: string | null;
+  /**
+   * Back-Channel Logout §2.2: where logout tokens (the person's sub and session id) are POSTed.
+   * Like a redirect URI it names a place the server sends something about a person, so setting,
+   * moving or removing it is an administrator's change (issue 30): with a stolen registration
+   * access token, moving it would send every logout of the client's users to the thief, and
+   * removing it would silently stop the client's sessions ending with the person's.
+   */
+  backchannelLogoutUri?: string | null;
   /** RFC 9126 §6: its authorization requests must be pushed. Dropping it would weaken what protects them. */
   requirePushedAuthorizationRequests?: boolean;
   /** RFC 9449 §5.2: its access tokens must be DPoP-bound. Dropping it would let a stolen secret get bearer tokens again. */
@@ -82,6 +90,10 @@ export function assertNotWidenedBySelf(current: ClientRights, next: ClientRights
   }
   if ((current.keys ?? null) !== (next.keys ?? null)) {
     throw widening('jwks', '(with jwks_uri and token_endpoint_auth_signing_alg) are the client\'s credentials and only an administrator can replace them; rotate keys at the jwks_uri instead');
+  }
+  if ((next.backchannelLogoutUri ?? null) !== (current.backchannelLogoutUri ?? null)) {
+    const now = current.backchannelLogoutUri ? `is ${JSON.stringify(current.backchannelLogoutUri)}` : 'is not registered';
+    throw widening('backchannel_logout_uri', `${now}; only an administrator can set, move or remove where logout tokens are sent`);
   }
   if (current.securityProfile === 'fapi2' && next.securityProfile !== 'fapi2') {
     throw widening('security_profile', 'is "fapi2" and only an administrator can leave it');

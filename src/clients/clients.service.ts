@@ -21,10 +21,14 @@ const DEFAULT_GRANT_TYPES: GrantType[] = [GrantType.AuthorizationCode, GrantType
 const SUPPORTED_GRANT_TYPES = new Set<string>(Object.values(GrantType));
 const TOKEN_TYPES = new Set<string>(Object.values(TokenType));
 
-/** The registration fields whose value differs, with both values (for the audit trail; a view holds no secret). */
+/**
+ * The registration fields whose value differs, with both values (for the audit trail; a view holds
+ * no secret). Fields of either view: an optional field the update leaves out (a backchannel_logout_uri
+ * removed) is a change too, not an update to skip.
+ */
 function changedFields(before: ClientView, after: ClientView): Record<string, { old: unknown; new: unknown }> {
   const changes: Record<string, { old: unknown; new: unknown }> = {};
-  for (const field of Object.keys(after) as (keyof ClientView)[]) {
+  for (const field of new Set([...Object.keys(before), ...Object.keys(after)]) as Set<keyof ClientView>) {
     if (JSON.stringify(before[field]) !== JSON.stringify(after[field])) changes[field] = { old: before[field], new: after[field] };
   }
   return changes;
@@ -111,6 +115,7 @@ export class ClientsService {
         accessTokenType: of.accessTokenType,
         subjectType: of.openId.subjectType,
         sectorIdentifierUri: of.openId.sectorIdentifierUri,
+        backchannelLogoutUri: of.openId.backchannelLogoutUri,
         requirePushedAuthorizationRequests: of.openId.requirePushedAuthorizationRequests ?? false,
         dpopBoundAccessTokens: of.openId.dpopBoundAccessTokens ?? false,
         securityProfile: of.openId.securityProfile ?? 'default',

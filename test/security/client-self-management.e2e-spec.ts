@@ -114,6 +114,48 @@ describe('client self-management cannot widen a client (RFC 7592 §2.2, RFC 9700
     expect(await auditOf(client.id)).toEqual(auditBefore);
   });
 
+  describe('backchannel_logout_uri: where the client\'s logout tokens (sub, sid) are sent is an administrator\'s decision (issue 30, finding 4)', () => {
+    const BACKCHANNEL = 'https://reader.example/backchannel';
+    const withBackchannel = { ...APP_METADATA, backchannel_logout_uri: BACKCHANNEL };
+
+    it.each<[string, Record<string, unknown>, string | undefined]>([
+      ['set one where it had none', APP_METADATA, 'https://attacker.example/bc'],
+      ['move it to another host', withBackchannel, 'https://attacker.example/bc'],
+      ['move it to another path on the host of its own redirect URIs', withBackchannel, 'https://reader.example/elsewhere'],
+      ['move it to another port of that host', withBackchannel, 'https://reader.example:8443/backchannel'],
+      ['remove it (logout would silently stop reaching the client)', withBackchannel, undefined],
+    ])('refuses a client managing itself that tries to %s: 400 invalid_client_metadata naming the field, nothing written', async (_case, registered, next) => {
+      const client = await register(registered);
+      const before = await row(client.id);
+      const auditBefore = await auditOf(client.id);
+      const body: Record<string, unknown> = { ...update(client, registered), backchannel_logout_uri: next };
+      const reply = await call('PUT', `/register/${client.id}`, client.rat, body);
+      expect({ status: reply.status, error: reply.json.error }).toEqual({ status: 400, error: 'invalid_client_metadata' });
+      expect(reply.json.error_description).toEqual(expect.stringMatching(/^backchannel_logout_uri .*only an administrator/));
+      expect(await row(client.id)).toEqual(before);
+      expect(await auditOf(client.id)).toEqual(auditBefore);
+      expect((await call('GET', `/register/${client.id}`, client.rat)).json.backchannel_logout_uri).toBe(registered.backchannel_logout_uri);
+    });
+
+    it('lets a client keep it while changing its name, and an administrator set, move and remove it (audited under the administrator\'s name)', async () => {
+      const client = await register(withBackchannel);
+      const kept = await call('PUT', `/register/${client.id}`, client.rat, update(client, { ...withBackchannel, client_name: 'Renamed' }));
+      expect(kept.status).toBe(200);
+      expect(kept.json).toMatchObject({ client_name: 'Renamed', backchannel_logout_uri: BACKCHANNEL });
+
+      const moved = await call('PUT', `/register/${client.id}`, adminToken, update(client, { client_name: 'Renamed', backchannel_logout_uri: 'https://logout.reader.example/bc' }));
+      expect(moved.status).toBe(200);
+      expect(moved.json.backchannel_logout_uri).toBe('https://logout.reader.example/bc');
+      // With other OpenID metadata in the body: a PUT carrying none keeps the stored OpenID settings (noticed in issue 30, not this finding's).
+      const removed = await call('PUT', `/register/${client.id}`, adminToken, update(client, { client_name: 'Renamed', subject_type: 'public' }));
+      expect(removed.status).toBe(200);
+      expect(removed.json.backchannel_logout_uri).toBeUndefined();
+      const [latest] = await auditOf(client.id);
+      expect(latest).toMatchObject({ actor: `client:${admin.clientId}`, action: 'client.updated' });
+      expect((latest.details.changes as Record<string, { old: unknown; new: unknown }>).backchannel_logout_uri).toEqual({ old: 'https://logout.reader.example/bc' });
+    });
+  });
+
   it('lets a client narrow itself and change its descriptive metadata, and audits each field with old and new values', async () => {
     const client = await register();
     const reply = await call(
