@@ -1,5 +1,5 @@
 import { createPublicKey } from 'node:crypto';
-import { ASYMMETRIC_JWS_ALGORITHMS, isAsymmetricJwsAlgorithm, privateMembersOf, type AsymmetricJwsAlgorithm } from '../common/asymmetric-algorithms.js';
+import { ASYMMETRIC_JWS_ALGORITHMS, isAsymmetricJwsAlgorithm, privateMembersOf, rsaExponentProblem, type AsymmetricJwsAlgorithm } from '../common/asymmetric-algorithms.js';
 import { DomainError } from '../common/domain-error.js';
 import { ClientAuthMethod } from '../common/oauth.constants.js';
 import { redirectUriProblem } from './redirect-uri.policy.js';
@@ -88,6 +88,8 @@ export function assertPublicSigningKey(key: PublicJwk, index: number): void {
   if (key.use !== undefined && key.use !== 'sig') throw invalid(`${where}: use must be "sig".`);
   if (key.kid !== undefined && (typeof key.kid !== 'string' || key.kid.length > 200)) throw invalid(`${where}: kid must be a string of at most 200 characters.`);
   if (key.alg !== undefined && !isAsymmetricJwsAlgorithm(key.alg)) throw invalid(`${where}: alg must be one of ${ASYMMETRIC_JWS_ALGORITHMS.join(', ')}.`);
+  const exponent = rsaExponentProblem(key);
+  if (exponent) throw invalid(`${where}: ${exponent}.`);
   let bits: number | undefined;
   try {
     bits = createPublicKey({ key: key as never, format: 'jwk' }).asymmetricKeyDetails?.modulusLength;

@@ -26,3 +26,19 @@ const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 export function privateMembersOf(jwk: object): string[] {
   return PRIVATE_JWK_MEMBERS.filter((member) => member in jwk);
 }
+
+/** RFC 7518 §6.3.1.2: e as a base64urlUInt in the fewest octets; 65537 is written "AQAB" and only so. */
+const RSA_PUBLIC_EXPONENT = 'AQAB';
+
+/**
+ * Why a JWK someone else gives us (a client's key, a DPoP proof's) is refused for its RSA public
+ * exponent, or undefined. Verifying a signature raises it to the power e: a 3000-bit e costs about
+ * forty times what e = 65537 does, per request (issue 30). Every key that real software makes has
+ * e = 65537 (RFC 8017 §3.1 does not require it; FIPS 186-5 §5.4 bounds it to 2^16 < e < 2^256), so
+ * that one alone is accepted, checked on the JWK's text before anything imports or verifies with it.
+ */
+export function rsaExponentProblem(jwk: object): string | undefined {
+  const { kty, e } = jwk as { kty?: unknown; e?: unknown };
+  if (kty !== 'RSA' || e === RSA_PUBLIC_EXPONENT) return undefined;
+  return `an RSA key's public exponent (e) must be 65537 ("${RSA_PUBLIC_EXPONENT}")`;
+}

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { calculateJwkThumbprint, errors, importJWK, jwtVerify, type FlattenedJWSInput, type JWSHeaderParameters } from 'jose';
 import { createHash, type webcrypto } from 'node:crypto';
-import { privateMembersOf } from '../common/asymmetric-algorithms.js';
+import { privateMembersOf, rsaExponentProblem } from '../common/asymmetric-algorithms.js';
 import { Clock } from '../common/clock.js';
 import { appConfig, type AppConfig } from '../config/app.config.js';
 import { dpopConfig, type DpopConfig } from '../config/dpop.config.js';
@@ -123,6 +123,9 @@ export class DpopProofVerifier {
     if (jwk === null || typeof jwk !== 'object' || Array.isArray(jwk)) throw new errors.JWSInvalid('"jwk" (JSON Web Key) Header Parameter must be a JSON object');
     // §4.3 (7): WebCrypto imports an RSA jwk with p and q but no d as a public key; those members are the private key all the same.
     if (privateMembersOf(jwk).length > 0) throw new PrivateKeyInHeader();
+    // Before the import and the signature: verifying with a large RSA exponent is what costs (issue 30).
+    const exponent = rsaExponentProblem(jwk);
+    if (exponent) throw new UnacceptedKeyInHeader(exponent);
     const key = await importJWK({ ...jwk, ext: true }, header.alg);
     if (key instanceof Uint8Array || key.type !== 'public') throw new errors.JWSInvalid('"jwk" (JSON Web Key) Header Parameter must be a public key');
     const entry = { key, jkt: await calculateJwkThumbprint(jwk, 'sha256') };
@@ -172,6 +175,9 @@ function normalisedEscape(escape: string): string {
 /** A proof whose header jwk carries private key members (§4.2: it "MUST NOT contain a private key"). */
 class PrivateKeyInHeader extends errors.JWSInvalid {}
 
+/** A proof whose header jwk is a public key we do not verify with (an RSA exponent other than 65537). */
+class UnacceptedKeyInHeader extends errors.JWSInvalid {}
+
 function invalid(description: string): DpopRefusal {
   return { error: 'invalid_dpop_proof', description };
 }
@@ -179,6 +185,7 @@ function invalid(description: string): DpopRefusal {
 /** What jose found wrong, in words for the client; never the proof itself. */
 function proofProblem(error: unknown, algorithms: readonly string[]): string {
   if (error instanceof PrivateKeyInHeader) return 'The DPoP proof\'s jwk header holds private key members; it must be the public key alone (§4.3)';
+  if (error instanceof UnacceptedKeyInHeader) return `The DPoP proof's jwk header is not accepted: ${error.message}`;
   if (error instanceof errors.JOSEAlgNotAllowed) return `The DPoP proof must be signed with one of ${algorithms.join(', ')}`;
   if (error instanceof errors.JWSSignatureVerificationFailed) return 'The DPoP proof\'s signature does not verify with the key in its header';
   if (error instanceof errors.JWTClaimValidationFailed && error.claim === 'typ') return 'The DPoP proof\'s typ header must be dpop+jwt';

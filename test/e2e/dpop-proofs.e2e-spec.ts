@@ -26,6 +26,7 @@ import { UsersService } from '../../src/users/users.service.js';
 import { startAtIssuer } from '../helpers/app-at-issuer.js';
 import { Browser } from '../helpers/browser.js';
 import { authorizeAsUser, authorizeUrl, basicAuth, newPkce, redirectParams } from '../helpers/oauth-flow.js';
+import { rsaKeyWithLargeExponent } from '../helpers/rsa-large-exponent.js';
 import type { RegisteredClient, TestUser } from '../helpers/test-app.js';
 import { dropTestDatabase } from '../helpers/test-database.js';
 import { withEnv } from '../helpers/with-env.js';
@@ -246,6 +247,15 @@ describe('DPoP proofs, one rule at a time (RFC 9449)', () => {
       it.each(cases)('%s', async (_case, make, description) => {
         expectTokenRefusal(await clientCredentials(await make()), 'invalid_dpop_proof', description);
       });
+    });
+
+    it('a proof whose RSA jwk has a 3000-bit public exponent → invalid_dpop_proof naming the exponent, though its signature is valid; no token (issue 30, finding 5)', async () => {
+      // A working key: verifying its signature costs tens of times an ordinary one, so it is refused before that.
+      const large = rsaKeyWithLargeExponent();
+      const before = await tokenRows();
+      const jwt = await new SignJWT(claimsFor('POST', '/token')).setProtectedHeader({ alg: 'PS256', typ: 'dpop+jwt', jwk: large.publicJwk }).sign(large.privateKey);
+      expectTokenRefusal(await clientCredentials(jwt), 'invalid_dpop_proof', /public exponent \(e\) must be 65537/);
+      expect(await tokenRows()).toBe(before);
     });
 
     it('htu with a query and a fragment is accepted: both are ignored when comparing (§4.3 check 9)', async () => {

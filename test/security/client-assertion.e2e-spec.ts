@@ -24,6 +24,7 @@ import type { NewClient } from '../../src/clients/client-information.js';
 import { ClientsService } from '../../src/clients/clients.service.js';
 import { startAtIssuer } from '../helpers/app-at-issuer.js';
 import { basicAuth, tokenRequest, type TokenResult } from '../helpers/oauth-flow.js';
+import { rsaKeyWithLargeExponent, type LargeExponentKey } from '../helpers/rsa-large-exponent.js';
 import { TestApp, type RegisteredClient } from '../helpers/test-app.js';
 import { withEnv } from '../helpers/with-env.js';
 
@@ -67,6 +68,13 @@ function newRsaKey(kid = `rsa-${randomUUID()}`): SigningKey {
 }
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+let largeExponent: LargeExponentKey | undefined;
+/** One RSA key with a 3000-bit public exponent for the file (a few hundred ms to make), as a SigningKey signing PS256. */
+function largeExponentKey(kid = 'large-e'): SigningKey {
+  largeExponent ??= rsaKeyWithLargeExponent();
+  return { privateKey: largeExponent.privateKey, publicJwk: { ...largeExponent.publicJwk, kid, use: 'sig' }, alg: 'PS256', kid };
+}
 
 /** The claims of a good assertion for `id`, with `claims` laid over them (undefined removes one). */
 function claimsFor(id: string, claims: Record<string, unknown> = {}): JWTPayload {
@@ -504,6 +512,7 @@ describe('private_key_jwt client assertions under attack (RFC 7523 §2.2, §3; O
       ['a jwks holding a private key ("d")', async () => ({ jwks: { keys: [{ ...(await exportJWK(good.privateKey)), kid: 'private' }] } })],
       ['a jwks holding a symmetric key (kty oct)', async () => ({ jwks: { keys: [{ kty: 'oct', k: randomBytes(32).toString('base64url'), alg: 'HS256' }] } })],
       ['a jwks holding an RSA key of 1024 bits', async () => ({ jwks: { keys: [{ ...generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({ format: 'jwk' }), kid: 'small', alg: 'RS256' }] } })],
+      ['a jwks holding an RSA key whose public exponent has 3000 bits (issue 30)', async () => ({ jwks: { keys: [largeExponentKey().publicJwk] } })],
       ['a jwks holding a key with use "enc"', async () => ({ jwks: { keys: [{ ...good.publicJwk, use: 'enc' }] } })],
       ['a jwks holding a key with alg HS256', async () => ({ jwks: { keys: [{ ...good.publicJwk, alg: 'HS256' }] } })],
       ['a jwks holding an EC key off its curve', async () => ({ jwks: { keys: [{ ...good.publicJwk, y: good.publicJwk.x }] } })],
@@ -585,6 +594,33 @@ describe('private_key_jwt client assertions under attack (RFC 7523 §2.2, §3; O
       const replies = await Promise.all(Array.from({ length: 5 }, async () => token(withAssertion(await assertion({ id, key })))));
       for (const reply of replies) expectToken(reply);
       expect(jwksServer.hitsOf(path)).toBe(1);
+    });
+  });
+
+  describe('RSA keys with a large public exponent (issue 30, finding 5): refused before any signature is checked', () => {
+    // Verifying with a 3000-bit e costs tens of times an e=65537 verification; every real key has e=65537.
+    it('a jwks_uri serving one: the key is not used, 401 invalid_client naming the exponent, though the assertion is validly signed; nothing written', async () => {
+      const key = largeExponentKey('large-e-uri');
+      jwksServer.serveJson('/large-exponent.json', { keys: [key.publicJwk] });
+      const id = await keyClient({ jwks_uri: jwksServer.url('/large-exponent.json') });
+      await expectRefused(async () => token(withAssertion(await assertion({ id, key }))), /public exponent \(e\) must be 65537/);
+    });
+
+    it('a jwks_uri serving one beside a good key: the good key still authenticates, the other is refused as no usable key', async () => {
+      const large = largeExponentKey('large-e-beside');
+      const good = newRsaKey();
+      jwksServer.serveJson('/large-exponent-beside.json', { keys: [large.publicJwk, good.publicJwk] });
+      const id = await keyClient({ jwks_uri: jwksServer.url('/large-exponent-beside.json') });
+      expectToken(await token(withAssertion(await assertion({ id, key: good }))));
+      await expectRefused(async () => token(withAssertion(await assertion({ id, key: large }))), /No registered key/);
+    });
+
+    it('a jwks stored before the rule (written to the row): 401 invalid_client naming the exponent, nothing written', async () => {
+      const key = largeExponentKey('large-e-stored');
+      const id = await keyClient({ jwks: { keys: [newRsaKey().publicJwk as never] } });
+      const [jwks, clientId] = app.dataSource.options.type === 'postgres' ? ['$1', '$2'] : ['?', '?'];
+      await app.dataSource.query(`UPDATE "clients" SET "jwks" = ${jwks} WHERE "id" = ${clientId}`, [JSON.stringify({ keys: [key.publicJwk] }), id]);
+      await expectRefused(async () => token(withAssertion(await assertion({ id, key }))), /public exponent \(e\) must be 65537/);
     });
   });
 

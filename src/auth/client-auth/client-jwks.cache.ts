@@ -63,7 +63,8 @@ export class ClientJwksCache {
       this.entries.set(client.id, cached);
       return cached.keys;
     }
-    const set = client.jwksUri !== null ? await this.fetchOnce(client.jwksUri, now) : (client.jwks as JSONWebKeySet | null);
+    // A registered set was checked at registration; checked again, for rows stored before a rule (an RSA exponent, issue 30).
+    const set = client.jwksUri !== null ? await this.fetchOnce(client.jwksUri, now) : client.jwks && usableKeys(client.jwks.keys, "This client's registered jwks holds");
     if (!set) throw new ClientKeysUnavailable('This client has no registered keys');
     const entry: Entry = { source, keys: createLocalJWKSet({ keys: set.keys.map(withoutEdDsaAlias) }), fetchedAt: now };
     this.entries.delete(client.id);
@@ -104,18 +105,27 @@ export class ClientJwksCache {
     if (answer.status !== 200) throw new ClientKeysUnavailable(`The client's jwks_uri answered ${answer.status}, not 200`);
     const keys = (answer.json as { keys?: unknown } | undefined)?.keys;
     if (!Array.isArray(keys) || keys.length === 0 || keys.length > MAX_KEYS) throw new ClientKeysUnavailable(`The client's jwks_uri must serve a JWK Set of 1 to ${MAX_KEYS} keys`);
-    // The same rules as a registered set: public, asymmetric signing keys only.
-    const usable = keys.filter((key: unknown): key is PublicJwk => {
-      try {
-        assertPublicSigningKey(key as PublicJwk, 0);
-        return true;
-      } catch {
-        return false;
-      }
-    });
-    if (usable.length === 0) throw new ClientKeysUnavailable("The client's jwks_uri serves no public signing key");
-    return { keys: usable as JSONWebKeySet['keys'] };
+    return usableKeys(keys, "The client's jwks_uri serves");
   }
+}
+
+/**
+ * The keys of a set that pass the rules of a registered one (public, asymmetric, signing, RSA with
+ * e = 65537), the others left out; none at all is ClientKeysUnavailable saying why the first failed.
+ */
+function usableKeys(keys: readonly unknown[], what: string): JSONWebKeySet {
+  const problems: string[] = [];
+  const usable = keys.filter((key, index): key is PublicJwk => {
+    try {
+      assertPublicSigningKey(key as PublicJwk, index);
+      return true;
+    } catch (error) {
+      problems.push(error instanceof Error ? error.message : String(error));
+      return false;
+    }
+  });
+  if (usable.length === 0) throw new ClientKeysUnavailable(`${what} no public signing key we accept (${problems[0] ?? 'no keys'})`);
+  return { keys: usable as JSONWebKeySet['keys'] };
 }
 
 /**
