@@ -5,6 +5,17 @@
  * warmed up, then measured for BENCH_SECONDS, BENCH_REPEATS times, the servers taking turns. Prints
  * one table and writes bench/results/<time>.json, latest.json and latest.svg.
  *
+ * node-oidc-provider runs twice, on the same Node as Latchkey: `oidc-provider` keeps its records in
+ * its own process (a Map), `oidc-provider-redis` in Redis at REDIS_URL (redis://127.0.0.1:6379),
+ * through an adapter laid out as oidc-provider's documented Redis example
+ * (bench/servers/oidc-provider-redis-adapter.mjs), its keys under a `bench:oidc:<random>:` prefix
+ * that is deleted when it stops. The Redis peer runs whenever Redis answers a PING at start
+ * (BENCH_PEER_REDIS=0 leaves it out; when Redis does not answer, one line says it was left out).
+ * Latchkey on SQLite is compared with the in-memory peer (each keeps its state on the machine it
+ * runs on), Latchkey on PostgreSQL with the Redis one (each on a network store that several
+ * instances could share): the table, latest.json (`ratios`, `ratiosByTarget`) and the chart give
+ * both candidates' ratios against both peers.
+ *
  * BENCH_DATABASE_URL=postgres://…  also runs Latchkey on PostgreSQL.
  * BENCH_SECONDS (8), BENCH_WARMUP_SECONDS (2), BENCH_REPEATS (3), BENCH_CONNECTIONS (32),
  * BENCH_WORKERS (16), BENCH_SCENARIOS (a,b10k,b100k,c,d,e,f,g,h,i,j), BENCH_SKIP_BUILD=1.
@@ -22,7 +33,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import baseline from './targets/baseline.mjs';
 import { latchkey } from './targets/latchkey.mjs';
-import oidcProvider from './targets/oidc-provider.mjs';
+import { oidcProvider } from './targets/oidc-provider.mjs';
+import { DEFAULT_REDIS_URL, redisAnswers } from './servers/oidc-provider-redis-adapter.mjs';
 import { assertionTokenLoad } from './lib/client-assertion.mjs';
 import { dpopReadLoad } from './lib/dpop.mjs';
 import { closeAgents } from './lib/http.mjs';
@@ -60,8 +72,20 @@ function adaptOidcProvider(target) {
   return { ...target, scenarios };
 }
 
-const targets = [baseline, adaptOidcProvider(oidcProvider), latchkey({ name: 'latchkey-sqlite' })];
+const targets = [baseline, adaptOidcProvider(oidcProvider()), latchkey({ name: 'latchkey-sqlite' })];
 if (process.env.BENCH_DATABASE_URL) targets.push(latchkey({ name: 'latchkey-postgres', databaseUrl: process.env.BENCH_DATABASE_URL }));
+
+/** oidc-provider on Redis, beside the in-memory one, unless left out or Redis does not answer. */
+async function addRedisPeer() {
+  if (process.env.BENCH_PEER_REDIS === '0') return;
+  const redisUrl = process.env.REDIS_URL || DEFAULT_REDIS_URL;
+  const answer = await redisAnswers(redisUrl);
+  if (!answer.ok) {
+    log(`oidc-provider-redis left out: Redis at ${redisUrl.replace(/\/\/[^@/]*@/, '//')} does not answer (${answer.reason})`);
+    return;
+  }
+  targets.splice(targets.findIndex((t) => t.name === 'oidc-provider') + 1, 0, adaptOidcProvider(oidcProvider({ name: 'oidc-provider-redis', store: 'redis', redisUrl })));
+}
 
 function log(message) {
   console.log(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${message}`);
@@ -69,6 +93,7 @@ function log(message) {
 
 async function main() {
   mkdirSync(RESULTS, { recursive: true });
+  await addRedisPeer();
   if (!process.env.BENCH_SKIP_BUILD) {
     log('building Latchkey');
     execFileSync('npm', ['run', '-s', 'build'], { stdio: 'inherit' });
@@ -94,7 +119,7 @@ async function main() {
         for (const target of repeat % 2 === 0 ? [...order].reverse() : order) {
           const result = await measure(target, scenario);
           runs.push({ target: target.name, scenario, repeat, ...result });
-          log(`${scenario.padEnd(5)} ${target.name.padEnd(17)} #${repeat}: ${Math.round(result.rps).toLocaleString('en')}/s, p99 ${result.p99.toFixed(1)} ms, ${result.errors} errors, ${result.rssMb.toFixed(0)} MB${result.firstError ? ` (first error: ${result.firstError})` : ''}`);
+          log(`${scenario.padEnd(5)} ${target.name.padEnd(19)} #${repeat}: ${Math.round(result.rps).toLocaleString('en')}/s, p99 ${result.p99.toFixed(1)} ms, ${result.errors} errors, ${result.rssMb.toFixed(0)} MB${result.firstError ? ` (first error: ${result.firstError})` : ''}`);
         }
       }
     }
@@ -124,6 +149,10 @@ async function measure(target, scenario) {
 function report(runs) {
   const summary = summarize(runs);
   const ratioRows = ratios(summary);
+  // Every Latchkey that ran, against both peers (`ratios` above is latchkey-sqlite's, as before).
+  const ratiosByTarget = Object.fromEntries(
+    [...new Set(summary.map((row) => row.target))].filter((target) => target.startsWith('latchkey-')).map((target) => [target, ratios(summary, target)]),
+  );
   const targetChecks = checkTargets(summary);
   const machine = {
     cpus: cpus().length,
@@ -133,7 +162,7 @@ function report(runs) {
     commit: spawnSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).stdout.trim(),
     date: new Date().toISOString(),
   };
-  const results = { machine, settings, scenarios: SCENARIOS, runs, summary, ratios: ratioRows, targets: targetChecks, durationSeconds: Math.round((Date.now() - started) / 1000) };
+  const results = { machine, settings, scenarios: SCENARIOS, runs, summary, ratios: ratioRows, ratiosByTarget, targets: targetChecks, durationSeconds: Math.round((Date.now() - started) / 1000) };
   const stamp = machine.date.replace(/[:.]/g, '-');
   writeFileSync(join(RESULTS, `${stamp}.json`), JSON.stringify(results, null, 2));
   writeFileSync(join(RESULTS, 'latest.json'), JSON.stringify(results, null, 2));

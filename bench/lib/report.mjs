@@ -3,6 +3,13 @@
  * reference servers, pass/fail checks for the performance targets, a table
  * (plain text that is also GitHub Markdown) and a self-contained SVG chart.
  *
+ * The references are the bare Fastify baseline and node-oidc-provider twice:
+ * `oidc-provider` (records in its own process) and, when it ran,
+ * `oidc-provider-redis` (records in Redis). Every Latchkey gets ratios against
+ * both; the pairs that keep state alike are latchkey-sqlite with
+ * oidc-provider and latchkey-postgres with oidc-provider-redis. The targets
+ * (checkTargets) stay those the project set against oidc-provider.
+ *
  * Pure functions without I/O: the runner decides where the output goes.
  */
 
@@ -24,8 +31,8 @@ export const SCENARIOS = Object.freeze({
 // readers must know that to interpret the ratio.
 const SCENARIO_NOTES = Object.freeze({
   a: 'oidc-provider: userinfo; baseline: GET small JSON',
-  i: 'oidc-provider: userinfo, each jti kept in memory; Latchkey writes a row',
-  j: 'oidc-provider: each jti kept in memory; Latchkey writes a row',
+  i: 'oidc-provider: userinfo, each jti kept in memory (oidc-provider-redis: in Redis); Latchkey writes a row',
+  j: 'oidc-provider: each jti kept in memory (oidc-provider-redis: in Redis); Latchkey writes a row',
 });
 
 // Short names keep the table narrow enough for a terminal; the full labels
@@ -47,8 +54,9 @@ const SHORT_LABELS = Object.freeze({
 const DEFAULT_LATCHKEY = 'latchkey-sqlite';
 const BASELINE = 'baseline';
 const OIDC = 'oidc-provider';
-const REFERENCES = new Set([BASELINE, OIDC]);
-const KNOWN_TARGETS = ['latchkey-sqlite', 'latchkey-postgres', BASELINE, OIDC];
+const OIDC_REDIS = 'oidc-provider-redis';
+const REFERENCES = new Set([BASELINE, OIDC, OIDC_REDIS]);
+const KNOWN_TARGETS = ['latchkey-sqlite', 'latchkey-postgres', BASELINE, OIDC, OIDC_REDIS];
 
 // The targets the project committed to (see checkTargets).
 const OIDC_COMPARED = ['a', 'c', 'd', 'e', 'f', 'h'];
@@ -153,7 +161,11 @@ function summarizeGroup(group) {
 
 // -------------------------------------------------------------------- ratios
 
-/** Ratios of one candidate against the reference servers, one entry per scenario it ran. */
+/**
+ * Ratios of one candidate against the reference servers, one entry per scenario it ran:
+ * vsOidc… against oidc-provider in memory, vsOidcRedis… against oidc-provider on Redis
+ * (null where that peer did not run).
+ */
 export function ratios(summary, latchkeyTarget = DEFAULT_LATCHKEY) {
   const find = finder(summary);
   return summary
@@ -161,6 +173,7 @@ export function ratios(summary, latchkeyTarget = DEFAULT_LATCHKEY) {
     .sort(compareRows(latchkeyTarget))
     .map((own) => {
       const oidc = find(OIDC, own.scenario);
+      const oidcRedis = find(OIDC_REDIS, own.scenario);
       const baseline = own.scenario === 'a' ? find(BASELINE, 'a') : undefined;
       return {
         scenario: own.scenario,
@@ -168,6 +181,9 @@ export function ratios(summary, latchkeyTarget = DEFAULT_LATCHKEY) {
         vsOidc: ratio(own.rps.median, oidc?.rps.median),
         vsOidcRange: oidc ? ratioRange(own.rps, oidc.rps) : null,
         p99VsOidc: ratio(own.p99.median, oidc?.p99.median),
+        vsOidcRedis: ratio(own.rps.median, oidcRedis?.rps.median),
+        vsOidcRedisRange: oidcRedis ? ratioRange(own.rps, oidcRedis.rps) : null,
+        p99VsOidcRedis: ratio(own.p99.median, oidcRedis?.p99.median),
       };
     });
 }
@@ -297,6 +313,12 @@ const TABLE_COLUMNS = [
   { title: '×baseline', right: true },
   { title: `×${OIDC}`, right: true },
 ];
+// Shown only when the Redis peer ran, so tables of runs without it keep their columns.
+const REDIS_COLUMN = { title: `×${OIDC_REDIS}`, right: true };
+
+function hasRedisPeer(rows) {
+  return rows.some((row) => row.target === OIDC_REDIS);
+}
 
 /**
  * Results table, scenario key and targets table. Ratios are shown on the row of
@@ -308,8 +330,9 @@ export function renderTable(summary, ratioRows, targets, { latchkeyTarget = DEFA
   targets ??= checkTargets(summary, latchkeyTarget);
   const rows = [...summary].sort(compareRows(latchkeyTarget));
   const ratioLookup = ratioFinder(summary, ratioRows, latchkeyTarget);
-  const body = rows.map((row, i) => resultCells(row, i === 0 || rows[i - 1].scenario !== row.scenario, ratioLookup(row)));
-  const sections = [markdownTable(TABLE_COLUMNS, body)];
+  const withRedis = hasRedisPeer(rows);
+  const body = rows.map((row, i) => resultCells(row, i === 0 || rows[i - 1].scenario !== row.scenario, ratioLookup(row), withRedis));
+  const sections = [markdownTable(withRedis ? [...TABLE_COLUMNS, REDIS_COLUMN] : TABLE_COLUMNS, body)];
   if (rows.length) sections.push(tableNotes(rows));
   if (targets.length) sections.push(`Targets for ${escapeCell(latchkeyTarget)}:`, targetsTable(targets));
   return `${sections.join('\n\n')}\n`;
@@ -324,11 +347,16 @@ function ratioFinder(summary, ratioRows, latchkeyTarget) {
   };
 }
 
-function resultCells(row, firstOfScenario, r) {
+/** A ratio with its range from pairing repeats, as the ×oidc-provider… cells show it. */
+function fmtRatioWithRange(value, range) {
+  return Number.isFinite(value) && range ? `${fmtRatio(value)} (${fmtRatioRange(range)})` : fmtRatio(value);
+}
+
+function resultCells(row, firstOfScenario, r, withRedis = false) {
   const comparable = !REFERENCES.has(row.target);
   const spread = Number.isFinite(row.rps.spreadPct) ? ` ± ${fmtPct(row.rps.spreadPct)}` : '';
-  let vsOidc = comparable ? fmtRatio(r?.vsOidc) : '';
-  if (comparable && Number.isFinite(r?.vsOidc) && r.vsOidcRange) vsOidc += ` (${fmtRatioRange(r.vsOidcRange)})`;
+  const vsOidc = comparable ? fmtRatioWithRange(r?.vsOidc, r?.vsOidcRange) : '';
+  const redisCells = withRedis ? [comparable ? fmtRatioWithRange(r?.vsOidcRedis, r?.vsOidcRedisRange) : ''] : [];
   return [
     firstOfScenario ? `${row.scenario} · ${shortLabel(row.scenario)}` : '',
     row.target,
@@ -339,6 +367,7 @@ function resultCells(row, firstOfScenario, r) {
     fmtMb(row.rssMb.max),
     comparable && row.scenario === 'a' ? fmtRatio(r?.vsBaseline) : '',
     vsOidc,
+    ...redisCells,
   ];
 }
 
@@ -348,9 +377,13 @@ function tableNotes(rows) {
     const note = SCENARIO_NOTES[s] ? ` (${SCENARIO_NOTES[s]})` : '';
     return `- ${s}: ${escapeCell(SCENARIOS[s] ?? s)}${note}`;
   });
+  const withRedis = hasRedisPeer(rows);
   const legend =
     `Spread = (max − min) / median over ${repeatsText(rows)} repeats. ` +
-    `×baseline and ×${OIDC} compare median req/s; brackets give the range from pairing the slowest and fastest repeats.`;
+    `×baseline${withRedis ? `, ×${OIDC} and ×${OIDC_REDIS}` : ` and ×${OIDC}`} compare median req/s; brackets give the range from pairing the slowest and fastest repeats.` +
+    (withRedis
+      ? ` ${OIDC} keeps its records in its own process, ${OIDC_REDIS} in Redis: compare latchkey-sqlite with the first, latchkey-postgres with the second.`
+      : '');
   return [legend, '', ...key].join('\n');
 }
 
@@ -397,6 +430,8 @@ const SERVER_COLOURS = {
   'latchkey-postgres': '#00876A',
   [BASELINE]: '#6E7781',
   [OIDC]: '#C85200',
+  // The same peer on Redis: darker than its in-memory twin, told apart by lightness too.
+  [OIDC_REDIS]: '#8C3B00',
 };
 const EXTRA_COLOURS = ['#882255', '#332288', '#7A6A00', '#AA3377'];
 const TEXT = '#1F2328';
@@ -419,6 +454,7 @@ export function renderSvg(summary, { latchkeyTarget = DEFAULT_LATCHKEY, title = 
   const rows = summary.filter((row) => Number.isFinite(row.rps.median)).sort(compareRows(latchkeyTarget));
   const servers = [...new Set(rows.map((row) => row.target))];
   const colourOf = colourMap(servers);
+  const ratioLookup = ratioFinder(summary, ratios(summary, latchkeyTarget), latchkeyTarget);
   const labelWidth = Math.max(60, ...servers.map((s) => s.length * CHAR_WIDTH));
   const layout = { x0: PAD + labelWidth + 10, barSpace: SVG_WIDTH - 2 * PAD - labelWidth - 10 - VALUE_SPACE };
 
@@ -438,18 +474,30 @@ export function renderSvg(summary, { latchkeyTarget = DEFAULT_LATCHKEY, title = 
     y += 30;
   }
   for (const group of groupByScenario(rows)) {
-    y = renderGroup(parts, group, { ...layout, colourOf, latchkeyTarget }, y) + GROUP_GAP;
+    y = renderGroup(parts, group, { ...layout, colourOf, latchkeyTarget, ratioLookup }, y) + GROUP_GAP;
   }
   const height = Math.ceil(y + PAD - GROUP_GAP);
-  return wrapSvg(parts, height, title, describe(rows));
+  return wrapSvg(parts, height, title, describe(rows, ratioLookup));
 }
 
 function subtitleLines(rows) {
   if (rows.length === 0) return [];
-  return [
+  const lines = [
     `Median per second; whiskers show min–max over ${repeatsText(rows)} repeats.`,
     'Each scenario has its own scale (normalized to its own maximum): compare bars within a scenario, the numbers across scenarios.',
   ];
+  if (hasRedisPeer(rows)) {
+    lines.push(`Peers: ${OIDC} in memory (compare with latchkey-sqlite), ${OIDC_REDIS} on Redis (with latchkey-postgres).`);
+  }
+  return lines;
+}
+
+/** "2.47× oidc-provider, 1.90× oidc-provider-redis" for a candidate's ratio entry; '' without any. */
+function peerRatiosText(r) {
+  const parts = [];
+  if (Number.isFinite(r?.vsOidc)) parts.push(`${fmtRatio(r.vsOidc)} ${OIDC}`);
+  if (Number.isFinite(r?.vsOidcRedis)) parts.push(`${fmtRatio(r.vsOidcRedis)} ${OIDC_REDIS}`);
+  return parts.join(', ');
 }
 
 function colourMap(servers) {
@@ -489,7 +537,7 @@ function renderLegend(parts, servers, colourOf, y, latchkeyTarget) {
 /** A scenario header, then one bar per server scaled to the group's largest value. */
 function renderGroup(parts, group, layout, y) {
   const { scenario } = group[0];
-  const { x0, barSpace, colourOf, latchkeyTarget } = layout;
+  const { x0, barSpace, colourOf, latchkeyTarget, ratioLookup } = layout;
   parts.push(`<path d="M${PAD} ${y}H${SVG_WIDTH - PAD}" stroke="#D0D7DE"/>`);
   y += 20;
   const note = SCENARIO_NOTES[scenario] ? `<tspan dx="6" fill="${MUTED_TEXT}" font-weight="400">(${escapeXml(SCENARIO_NOTES[scenario])})</tspan>` : '';
@@ -501,6 +549,13 @@ function renderGroup(parts, group, layout, y) {
   for (const row of group) {
     renderBar(parts, row, { x0, y, scale, colour: colourOf(row.target), bold: row.target === latchkeyTarget });
     y += BAR_STEP;
+  }
+  // Each candidate's median against each peer that ran this scenario, one line per candidate.
+  for (const row of group) {
+    const text = ratioLookup ? peerRatiosText(ratioLookup(row)) : '';
+    if (!text) continue;
+    y += 16;
+    parts.push(svgText(x0, y - 4, `${row.target}: ${text}`, { 'font-size': 12, fill: MUTED_TEXT }));
   }
   return y;
 }
@@ -524,11 +579,13 @@ function renderBar(parts, row, { x0, y, scale, colour, bold }) {
 }
 
 /** Text alternative for screen readers: every figure the chart shows. */
-function describe(rows) {
+function describe(rows, ratioLookup) {
   if (rows.length === 0) return 'No benchmark runs.';
   const groups = groupByScenario(rows).map((group) => {
     const bars = group.map((row) => `${row.target} ${fmtRps(row.rps.median)}/s (${fmtRps(row.rps.min)}–${fmtRps(row.rps.max)})`);
-    return `${group[0].scenario} (${shortLabel(group[0].scenario)}): ${bars.join(', ')}.`;
+    const peers = group.map((row) => [row.target, ratioLookup ? peerRatiosText(ratioLookup(row)) : '']).filter(([, text]) => text);
+    const ratioText = peers.length ? ` ${peers.map(([target, text]) => `${target}: ${text}`).join('; ')}.` : '';
+    return `${group[0].scenario} (${shortLabel(group[0].scenario)}): ${bars.join(', ')}.${ratioText}`;
   });
   return `Median throughput per scenario, with min–max over repeats. ${groups.join(' ')}`;
 }

@@ -84,12 +84,65 @@ describe('ratios', () => {
   });
 
   it('leaves ratios null where the reference did not run', () => {
-    assert.deepEqual(g, { scenario: 'g', vsBaseline: null, vsOidc: null, vsOidcRange: null, p99VsOidc: null });
+    assert.deepEqual(g, {
+      scenario: 'g',
+      vsBaseline: null,
+      vsOidc: null,
+      vsOidcRange: null,
+      p99VsOidc: null,
+      vsOidcRedis: null,
+      vsOidcRedisRange: null,
+      p99VsOidcRedis: null,
+    });
+  });
+
+  it('leaves the ratios against the Redis peer null when it did not run', () => {
+    assert.equal(a.vsOidcRedis, null);
+    assert.equal(a.vsOidcRedisRange, null);
+    assert.equal(a.p99VsOidcRedis, null);
   });
 
   it('can be computed for another candidate', () => {
     const other = summarize([...runsOf('latchkey-postgres', 'a', [500]), ...runsOf('oidc-provider', 'a', [250])]);
     assert.equal(ratios(other, 'latchkey-postgres')[0].vsOidc, 2);
+  });
+
+  describe('against oidc-provider on Redis', () => {
+    const both = summarize([
+      ...runsOf('latchkey-sqlite', 'c', [3000, 3300, 3600], { p99: 6 }),
+      ...runsOf('latchkey-postgres', 'c', [1800, 2000, 2200], { p99: 12 }),
+      ...runsOf('oidc-provider', 'c', [1400, 1500, 1600], { p99: 10 }),
+      ...runsOf('oidc-provider-redis', 'c', [900, 1000, 1100], { p99: 16 }),
+    ]);
+    const [sqlite] = ratios(both, 'latchkey-sqlite');
+    const [postgres] = ratios(both, 'latchkey-postgres');
+
+    it('gives every candidate its ratios against both peers', () => {
+      assert.equal(sqlite.vsOidc, 3300 / 1500);
+      assert.equal(sqlite.vsOidcRedis, 3.3);
+      assert.equal(sqlite.p99VsOidcRedis, 6 / 16);
+      assert.equal(postgres.vsOidc, 2000 / 1500);
+      assert.equal(postgres.vsOidcRedis, 2);
+      assert.equal(postgres.p99VsOidcRedis, 0.75);
+    });
+
+    it('gives the range against the Redis peer from the worst and best pairing of repeats', () => {
+      assert.deepEqual(postgres.vsOidcRedisRange, [1800 / 1100, 2200 / 900]);
+      assert.deepEqual(postgres.vsOidcRange, [1800 / 1600, 2200 / 1400]);
+    });
+
+    it('counts the Redis peer as a reference, not a candidate', () => {
+      assert.deepEqual(ratios(both, 'oidc-provider-redis')[0].vsOidcRedis, 1);
+      assert.deepEqual(
+        both.map((row) => row.target),
+        ['latchkey-sqlite', 'latchkey-postgres', 'oidc-provider', 'oidc-provider-redis'],
+      );
+    });
+
+    it('leaves the targets to oidc-provider in memory', () => {
+      const c = checkTargets(both).find((t) => t.id === 'c-vs-oidc');
+      assert.equal(c.detail, '2.20× (1.88–2.57×), p99 0.60×');
+    });
   });
 });
 
@@ -207,6 +260,43 @@ describe('renderTable', () => {
   it('computes ratios and targets itself when not given', () => {
     assert.equal(renderTable(summary, undefined, undefined, { latchkeyTarget: 'latchkey-sqlite' }), table);
   });
+
+  it('has no Redis column when the Redis peer did not run', () => {
+    assert.doesNotMatch(table, /oidc-provider-redis/);
+  });
+
+  describe('with oidc-provider on Redis', () => {
+    const withRedis = summarize([
+      ...runsOf('latchkey-sqlite', 'c', [3000, 3300, 3600]),
+      ...runsOf('latchkey-postgres', 'c', [1800, 2000, 2200]),
+      ...runsOf('oidc-provider', 'c', [1400, 1500, 1600]),
+      ...runsOf('oidc-provider-redis', 'c', [900, 1000, 1100]),
+      ...runsOf('latchkey-postgres', 'g', [40]),
+    ]);
+    const redisTable = renderTable(withRedis, undefined, undefined, { latchkeyTarget: 'latchkey-sqlite' });
+    const redisLines = redisTable.split('\n');
+    const results = redisLines.slice(0, redisLines.indexOf(''));
+
+    it('adds a ×oidc-provider-redis column after ×oidc-provider', () => {
+      assert.match(results[0], /\| +×oidc-provider \| ×oidc-provider-redis \|$/);
+      for (const line of results) assert.equal(line.split(/(?<!\\)\|/).length, 12, line);
+    });
+
+    it('fills it for both Latchkeys, with the range of pairing repeats', () => {
+      assert.match(redisTable, /\| latchkey-sqlite +\|.*\| 2\.20× \(1\.88–2\.57×\) \| +3\.30× \(2\.73–4\.00×\) \|/);
+      assert.match(redisTable, /\| latchkey-postgres +\|.*\| 1\.33× \(1\.13–1\.57×\) \| +2\.00× \(1\.64–2\.44×\) \|/);
+    });
+
+    it('leaves it blank on reference rows and dashed where no peer ran', () => {
+      assert.match(redisTable, /\| oidc-provider-redis +\| +1,000 ± 20\.0% \|.*\| +\| +\| +\|$/m);
+      assert.match(redisTable, /\| g · Login \(argon2id\) +\| latchkey-postgres +\|.*\| +– \| +– \|$/m);
+    });
+
+    it('says which peer each Latchkey is compared with', () => {
+      assert.match(redisTable, /×baseline, ×oidc-provider and ×oidc-provider-redis compare median req\/s/);
+      assert.match(redisTable, /compare latchkey-sqlite with the first, latchkey-postgres with the second/);
+    });
+  });
 });
 
 describe('renderSvg', () => {
@@ -250,6 +340,30 @@ describe('renderSvg', () => {
       else stack.push(name);
     }
     assert.deepEqual(stack, []);
+  });
+
+  it('prints the ratio of each candidate against oidc-provider under its scenario', () => {
+    assert.match(svg, />latchkey-sqlite: 2\.42× oidc-provider<\/text>/);
+    assert.doesNotMatch(svg, /oidc-provider-redis/);
+  });
+
+  it('prints the ratios against oidc-provider on Redis when it ran, in the chart and its description', () => {
+    const withRedis = renderSvg(
+      summarize([
+        ...runsOf('latchkey-sqlite', 'c', [3000, 3300, 3600]),
+        ...runsOf('latchkey-postgres', 'c', [1800, 2000, 2200]),
+        ...runsOf('oidc-provider', 'c', [1400, 1500, 1600]),
+        ...runsOf('oidc-provider-redis', 'c', [900, 1000, 1100]),
+      ]),
+    );
+    assert.match(withRedis, />latchkey-sqlite: 2\.20× oidc-provider, 3\.30× oidc-provider-redis<\/text>/);
+    assert.match(withRedis, />latchkey-postgres: 1\.33× oidc-provider, 2\.00× oidc-provider-redis<\/text>/);
+    assert.match(withRedis, /<desc id="report-desc">[^<]*latchkey-postgres: 1\.33× oidc-provider, 2\.00× oidc-provider-redis/);
+    assert.match(withRedis, />Peers: oidc-provider in memory \(compare with latchkey-sqlite\), oidc-provider-redis on Redis \(with latchkey-postgres\)\.</);
+    assert.equal(withRedis.match(/<rect /g).length, 4);
+    // Its own colour, not the in-memory peer's.
+    assert.match(withRedis, /<rect [^>]*fill="#8C3B00"><title>oidc-provider-redis, c:/);
+    assert.match(withRedis, /<rect [^>]*fill="#C85200"><title>oidc-provider, c:/);
   });
 
   it('still renders without runs', () => {

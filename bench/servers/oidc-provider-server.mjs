@@ -2,17 +2,25 @@
  * node-oidc-provider (npm `oidc-provider`, 9.x) configured to do the same work as Latchkey in the
  * benchmark: one confidential client (and its RS256 twin for scenario h, and a private_key_jwt
  * client for scenario j when BENCH_CLIENT_JWKS gives its keys), PKCE (S256) on the code flow,
- * opaque tokens kept in memory (see MapAdapter), refresh tokens rotated on every use,
- * introspection and client_credentials enabled, consent remembered across authorizations of one
- * session, and DPoP with server nonces required (as Latchkey's default).
+ * opaque tokens kept in memory (MapAdapter) or in Redis (OIDC_PROVIDER_STORE below), refresh
+ * tokens rotated on every use, introspection and client_credentials enabled, consent remembered
+ * across authorizations of one session, and DPoP with server nonces required (as Latchkey's default).
  *
  * Run as its own process: `PORT=4000 node bench/servers/oidc-provider-server.mjs`. It listens on
  * 127.0.0.1:PORT and prints `ready` on stdout once it does. The provider's one-time notices about
  * defaults also go to stdout, so a reader must look for the `ready` line, not the first line.
+ *
+ * Where it keeps its records, OIDC_PROVIDER_STORE (or `--store=`) says:
+ * - `memory` (the default): the MapAdapter below, in this process;
+ * - `redis`: Redis at REDIS_URL (redis://127.0.0.1:6379), through the adapter laid out as
+ *   oidc-provider's Redis example (oidc-provider-redis-adapter.mjs), every key under
+ *   OIDC_PROVIDER_REDIS_PREFIX (a random `bench:oidc:…:` when unset); the keys under the prefix
+ *   are deleted when the server stops (SIGTERM or SIGINT). Start-up fails when Redis does not answer.
  */
 import { generateKeyPairSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
 import Provider from 'oidc-provider';
+import { connectRedisAdapter, DEFAULT_REDIS_URL, deleteKeys, randomPrefix } from './oidc-provider-redis-adapter.mjs';
 
 const port = Number(process.env.PORT);
 if (!Number.isInteger(port) || port <= 0) {
@@ -20,6 +28,11 @@ if (!Number.isInteger(port) || port <= 0) {
   process.exit(2);
 }
 const issuer = `http://127.0.0.1:${port}`;
+const store = process.argv.find((arg) => arg.startsWith('--store='))?.slice('--store='.length) ?? process.env.OIDC_PROVIDER_STORE ?? 'memory';
+if (store !== 'memory' && store !== 'redis') {
+  console.error(`OIDC_PROVIDER_STORE must be memory or redis, not ${store}`);
+  process.exit(2);
+}
 
 // The bench user and client; the target module (bench/targets/oidc-provider.mjs) uses the same
 // values. The password is compared as a constant on purpose: the password hash's cost is not part
@@ -45,7 +58,7 @@ const RS256_CLIENT = { ...CLIENT, client_id: 'bench-client-rs256', id_token_sign
 // ES256 assertions of the key whose public JWK Set the target passes in BENCH_CLIENT_JWKS. As with
 // Latchkey's, client_credentials only, the signing algorithm pinned. oidc-provider accepts an aud of
 // its issuer (what the benchmark sends, the one value Latchkey accepts), its token endpoint URL or
-// the endpoint's own URL, and records each jti once (ReplayDetection, in MapAdapter) until exp.
+// the endpoint's own URL, and records each jti once (ReplayDetection, in the store) until exp.
 const JWT_CLIENT = process.env.BENCH_CLIENT_JWKS
   ? {
       client_id: 'bench-client-jwt',
@@ -87,8 +100,10 @@ const grantMembers = new Map(); // grantId → Set of record keys
 const sessionsByUid = new Map(); // session uid → session id
 const byUserCode = new Map(); // device flow user code → id (unused here, part of the interface)
 const GRANTABLE = new Set(['AccessToken', 'AuthorizationCode', 'RefreshToken', 'DeviceCode', 'BackchannelAuthenticationRequest', 'PreAuthorizedCode']);
-// As the built-in adapter: an artifact outlives its expiry by the clock tolerance (15 s default).
-const CLOCK_TOLERANCE_MS = 15_000;
+// As the built-in adapter: an artifact outlives its expiry by the clock tolerance (oidc-provider's
+// default `clockTolerance`, 15 s; not configured here). The Redis adapter keeps the same.
+const CLOCK_TOLERANCE_SECONDS = 15;
+const CLOCK_TOLERANCE_MS = CLOCK_TOLERANCE_SECONDS * 1000;
 
 function forget(key, payload) {
   records.delete(key);
@@ -161,14 +176,40 @@ class MapAdapter {
   }
 }
 
-// Expired records are also dropped in the background, as a store with TTLs would.
-setInterval(() => {
-  const now = Date.now();
-  for (const [key, record] of records) if (record.expiresAt <= now) forget(key, record.payload);
-}, 60_000).unref();
+// ReplayDetection (each DPoP proof's and client assertion's jti) needs nothing of its own here:
+// oidc-provider calls find(), then upsert() when nothing was found, and with a Map no other request
+// runs between the two, so a jti is accepted once until it expires. The Redis adapter makes that
+// pair atomic with a claim in find() (see there).
+
+/** The adapter class for the store, and what to do when the server stops. */
+async function openStore() {
+  if (store === 'memory') {
+    // Expired records are also dropped in the background, as a store with TTLs would.
+    const sweep = setInterval(() => {
+      const now = Date.now();
+      for (const [key, record] of records) if (record.expiresAt <= now) forget(key, record.payload);
+    }, 60_000);
+    sweep.unref();
+    return { adapter: MapAdapter, close: async () => clearInterval(sweep) };
+  }
+  const url = process.env.REDIS_URL || DEFAULT_REDIS_URL;
+  const prefix = process.env.OIDC_PROVIDER_REDIS_PREFIX || randomPrefix();
+  const redis = await connectRedisAdapter({ url, prefix, clockToleranceSeconds: CLOCK_TOLERANCE_SECONDS });
+  console.log(`store: redis ${url.replace(/\/\/[^@/]*@/, '//')}, keys under ${prefix}`);
+  return {
+    adapter: redis.Adapter,
+    async close() {
+      await redis.close();
+      const deleted = await deleteKeys({ url, prefix });
+      console.log(`store: deleted ${deleted} keys under ${prefix}`);
+    },
+  };
+}
+
+const storage = await openStore();
 
 const provider = new Provider(issuer, {
-  adapter: MapAdapter,
+  adapter: storage.adapter,
   clients: [CLIENT, RS256_CLIENT, ...(JWT_CLIENT ? [JWT_CLIENT] : [])],
   jwks: signingKeys(),
   cookies: { keys: [randomBytes(32).toString('base64url')] },
@@ -193,7 +234,7 @@ const provider = new Provider(issuer, {
     userinfo: { enabled: true },
     // RFC 9449, as Latchkey has it by default: a proof binds the token at the token endpoint, and
     // every proof must carry a nonce the server handed out (DPoP-Nonce). On in 9.x already; the
-    // nonces need a secret. Each proof's jti is recorded once (ReplayDetection, in MapAdapter).
+    // nonces need a secret. Each proof's jti is recorded once (ReplayDetection, in the store).
     dPoP: { enabled: true, nonceSecret: randomBytes(32), requireNonce: () => true },
   },
 
@@ -320,8 +361,19 @@ server.listen(port, '127.0.0.1', () => {
   console.log('ready');
 });
 
+let stopping = false;
 function shutdown() {
-  server.close(() => process.exit(0));
+  if (stopping) return;
+  stopping = true;
+  server.close(() => {
+    storage.close().then(
+      () => process.exit(0),
+      (error) => {
+        console.error('closing the store:', error);
+        process.exit(1);
+      },
+    );
+  });
   server.closeAllConnections();
 }
 process.on('SIGTERM', shutdown);

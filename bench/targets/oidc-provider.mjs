@@ -1,7 +1,10 @@
 /**
  * node-oidc-provider as the comparison point: bench/servers/oidc-provider-server.mjs, one process,
- * its in-memory adapter. The scenarios are the ones it shares with Latchkey, under its own names
- * (bench/run.mjs maps them to our letters): a userinfo read, a client_credentials token, a refresh
+ * on its in-memory store (`oidcProvider()`, named oidc-provider) or on Redis
+ * (`oidcProvider({ name: 'oidc-provider-redis', store: 'redis' })`, the adapter laid out as
+ * oidc-provider's Redis example, keys under a prefix of the run's own, deleted when it stops).
+ * The scenarios are the ones it shares with Latchkey, under its own names (bench/run.mjs maps
+ * them to our letters): a userinfo read, a client_credentials token, a refresh
  * with rotation, a complete authorization-code flow in a logged-in session with consent remembered,
  * the same flow with a nonce and an RS256-signed ID token (a client of its own), an introspection,
  * the userinfo read with a DPoP-bound token and a proof per request, and a client_credentials token
@@ -16,6 +19,7 @@ import { assertionKey } from '../lib/client-assertion.mjs';
 import { dpopKey, dpopTokenRequest } from '../lib/dpop.mjs';
 import { basicAuth, CookieJar, expectIdToken, expectStatus, FORM, request } from '../lib/http.mjs';
 import { startServer } from '../lib/processes.mjs';
+import { DEFAULT_REDIS_URL, deleteKeys, randomPrefix } from '../servers/oidc-provider-redis-adapter.mjs';
 
 // The same values as in the server.
 const CLIENT_ID = 'bench-client';
@@ -36,9 +40,6 @@ const OFFLINE_SCOPE = 'openid offline_access';
 const API_SCOPE = 'api:read';
 
 const AUTHORIZATION = basicAuth(CLIENT_ID, CLIENT_SECRET);
-
-/** The private_key_jwt client's key: made at start, its public JWK Set passed to the server there. */
-let jwtClientKey;
 
 function tokenRequest(form, clientId = CLIENT_ID) {
   return {
@@ -118,118 +119,154 @@ function sessionCookie(jar) {
   return cookies.map(([name, value]) => `${name}=${value}`).join('; ');
 }
 
-export default {
-  name: 'oidc-provider',
+/**
+ * The target: `store` is `memory` (records in the server process) or `redis` (Redis at `redisUrl`,
+ * REDIS_URL or redis://127.0.0.1:6379; every key under a prefix of this run's, deleted when the
+ * server stops, by the server and again here should it have been killed).
+ */
+export function oidcProvider({ name = 'oidc-provider', store = 'memory', redisUrl = process.env.REDIS_URL || DEFAULT_REDIS_URL } = {}) {
+  /** The private_key_jwt client's key: made at start, its public JWK Set passed to the server there. */
+  let jwtClientKey;
 
-  /** The server pinned to `cpu` (when not null); ready once it answers its discovery document. */
-  async start({ port, cpu, logFile = join(tmpdir(), `oidc-provider-bench-${port}.log`) }) {
-    const baseUrl = `http://127.0.0.1:${port}`;
-    jwtClientKey = assertionKey();
-    const server = await startServer({
-      name: 'oidc-provider',
-      command: process.execPath,
-      args: ['bench/servers/oidc-provider-server.mjs'],
-      env: { PORT: String(port), NODE_ENV: 'production', BENCH_CLIENT_JWKS: JSON.stringify(jwtClientKey.jwks) },
-      cpu,
-      // The server prints `ready` once listening; answering a request through the provider is the
-      // stronger check, and the one the other targets use.
-      readyUrl: `${baseUrl}/.well-known/openid-configuration`,
-      logFile,
-    });
-    return { ...server, baseUrl };
-  },
+  return {
+    name,
+    store,
 
-  /**
-   * One signed-in session with consent given (its cookie and a user access token), another for the
-   * RS256 client (its cookie), and `refresh` (or `workers`) refresh tokens, each from a browser
-   * session of its own: oidc-provider revokes a whole grant when a rotated refresh token is reused,
-   * so tokens sharing one grant would not be independent.
-   */
-  async prepare(baseUrl, { refresh, workers } = {}) {
-    const count = refresh ?? workers ?? 64;
-    const main = await signInAndConsent(baseUrl);
-    const openId = await signInAndConsent(baseUrl, RS256_CLIENT_ID);
-    const refreshTokens = [];
-    for (let i = 0; i < count; i++) {
-      const { tokens } = await signInAndConsent(baseUrl);
-      if (!tokens.refresh_token) throw new Error('the code exchange returned no refresh token');
-      refreshTokens.push(tokens.refresh_token);
-    }
-    // dpopRead: an access token bound to an ES256 key, from an authorization in the main session
-    // (consent remembered) redeemed with a DPoP proof.
-    const dpop = dpopKey();
-    const { verifier, challenge } = pkcePair();
-    const state = randomBytes(8).toString('hex');
-    const authorized = await request(baseUrl, { path: authorizePath({ scope: FLOW_SCOPE, challenge, state }), headers: { cookie: sessionCookie(main.jar) } });
-    const dpopTokens = await exchangeCode(baseUrl, codeFrom(authorized, state, 'authorize (DPoP)'), verifier, CLIENT_ID, dpop);
-    if (dpopTokens.token_type?.toLowerCase() !== 'dpop') throw new Error(`code exchange with a DPoP proof: token_type ${dpopTokens.token_type}, expected DPoP`);
-    // privateKeyJwtClientCredentials: the assertions' aud is the issuer as discovery states it.
-    const { issuer } = JSON.parse(expectStatus(await request(baseUrl, { path: '/.well-known/openid-configuration' }), 200, 'discovery').body);
-    return {
-      baseUrl,
-      cookie: sessionCookie(main.jar),
-      openIdCookie: sessionCookie(openId.jar),
-      accessToken: main.tokens.access_token,
-      refreshTokens,
-      dpop: { key: dpop, accessToken: dpopTokens.access_token },
-      jwtClient: { clientId: JWT_CLIENT_ID, audience: issuer, key: jwtClientKey },
-    };
-  },
-
-  scenarios: {
-    read: (ctx) => ({ method: 'GET', path: '/me', headers: { authorization: `Bearer ${ctx.accessToken}` } }),
-
-    /** read with the DPoP-bound token: `Authorization: DPoP`, and a proof per request (bench/lib/dpop.mjs). */
-    dpopRead: (ctx) => ({ path: '/me', accessToken: ctx.dpop.accessToken, key: ctx.dpop.key }),
-
-    clientCredentials: () => ({
-      method: 'POST',
-      path: '/token',
-      headers: { authorization: AUTHORIZATION, 'content-type': FORM },
-      body: `grant_type=client_credentials&scope=${encodeURIComponent(API_SCOPE)}`,
-    }),
-
-    /** clientCredentials for the private_key_jwt client: a fresh assertion per request (bench/lib/client-assertion.mjs). */
-    privateKeyJwtClientCredentials: (ctx) => ({ path: '/token', form: `grant_type=client_credentials&scope=${encodeURIComponent(API_SCOPE)}`, ...ctx.jwtClient }),
-
-    introspect: (ctx) => ({
-      method: 'POST',
-      path: '/token/introspection',
-      headers: { authorization: AUTHORIZATION, 'content-type': FORM },
-      body: `token=${ctx.accessToken}`,
-    }),
-
-    /** One refresh with this worker's token; the rotated token replaces it. */
-    refresh: (ctx, worker) => {
-      if (worker >= ctx.refreshTokens.length) throw new Error(`only ${ctx.refreshTokens.length} refresh tokens for worker ${worker}`);
-      return async () => {
-        const response = await request(ctx.baseUrl, tokenRequest({ grant_type: 'refresh_token', refresh_token: ctx.refreshTokens[worker] }));
-        const { refresh_token: rotated } = JSON.parse(expectStatus(response, 200, 'refresh').body);
-        if (!rotated || rotated === ctx.refreshTokens[worker]) throw new Error('refresh: the token was not rotated');
-        ctx.refreshTokens[worker] = rotated;
+    /** The server pinned to `cpu` (when not null); ready once it answers its discovery document. */
+    async start({ port, cpu, logFile = join(tmpdir(), `${name}-bench-${port}.log`) }) {
+      const baseUrl = `http://127.0.0.1:${port}`;
+      jwtClientKey = assertionKey();
+      const env = { PORT: String(port), NODE_ENV: 'production', BENCH_CLIENT_JWKS: JSON.stringify(jwtClientKey.jwks), OIDC_PROVIDER_STORE: store };
+      const prefix = store === 'redis' ? randomPrefix() : undefined;
+      if (prefix) Object.assign(env, { REDIS_URL: redisUrl, OIDC_PROVIDER_REDIS_PREFIX: prefix });
+      const cleanUp = async () => {
+        if (prefix) await deleteKeys({ url: redisUrl, prefix });
+      };
+      let server;
+      try {
+        server = await startServer({
+          name,
+          command: process.execPath,
+          args: ['bench/servers/oidc-provider-server.mjs'],
+          env,
+          cpu,
+          // The server prints `ready` once listening; answering a request through the provider is the
+          // stronger check, and the one the other targets use.
+          readyUrl: `${baseUrl}/.well-known/openid-configuration`,
+          logFile,
+        });
+      } catch (error) {
+        await cleanUp().catch(() => {});
+        throw error;
+      }
+      return {
+        ...server,
+        baseUrl,
+        async stop() {
+          try {
+            await server.stop();
+          } finally {
+            await cleanUp();
+          }
+        },
       };
     },
 
-    /** Authorize in the signed-in session (no interaction: consent is remembered) → code → tokens → userinfo. */
-    flow: (ctx) => async () => {
+    /**
+     * One signed-in session with consent given (its cookie and a user access token), another for the
+     * RS256 client (its cookie), and `refresh` (or `workers`) refresh tokens, each from a browser
+     * session of its own: oidc-provider revokes a whole grant when a rotated refresh token is reused,
+     * so tokens sharing one grant would not be independent.
+     */
+    async prepare(baseUrl, { refresh, workers } = {}) {
+      const count = refresh ?? workers ?? 64;
+      const main = await signInAndConsent(baseUrl);
+      const openId = await signInAndConsent(baseUrl, RS256_CLIENT_ID);
+      const refreshTokens = [];
+      for (let i = 0; i < count; i++) {
+        const { tokens } = await signInAndConsent(baseUrl);
+        if (!tokens.refresh_token) throw new Error('the code exchange returned no refresh token');
+        refreshTokens.push(tokens.refresh_token);
+      }
+      // dpopRead: an access token bound to an ES256 key, from an authorization in the main session
+      // (consent remembered) redeemed with a DPoP proof.
+      const dpop = dpopKey();
       const { verifier, challenge } = pkcePair();
       const state = randomBytes(8).toString('hex');
-      const authorized = await request(ctx.baseUrl, { path: authorizePath({ scope: FLOW_SCOPE, challenge, state }), headers: { cookie: ctx.cookie } });
-      const tokens = await exchangeCode(ctx.baseUrl, codeFrom(authorized, state, 'authorize'), verifier);
-      const userinfo = await request(ctx.baseUrl, { path: '/me', headers: { authorization: `Bearer ${tokens.access_token}` } });
-      expectStatus(userinfo, 200, 'userinfo');
+      const authorized = await request(baseUrl, { path: authorizePath({ scope: FLOW_SCOPE, challenge, state }), headers: { cookie: sessionCookie(main.jar) } });
+      const dpopTokens = await exchangeCode(baseUrl, codeFrom(authorized, state, 'authorize (DPoP)'), verifier, CLIENT_ID, dpop);
+      if (dpopTokens.token_type?.toLowerCase() !== 'dpop') throw new Error(`code exchange with a DPoP proof: token_type ${dpopTokens.token_type}, expected DPoP`);
+      // privateKeyJwtClientCredentials: the assertions' aud is the issuer as discovery states it.
+      const { issuer } = JSON.parse(expectStatus(await request(baseUrl, { path: '/.well-known/openid-configuration' }), 200, 'discovery').body);
+      return {
+        baseUrl,
+        cookie: sessionCookie(main.jar),
+        openIdCookie: sessionCookie(openId.jar),
+        accessToken: main.tokens.access_token,
+        refreshTokens,
+        dpop: { key: dpop, accessToken: dpopTokens.access_token },
+        jwtClient: { clientId: JWT_CLIENT_ID, audience: issuer, key: jwtClientKey },
+      };
     },
 
-    /** As flow, with a nonce, for the RS256 client: every token response must carry its ID token. */
-    openIdFlow: (ctx) => async () => {
-      const { verifier, challenge } = pkcePair();
-      const state = randomBytes(8).toString('hex');
-      const nonce = randomBytes(8).toString('hex');
-      const authorized = await request(ctx.baseUrl, { path: authorizePath({ scope: FLOW_SCOPE, challenge, state, nonce, clientId: RS256_CLIENT_ID }), headers: { cookie: ctx.openIdCookie } });
-      const tokens = await exchangeCode(ctx.baseUrl, codeFrom(authorized, state, 'authorize'), verifier, RS256_CLIENT_ID);
-      expectIdToken(tokens, { alg: 'RS256', nonce });
-      const userinfo = await request(ctx.baseUrl, { path: '/me', headers: { authorization: `Bearer ${tokens.access_token}` } });
-      expectStatus(userinfo, 200, 'userinfo');
+    scenarios: {
+      read: (ctx) => ({ method: 'GET', path: '/me', headers: { authorization: `Bearer ${ctx.accessToken}` } }),
+
+      /** read with the DPoP-bound token: `Authorization: DPoP`, and a proof per request (bench/lib/dpop.mjs). */
+      dpopRead: (ctx) => ({ path: '/me', accessToken: ctx.dpop.accessToken, key: ctx.dpop.key }),
+
+      clientCredentials: () => ({
+        method: 'POST',
+        path: '/token',
+        headers: { authorization: AUTHORIZATION, 'content-type': FORM },
+        body: `grant_type=client_credentials&scope=${encodeURIComponent(API_SCOPE)}`,
+      }),
+
+      /** clientCredentials for the private_key_jwt client: a fresh assertion per request (bench/lib/client-assertion.mjs). */
+      privateKeyJwtClientCredentials: (ctx) => ({ path: '/token', form: `grant_type=client_credentials&scope=${encodeURIComponent(API_SCOPE)}`, ...ctx.jwtClient }),
+
+      introspect: (ctx) => ({
+        method: 'POST',
+        path: '/token/introspection',
+        headers: { authorization: AUTHORIZATION, 'content-type': FORM },
+        body: `token=${ctx.accessToken}`,
+      }),
+
+      /** One refresh with this worker's token; the rotated token replaces it. */
+      refresh: (ctx, worker) => {
+        if (worker >= ctx.refreshTokens.length) throw new Error(`only ${ctx.refreshTokens.length} refresh tokens for worker ${worker}`);
+        return async () => {
+          const response = await request(ctx.baseUrl, tokenRequest({ grant_type: 'refresh_token', refresh_token: ctx.refreshTokens[worker] }));
+          const { refresh_token: rotated } = JSON.parse(expectStatus(response, 200, 'refresh').body);
+          if (!rotated || rotated === ctx.refreshTokens[worker]) throw new Error('refresh: the token was not rotated');
+          ctx.refreshTokens[worker] = rotated;
+        };
+      },
+
+      /** Authorize in the signed-in session (no interaction: consent is remembered) → code → tokens → userinfo. */
+      flow: (ctx) => async () => {
+        const { verifier, challenge } = pkcePair();
+        const state = randomBytes(8).toString('hex');
+        const authorized = await request(ctx.baseUrl, { path: authorizePath({ scope: FLOW_SCOPE, challenge, state }), headers: { cookie: ctx.cookie } });
+        const tokens = await exchangeCode(ctx.baseUrl, codeFrom(authorized, state, 'authorize'), verifier);
+        const userinfo = await request(ctx.baseUrl, { path: '/me', headers: { authorization: `Bearer ${tokens.access_token}` } });
+        expectStatus(userinfo, 200, 'userinfo');
+      },
+
+      /** As flow, with a nonce, for the RS256 client: every token response must carry its ID token. */
+      openIdFlow: (ctx) => async () => {
+        const { verifier, challenge } = pkcePair();
+        const state = randomBytes(8).toString('hex');
+        const nonce = randomBytes(8).toString('hex');
+        const authorized = await request(ctx.baseUrl, { path: authorizePath({ scope: FLOW_SCOPE, challenge, state, nonce, clientId: RS256_CLIENT_ID }), headers: { cookie: ctx.openIdCookie } });
+        const tokens = await exchangeCode(ctx.baseUrl, codeFrom(authorized, state, 'authorize'), verifier, RS256_CLIENT_ID);
+        expectIdToken(tokens, { alg: 'RS256', nonce });
+        const userinfo = await request(ctx.baseUrl, { path: '/me', headers: { authorization: `Bearer ${tokens.access_token}` } });
+        expectStatus(userinfo, 200, 'userinfo');
+      },
     },
-  },
-};
+  };
+}
+
+/** The in-memory peer, as before. */
+export default oidcProvider();
