@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import { EntityRows } from '../database/entity-rows.js';
+import { InsertBatch } from '../database/insert-batch.js';
 import { dateParameter, execute, placeholders, PreparedStatement, rowDate } from '../database/prepared-statement.js';
 import { Transactions } from '../database/transactions.js';
 import { Token, TokenKind } from './token.entity.js';
@@ -20,6 +21,8 @@ export class TokenStore {
   private readonly rows: EntityRows<Token>;
   private readonly byHash: PreparedStatement<Record<string, unknown>>;
   private readonly insertColumns: string;
+  /** PostgreSQL: the INSERTs of tokens issued outside a transaction, grouped per turn of the event loop. */
+  private readonly batch?: InsertBatch;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -27,7 +30,9 @@ export class TokenStore {
   ) {
     this.rows = new EntityRows(dataSource.getMetadata(Token));
     this.byHash = new PreparedStatement(dataSource, 'latchkey_token_by_hash', `SELECT ${this.rows.selectList} FROM ${this.rows.table} WHERE "token_hash" = ?`);
-    this.insertColumns = '"id", "kind", "token_hash", "family_id", "client_id", "user_id", "scope", "expires_at", "consumed_at", "revoked_at", "created_at", "token_type", "mac_key", "auth_time", "sid", "dpop_jkt", "audience"';
+    const columns = ['id', 'kind', 'token_hash', 'family_id', 'client_id', 'user_id', 'scope', 'expires_at', 'consumed_at', 'revoked_at', 'created_at', 'token_type', 'mac_key', 'auth_time', 'sid', 'dpop_jkt', 'audience'];
+    this.insertColumns = columns.map((c) => `"${c}"`).join(', ');
+    if (dataSource.options.type === 'postgres') this.batch = new InsertBatch(dataSource, 'latchkey_tokens_insert', 'tokens', columns);
   }
 
   /** One indexed lookup by the token's hash, as a prepared statement. */
@@ -37,8 +42,9 @@ export class TokenStore {
   }
 
   /** One INSERT of all rows, in the caller's transaction, or on its own (on SQLite in this turn's group commit). */
-  insert(rows: readonly TokenInsert[], createdAt: Date, manager?: EntityManager): Promise<void> {
+  async insert(rows: readonly TokenInsert[], createdAt: Date, manager?: EntityManager): Promise<void> {
     if (manager) return this.insertRows(rows, createdAt, manager);
+    if (this.batch) return void (await this.batch.insert(rows.map((row) => this.values(row, createdAt))));
     return this.transactions.write((batch) => this.insertRows(rows, createdAt, batch));
   }
 
@@ -63,10 +69,15 @@ export class TokenStore {
   }
 
   private async insertRows(rows: readonly TokenInsert[], createdAt: Date, manager: EntityManager): Promise<void> {
-    const date = (value: Date | null) => (value === null ? null : dateParameter(value, this.dialect));
     const values = rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
-    const parameters = rows.flatMap((r) => [r.id, r.kind, r.tokenHash, r.familyId, r.clientId, r.userId, r.scope, date(r.expiresAt), date(r.consumedAt), date(r.revokedAt), date(createdAt), r.tokenType, r.macKey, date(r.authTime), r.sid, r.dpopJkt, r.audience]);
+    const parameters = rows.flatMap((row) => this.values(row, createdAt));
     await execute(manager, `INSERT INTO "tokens" (${this.insertColumns}) VALUES ${values}`, parameters);
+  }
+
+  /** A row's values in the order of insertColumns. */
+  private values(r: TokenInsert, createdAt: Date): unknown[] {
+    const date = (value: Date | null) => (value === null ? null : dateParameter(value, this.dialect));
+    return [r.id, r.kind, r.tokenHash, r.familyId, r.clientId, r.userId, r.scope, date(r.expiresAt), date(r.consumedAt), date(r.revokedAt), date(createdAt), r.tokenType, r.macKey, date(r.authTime), r.sid, r.dpopJkt, r.audience];
   }
 
   /**
