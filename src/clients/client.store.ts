@@ -3,11 +3,12 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { In, type DataSource, type EntityManager } from 'typeorm';
 import { EntityRows } from '../database/entity-rows.js';
 import { PreparedStatement } from '../database/prepared-statement.js';
+import { ClientCache } from './client-cache.js';
 import { Client } from './client.entity.js';
 
 /**
  * The clients table. The lookup by id runs on every authenticated /token, /introspect and
- * /revoke, so it is a prepared statement (bench/RESULTS.md); registration and the CLI, which are
+ * /revoke, so it is a prepared statement, kept per instance on PostgreSQL (ClientCache; bench/RESULTS.md); registration and the CLI, which are
  * rare, use TypeORM's entity manager. Writes take the caller's manager: a client's change and its
  * audit event commit together (ClientsService runs them through Transactions).
  */
@@ -16,13 +17,17 @@ export class ClientStore {
   private readonly rows: EntityRows<Client>;
   private readonly byId: PreparedStatement<Record<string, unknown>>;
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly cache: ClientCache,
+  ) {
     this.rows = new EntityRows(dataSource.getMetadata(Client));
     this.byId = new PreparedStatement(dataSource, 'latchkey_client_by_id', `SELECT ${this.rows.selectList} FROM ${this.rows.table} WHERE "id" = ?`);
   }
 
+  /** On PostgreSQL from the instance's cache when it holds the client (ClientCache says why that is safe). */
   async findById(clientId: string): Promise<Client | null> {
-    const row = await this.byId.one(clientId);
+    const row = await this.cache.row(clientId, () => this.byId.one(clientId));
     return row ? this.rows.decode(row) : null;
   }
 

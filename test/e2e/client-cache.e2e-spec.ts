@@ -1,0 +1,95 @@
+/**
+ * Issue 32: on PostgreSQL each instance keeps client rows in memory (src/clients/client-cache.ts),
+ * told of every change by the clients table's trigger (LISTEN/NOTIFY). What must hold, on two
+ * instances of one database, whoever changes the client: a rotated secret, a deleted client or a
+ * narrowed grant stops working on every instance, in the time a notification takes, never after the
+ * cache's 60 s; and with the listening connection lost, nothing stale is served. On SQLite there is
+ * no cache, and the same tests hold trivially: they run there too.
+ */
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { createApp } from '../../src/app.setup.js';
+import { LISTENER_NAME } from '../../src/clients/client-cache.js';
+import { ClientsService } from '../../src/clients/clients.service.js';
+import { runCli } from '../helpers/cli.js';
+import { clientCredentialsStatus } from '../helpers/oauth-flow.js';
+import { TestApp, type RegisteredClient } from '../helpers/test-app.js';
+
+const postgres = Boolean(process.env.TEST_DATABASE_URL);
+
+/** Polls `check` every 5 ms until it holds or `withinMs` passed; resolves to whether it held. */
+async function within(withinMs: number, check: () => Promise<boolean>): Promise<boolean> {
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    if (await check()) return true;
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+describe('Clients kept per instance on PostgreSQL: every change reaches every instance at once', () => {
+  let app: TestApp;
+  let second: { nest: NestFastifyApplication; baseUrl: string };
+  let instances: string[];
+
+  const newClient = async (): Promise<RegisteredClient> => app.createClient({ scope: 'notes:read', grantTypes: ['client_credentials'] as never });
+  /** Each instance answers the client's client_credentials request with `status` (its cache warmed first when 200). */
+  const everywhere = async (client: RegisteredClient, status: number): Promise<boolean> =>
+    (await Promise.all(instances.map((baseUrl) => clientCredentialsStatus(baseUrl, client)))).every((s) => s === status);
+
+  beforeAll(async () => {
+    app = await TestApp.start();
+    // A second instance on the same database, as behind a load balancer.
+    const nest = await createApp({ level: 'error' });
+    await nest.listen(0, '127.0.0.1');
+    await nest.getHttpAdapter().getInstance().ready();
+    second = { nest, baseUrl: `http://127.0.0.1:${(nest.getHttpServer().address() as { port: number }).port}` };
+    instances = [app.baseUrl, second.baseUrl];
+  });
+  afterAll(async () => {
+    await second?.nest.close();
+    await app?.stop();
+  });
+
+  it('a secret rotated by the CLI, another process, stops working on both instances and the new one works', async () => {
+    const client = await newClient();
+    expect(await everywhere(client, 200)).toBe(true);
+    const rotated = await runCli(['clients:rotate-secret', '--client-id', client.clientId]);
+    expect(rotated.code).toBe(0);
+    const secret = (JSON.parse(rotated.stdout) as { client_secret: string }).client_secret;
+    expect(await within(1_000, () => everywhere(client, 401))).toBe(true);
+    expect(await everywhere({ ...client, clientSecret: secret }, 200)).toBe(true);
+  });
+
+  it("a client deleted by an administrator's SQL is refused on both instances", async () => {
+    const client = await newClient();
+    expect(await everywhere(client, 200)).toBe(true);
+    await app.dataSource.query(postgres ? 'DELETE FROM "clients" WHERE "id" = $1' : 'DELETE FROM "clients" WHERE "id" = ?', [client.clientId]);
+    expect(await within(1_000, () => everywhere(client, 401))).toBe(true);
+  });
+
+  it('a grant type taken away on one instance is refused by the other', async () => {
+    const client = await newClient();
+    expect(await everywhere(client, 200)).toBe(true);
+    const clients = second.nest.get(ClientsService);
+    const stored = (await clients.findById(client.clientId))!;
+    await clients.update(stored, { name: stored.name, redirectUris: stored.redirectUris, scope: 'notes:read', grantTypes: ['authorization_code'] as never }, { kind: 'administrator', actor: 'test' } as never);
+    expect(await within(1_000, () => everywhere(client, 400))).toBe(true);
+  });
+
+  it('with the listening connections cut, a change made meanwhile is not hidden by a kept row, neither then nor after listening resumes', async () => {
+    const client = await newClient();
+    expect(await everywhere(client, 200)).toBe(true);
+    if (postgres) {
+      const cut = (await app.dataSource.query(`SELECT pg_terminate_backend("pid") AS "cut" FROM "pg_stat_activity" WHERE "application_name" = $1`, [LISTENER_NAME])) as unknown[];
+      expect(cut.length).toBeGreaterThanOrEqual(2);
+      // The instances hear their connections close (a closed socket, not a silent one: that is the heartbeat's case).
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    // Rotated while nobody listens: its notification reaches no instance.
+    await app.app.get(ClientsService).rotateSecret(client.clientId);
+    expect(await everywhere(client, 401)).toBe(true);
+    // Listening resumes within a second; the row kept from before the cut must not come back.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(await everywhere(client, 401)).toBe(true);
+  });
+});
