@@ -58,6 +58,8 @@ export function latchkey({ name, databaseUrl }) {
       } else {
         env.DATABASE_URL = `sqlite:${join(dir, 'latchkey.sqlite')}`;
       }
+      // Settings to compare in one sitting (BENCH_LATCHKEY_ENV='{"DATABASE_POOL_SIZE":"20"}'), over the ones above.
+      Object.assign(env, JSON.parse(process.env.BENCH_LATCHKEY_ENV || '{}'));
       // As `npm start` runs it: its environment and Node options, then any BENCH_NODE_ARGS (a profiler).
       const start = startCommand();
       const args = [...start.nodeArgs, ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), start.entry];
