@@ -6,13 +6,29 @@
 import * as nodeModule from 'node:module';
 import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 // The project root from this file's own place (npx runs it through a symlink, from any directory;
 // Node resolves the symlink before setting import.meta.url).
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+// Latchkey runs on the Node line of .nvmrc; on an older one the SQLite driver kills the process
+// ("Segmentation fault", nothing else). Checked before anything else, a build included, with the
+// line of src/runtime/node-line.ts, the built CLI's and server's own check (which cannot run before
+// dist/ exists; test/integration/node-link-sequence.spec.ts keeps the two lines equal).
+const WANTED = readFileSync(join(ROOT, '.nvmrc'), 'utf8').trim().replace(/^v/, '').split('.')[0];
+if (process.versions.node.split('.')[0] !== WANTED) {
+  const useNode = join(ROOT, 'scripts', 'use-node.sh');
+  const typed = relative(process.cwd(), useNode);
+  const fix =
+    process.env.npm_lifecycle_event !== undefined
+      ? `npm run postinstall   (it links Node ${WANTED} as node_modules/.bin/node for npm start, npm test and npx latchkey)`
+      : `. ${typed.startsWith('..') ? useNode : typed}   (Node ${WANTED} first on PATH in this shell), then the same command again`;
+  writeSync(2, `latchkey: this is Node ${process.versions.node}; Latchkey needs Node ${WANTED} (.nvmrc). Run: ${fix}\n`);
+  process.exit(1);
+}
 const DIST = join(ROOT, 'dist');
 const ENTRY = join(DIST, 'src', 'cli', 'main.js');
 // tsc's record of the last build (tsconfig.build.json); its mtime is when that build started.

@@ -35,7 +35,10 @@ if (process.versions.node.split('.')[0] !== wanted.split('.')[0] && !process.env
     });
     process.exit(rerun.status ?? 1);
   }
-  console.warn(`Note: Latchkey is tested on Node ${wanted} (.nvmrc), which could not be fetched; running on ${process.version}.\n`);
+  // Running on this line tests nothing: the server and the CLI stop with their own line
+  // (src/runtime/node-line.ts), and the SQLite driver kills Jest's workers ("Segmentation fault").
+  console.error(`latchkey: this is Node ${process.versions.node}; Latchkey needs Node ${wanted.split('.')[0]} (.nvmrc), which could not be fetched (above). Run: . scripts/use-node.sh   once the npm registry answers, then npm test again`);
+  process.exit(1);
 }
 
 // Jest 30 reads these as regular expressions over the file's path.

@@ -1,4 +1,6 @@
-// First: V8 heap settings must be in place before the application's modules allocate anything.
+// First: on a Node line Latchkey does not run on, one clear line and exit, before the SQLite driver loads.
+import './runtime/node-line.js';
+// Then: V8 heap settings must be in place before the application's modules allocate anything.
 import './runtime/v8-heap-tuning.js';
 import 'reflect-metadata';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';

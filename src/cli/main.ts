@@ -1,3 +1,5 @@
+// First: on a Node line Latchkey does not run on, one clear line and exit, before the SQLite driver loads.
+import '../runtime/node-line.js';
 import 'reflect-metadata';
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
