@@ -2,9 +2,9 @@
  * How the server process is tuned: the one source of truth (the reasons and figures are in
  * bench/RESULTS.md, "Memory").
  *
- * - `v8FlagsAtStartup` are set from the code as the server starts (v8-heap-tuning.ts, main.ts's
- *   first import), so every way of starting it has them: npm start, the Docker image, the
- *   benchmark, a process manager.
+ * - `v8FlagsAtStartup` are set from the code as the server starts (v8-heap-tuning.ts, which
+ *   main.ts imports right after the Node-line check), so every way of starting it has them: npm
+ *   start, the Docker image, the benchmark, a process manager.
  * - `launch` must be in place before Node starts (glibc reads MALLOC_ARENA_MAX once; V8 sizes the
  *   young generation when it creates the heap), so it lives on the command line: package.json's
  *   `start` script and the Dockerfile's ENV and CMD carry copies, which

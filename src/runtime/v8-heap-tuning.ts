@@ -3,7 +3,7 @@ import { PROCESS_TUNING } from './process-tuning.js';
 
 /**
  * Sets the V8 flags of process-tuning.ts before any other module loads (main.ts imports this
- * first): allocation-site pretenuring off.
+ * right after node-line.ts, which loads nothing): allocation-site pretenuring off.
  *
  * Why: during start-up and the first requests, V8 sees objects from some allocation sites survive
  * young-generation collections and decides to allocate everything from those sites straight into
