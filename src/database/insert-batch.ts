@@ -1,10 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
-import { placeholders } from './prepared-statement.js';
-
-interface PgPool {
-  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: Record<string, unknown>[] }>;
-}
+import { placeholders, postgresPool } from './prepared-statement.js';
 
 interface Pending {
   values: unknown[][];
@@ -33,22 +29,15 @@ const MAX_ROWS = 64;
 export class InsertBatch {
   private queue: Pending[] = [];
   private readonly texts = new Map<number, string>();
-  private readonly pool: () => PgPool;
 
   constructor(
-    dataSource: DataSource,
+    private readonly dataSource: DataSource,
     private readonly name: string,
     private readonly table: string,
     private readonly columns: readonly string[],
     private readonly conflictKey?: string,
   ) {
     if (!(dataSource.driver instanceof PostgresDriver)) throw new Error('InsertBatch is for PostgreSQL; SQLite writes go through GroupCommit');
-    const driver = dataSource.driver;
-    this.pool = () => {
-      const pool = driver.master as PgPool | undefined;
-      if (!pool) throw new Error('Driver not Connected');
-      return pool;
-    };
   }
 
   /** Inserts `values` (one array per row, in the order of the columns); for each row, whether it went in. */
@@ -105,7 +94,7 @@ export class InsertBatch {
 
   /** One INSERT of `rows`; for each, whether it went in. */
   private async run(rows: unknown[][]): Promise<boolean[]> {
-    const result = await this.pool().query({ name: `${this.name}_${rows.length}`, text: this.statement(rows.length), values: rows.flat() });
+    const result = await postgresPool(this.dataSource).query({ name: `${this.name}_${rows.length}`, text: this.statement(rows.length), values: rows.flat() });
     if (!this.conflictKey) return rows.map(() => true);
     // A key returned once stands for the first row that carried it; any later row with the same key was a conflict.
     const keyAt = this.columns.indexOf(this.conflictKey);

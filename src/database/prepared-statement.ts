@@ -51,8 +51,17 @@ interface SqliteStatement {
 interface SqliteConnection {
   prepare(sql: string): SqliteStatement;
 }
-interface PgPool {
-  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
+/** What the hot path uses of node-postgres's pool: named statements, prepared once per pooled connection. */
+export interface PgPool {
+  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: Record<string, unknown>[]; rowCount: number | null }>;
+}
+
+/** node-postgres's pool behind a PostgreSQL data source, for statements run without TypeORM's query runner. */
+export function postgresPool(dataSource: DataSource): PgPool {
+  const driver = dataSource.driver;
+  const pool = driver instanceof PostgresDriver ? (driver.master as PgPool | undefined) : undefined;
+  if (!pool) throw new Error('Driver not Connected');
+  return pool;
 }
 
 /**
@@ -80,9 +89,7 @@ export class PreparedStatement<Row> {
     // The drivers' public connection handles: node-postgres's pool, better-sqlite3's database.
     const driver = this.dataSource.driver;
     if (driver instanceof PostgresDriver) {
-      const pool = driver.master as PgPool | undefined;
-      if (!pool) throw new Error('Driver not Connected');
-      const result = await pool.query({ name: this.name, text: this.postgresSql, values: parameters });
+      const result = await postgresPool(this.dataSource).query({ name: this.name, text: this.postgresSql, values: parameters });
       return result.rows[0] as Row | undefined;
     }
     const connection = driver instanceof AbstractSqliteDriver ? (driver.databaseConnection as SqliteConnection | undefined) : undefined;

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import { EntityRows } from '../database/entity-rows.js';
 import { InsertBatch } from '../database/insert-batch.js';
-import { dateParameter, execute, placeholders, PreparedStatement, rowDate } from '../database/prepared-statement.js';
+import { dateParameter, execute, placeholders, postgresPool, PreparedStatement, rowDate } from '../database/prepared-statement.js';
 import { Transactions } from '../database/transactions.js';
 import { Token, TokenKind } from './token.entity.js';
 
@@ -21,6 +21,8 @@ export class TokenStore {
   private readonly rows: EntityRows<Token>;
   private readonly byHash: PreparedStatement<Record<string, unknown>>;
   private readonly insertColumns: string;
+  /** The columns' types in the order of insertColumns (PostgreSQL casts the rotation's VALUES to them). */
+  private readonly columnTypes: string[];
   /** PostgreSQL: the INSERTs of tokens issued outside a transaction, grouped per turn of the event loop. */
   private readonly batch?: InsertBatch;
 
@@ -32,6 +34,8 @@ export class TokenStore {
     this.byHash = new PreparedStatement(dataSource, 'latchkey_token_by_hash', `SELECT ${this.rows.selectList} FROM ${this.rows.table} WHERE "token_hash" = ?`);
     const columns = ['id', 'kind', 'token_hash', 'family_id', 'client_id', 'user_id', 'scope', 'expires_at', 'consumed_at', 'revoked_at', 'created_at', 'token_type', 'mac_key', 'auth_time', 'sid', 'dpop_jkt', 'audience'];
     this.insertColumns = columns.map((c) => `"${c}"`).join(', ');
+    const metadata = dataSource.getMetadata(Token);
+    this.columnTypes = columns.map((name) => String(metadata.findColumnWithDatabaseName(name)!.type));
     if (dataSource.options.type === 'postgres') this.batch = new InsertBatch(dataSource, 'latchkey_tokens_insert', 'tokens', columns);
   }
 
@@ -48,8 +52,42 @@ export class TokenStore {
     return this.transactions.write((batch) => this.insertRows(rows, createdAt, batch));
   }
 
+  /**
+   * Rotates a refresh token (RFC 9700 §4.14.2): marks it consumed and stores its successors, or
+   * does nothing and answers false when it already was consumed or revoked (a reuse). PostgreSQL:
+   * one statement whose conditional UPDATE gates the INSERT (a data-modifying CTE), atomic on its
+   * own in autocommit, so one round trip instead of BEGIN, UPDATE, INSERT and COMMIT. SQLite: both
+   * statements in one transaction of the group commit.
+   */
+  async rotate(tokenId: string, successors: readonly TokenInsert[], now: Date): Promise<boolean> {
+    if (this.dialect !== 'postgres') {
+      return this.transactions.run(async (manager) => {
+        if (!(await this.consumeRefreshToken(tokenId, now, manager))) return false;
+        await this.insertRows(successors, now, manager);
+        return true;
+      });
+    }
+    const result = await postgresPool(this.dataSource).query({
+      name: `latchkey_tokens_rotate_${successors.length}`,
+      text: this.rotateStatement(successors.length),
+      values: [now, tokenId, TokenKind.Refresh, ...successors.flatMap((row) => this.values(row, now))],
+    });
+    return result.rowCount === successors.length;
+  }
+
+  /** PostgreSQL's rotation of one refresh token into `count` successors; the VALUES are cast, since nothing else gives their types. */
+  private rotateStatement(count: number): string {
+    const cast = this.columnTypes.map((type) => `?::${type}`).join(', ');
+    const values = Array.from({ length: count }, () => `(${cast})`).join(', ');
+    return placeholders(
+      'WITH "consumed" AS (UPDATE "tokens" SET "consumed_at" = ? WHERE "id" = ? AND "kind" = ? AND "consumed_at" IS NULL AND "revoked_at" IS NULL RETURNING "id") ' +
+        `INSERT INTO "tokens" (${this.insertColumns}) SELECT * FROM (VALUES ${values}) AS "successor" WHERE EXISTS (SELECT 1 FROM "consumed")`,
+      'postgres',
+    );
+  }
+
   /** Marks a refresh token rotated with one conditional UPDATE: false if it already was, or was revoked (RFC 9700 §4.14.2). */
-  async consumeRefreshToken(tokenId: string, now: Date, manager: EntityManager): Promise<boolean> {
+  private async consumeRefreshToken(tokenId: string, now: Date, manager: EntityManager): Promise<boolean> {
     const sql = 'UPDATE "tokens" SET "consumed_at" = ? WHERE "id" = ? AND "kind" = ? AND "consumed_at" IS NULL AND "revoked_at" IS NULL';
     return (await execute(manager, sql, [dateParameter(now, this.dialect), tokenId, TokenKind.Refresh])) === 1;
   }

@@ -154,12 +154,11 @@ export class TokensService {
   }
 
   /**
-   * Rotates a refresh token: marks it consumed with one conditional UPDATE. `false` means it was
-   * already rotated or revoked, i.e. it is being reused (RFC 9700 §4.14.2).
+   * Rotates a refresh token into the minted successors, atomically: undefined (nothing stored) when
+   * it was already rotated or revoked, i.e. it is being reused (RFC 9700 §4.14.2).
    */
-  consumeRefreshToken(tokenId: string, manager?: EntityManager): Promise<boolean> {
-    const consume = (within: EntityManager) => this.tokenStore.consumeRefreshToken(tokenId, this.clock.now(), within);
-    return manager ? consume(manager) : this.transactions.write(consume);
+  async rotateRefreshToken(tokenId: string, successors: MintedTokens): Promise<IssuedTokens | undefined> {
+    return (await this.tokenStore.rotate(tokenId, successors.rows, this.clock.now())) ? successors.issued : undefined;
   }
 
   /**

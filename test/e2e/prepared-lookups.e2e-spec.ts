@@ -129,7 +129,7 @@ describe('TokensService.findByValue', () => {
     }
   });
 
-  it('CodesService.consume and TokensService.consumeRefreshToken change exactly one row once, in or outside a transaction', async () => {
+  it('CodesService.consume and TokensService.rotateRefreshToken change exactly one row once, and a refused rotation stores nothing', async () => {
     const client = await app.createClient({ grantTypes: ['authorization_code', 'refresh_token'] });
     const owner = await app.createUser();
     const userId = (await app.dataSource.query(`SELECT "id" FROM "users" WHERE "username" = '${owner.username}'`))[0].id as string;
@@ -143,17 +143,27 @@ describe('TokensService.findByValue', () => {
       expect(await codes.consume(code!.id)).toBe(false);
       expect((await app.dataSource.getRepository(AuthorizationCode).findOneByOrFail({ id: code!.id })).consumedAt).toEqual(now);
 
-      const issued = await tokens.issue({ familyId: randomUUID(), clientId: client.clientId, userId, scope: 'notes:read', refreshScope: 'notes:read' });
+      const grant = { familyId: randomUUID(), clientId: client.clientId, userId, scope: 'notes:read', refreshScope: 'notes:read' };
+      const issued = await tokens.issue(grant);
       const access = (await tokens.findByValue(issued.accessToken))!;
       const refresh = (await tokens.findByValue(issued.refreshToken!))!;
-      expect(await tokens.consumeRefreshToken(access.id)).toBe(false); // an access token is never "rotated"
-      expect(await app.dataSource.transaction((manager) => tokens.consumeRefreshToken(refresh.id, manager))).toBe(true);
-      expect(await tokens.consumeRefreshToken(refresh.id)).toBe(false);
+      /** Rotates `tokenId` into new successors; whether they were stored, checked by looking them up. */
+      const rotate = async (tokenId: string): Promise<boolean> => {
+        const successors = await tokens.mint(grant);
+        const rotated = await tokens.rotateRefreshToken(tokenId, successors);
+        const stored = (await tokens.findByValue(successors.issued.accessToken)) !== null && (await tokens.findByValue(successors.issued.refreshToken!)) !== null;
+        expect(stored).toBe(rotated !== undefined);
+        if (rotated) expect((await tokens.findByValue(successors.issued.refreshToken!))!.createdAt).toEqual(now);
+        return stored;
+      };
+      expect(await rotate(access.id)).toBe(false); // an access token is never "rotated"
+      expect(await rotate(refresh.id)).toBe(true);
+      expect(await rotate(refresh.id)).toBe(false);
       expect((await tokens.findByValue(issued.refreshToken!))!.consumedAt).toEqual(now);
 
-      const revoked = await tokens.issue({ familyId: randomUUID(), clientId: client.clientId, userId, scope: 'notes:read', refreshScope: 'notes:read' });
+      const revoked = await tokens.issue({ ...grant, familyId: randomUUID() });
       await tokens.revokeFamily((await tokens.findByValue(revoked.refreshToken!))!.familyId);
-      expect(await tokens.consumeRefreshToken((await tokens.findByValue(revoked.refreshToken!))!.id)).toBe(false);
+      expect(await rotate((await tokens.findByValue(revoked.refreshToken!))!.id)).toBe(false);
     } finally {
       spy.mockRestore();
     }

@@ -1,12 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { GrantType } from '../../common/oauth.constants.js';
-import { Transactions } from '../../database/transactions.js';
 import { formatScope, isSubset, parseScope, splitScope } from '../../common/scope.js';
 import { TokenKind } from '../../tokens/token.entity.js';
 import { IdTokenIssuer } from '../../openid/id-token.issuer.js';
 import { holdsOpenId } from '../../openid/openid-scope.js';
 import { OPENID_SCOPE } from '../../scopes/scope-catalog.js';
-import { TokensService, type IssuedTokens } from '../../tokens/tokens.service.js';
+import { TokensService } from '../../tokens/tokens.service.js';
 import { InvalidGrantError, InvalidRequestError, InvalidScopeError, UnauthorizedClientError } from '../errors/oauth-error.js';
 import { ResourceIndicators, splitResources } from '../resource-indicators.js';
 import type { TokenRequestDto } from '../token/token-request.dto.js';
@@ -33,7 +32,6 @@ export class RefreshTokenGrant implements GrantHandler<RefreshTokenParameters> {
   readonly grantType = GrantType.RefreshToken;
 
   constructor(
-    private readonly transactions: Transactions,
     private readonly tokens: TokensService,
     private readonly idTokens: IdTokenIssuer,
     private readonly resources: ResourceIndicators,
@@ -84,10 +82,7 @@ export class RefreshTokenGrant implements GrantHandler<RefreshTokenParameters> {
       ...this.jwtAccessTokens.restrictedTo(audience, client),
       refreshAudience: grantedResources ?? undefined,
     });
-    const issued = await this.transactions.run(async (manager): Promise<IssuedTokens | undefined> => {
-      if (!(await this.tokens.consumeRefreshToken(token.id, manager))) return undefined;
-      return this.tokens.store(minted, manager);
-    });
+    const issued = await this.tokens.rotateRefreshToken(token.id, minted);
     if (!issued) {
       // Lost a race with another use of the same token: that is reuse too.
       await this.tokens.revokeFamily(token.familyId, { actor: `client:${client.id}`, reason: 'refresh_token_reused' });
