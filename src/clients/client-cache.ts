@@ -1,9 +1,11 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import { databaseConfig, type DatabaseConfig } from '../config/database.config.js';
+import { postgresPool } from '../database/prepared-statement.js';
 
 /** The channel the clients table's trigger notifies (migration ClientChangeNotifications1765000000000). */
 export const CLIENT_CHANGES_CHANNEL = 'latchkey_clients';
@@ -15,10 +17,12 @@ const EVERY_CLIENT = '*';
 const MAX_ENTRIES = 10_000;
 /** How long to wait before listening again after the listening connection was lost. */
 const RELISTEN_MS = 1_000;
+/** The channel of the heartbeats that prove notifications reach the instance. */
+const HEARTBEAT_CHANNEL = 'latchkey_client_cache_heartbeat';
 /**
- * How often the listening connection proves it is alive, and how long it may take: a connection
- * that died without a word (a firewall dropping an idle one) would otherwise miss notifications
- * until the entries expire.
+ * How often notifications are proven to arrive, and how long one may take: a connection that died
+ * without a word (a firewall dropping an idle one) or a pooler that does not deliver them would
+ * otherwise miss changes until the entries expire.
  */
 const HEARTBEAT_MS = 5_000;
 const HEARTBEAT_TIMEOUT_MS = 2_000;
@@ -33,9 +37,10 @@ type Row = Record<string, unknown>;
  * instance drops that row (PostgreSQL LISTEN/NOTIFY).
  *
  * Never stale in a way that widens a right:
- * - Rows are cached only while the listening connection is up, which it proves every 5 s. When it
- *   drops, the cache is emptied and every lookup reads the database until listening has resumed
- *   (a notification sent meanwhile is lost, so the cache starts empty again then too).
+ * - Rows are cached only while notifications are seen to arrive: every 5 s the instance sends one
+ *   through its pool and must hear it on its listening connection within 2 s. When it does not,
+ *   or the connection drops, the cache is emptied and every lookup reads the database until
+ *   notifications arrive again (one sent meanwhile may be lost, so the cache starts empty then).
  * - A row read while a notification arrived is not kept (the generation counter): the read may
  *   have seen the state before that change.
  * - Each entry expires after CLIENT_CACHE_SECONDS anyway (default 60; 0 turns the cache off).
@@ -56,6 +61,8 @@ export class ClientCache implements OnApplicationBootstrap, OnApplicationShutdow
   private stopped = false;
   private relisten?: NodeJS.Timeout;
   private heartbeat?: NodeJS.Timeout;
+  /** The heartbeat sent and not yet heard. */
+  private awaited?: { token: string; timer: NodeJS.Timeout };
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -72,6 +79,7 @@ export class ClientCache implements OnApplicationBootstrap, OnApplicationShutdow
     this.stopped = true;
     clearTimeout(this.relisten);
     clearInterval(this.heartbeat);
+    clearTimeout(this.awaited?.timer);
     this.forget();
     await this.listener?.end().catch(() => undefined);
   }
@@ -96,21 +104,46 @@ export class ClientCache implements OnApplicationBootstrap, OnApplicationShutdow
     // The pool's own connection settings (URL, TLS, timeouts), for one connection of its own.
     const client = new pg.Client({ ...(driver.master as pg.Pool).options, keepAlive: true, query_timeout: HEARTBEAT_TIMEOUT_MS, application_name: LISTENER_NAME });
     this.listener = client;
-    client.on('notification', ({ payload }) => this.changed(payload));
+    client.on('notification', ({ channel, payload }) => (channel === HEARTBEAT_CHANNEL ? this.heard(client, payload) : this.changed(payload)));
     client.on('error', () => this.lost(client));
     client.on('end', () => this.lost(client));
     try {
       await client.connect();
-      await client.query(`LISTEN ${CLIENT_CHANGES_CHANNEL}`);
+      await client.query(`LISTEN ${CLIENT_CHANGES_CHANNEL}; LISTEN ${HEARTBEAT_CHANNEL}`);
     } catch (error) {
       this.logger.warn(`Client changes are not heard (${error instanceof Error ? error.message : String(error)}); clients are read from the database until they are`);
       this.lost(client);
       return;
     }
     if (this.listener !== client) return;
+    // Caching starts with the first heartbeat heard, not with LISTEN's answer: through a pooler in
+    // transaction mode (PgBouncer) LISTEN succeeds and nothing is ever delivered.
+    this.beat(client);
+    this.heartbeat = setInterval(() => this.beat(client), HEARTBEAT_MS).unref();
+  }
+
+  /**
+   * Proves that notifications reach this instance: one is sent through the pool, as a change
+   * would be, and must come back on the listening connection within HEARTBEAT_TIMEOUT_MS.
+   */
+  private beat(client: pg.Client): void {
+    if (this.awaited !== undefined) return this.lost(client);
+    const token = randomBytes(12).toString('base64url');
+    this.awaited = { token, timer: setTimeout(() => this.lost(client), HEARTBEAT_TIMEOUT_MS).unref() };
+    postgresPool(this.dataSource)
+      .query({ name: 'latchkey_client_cache_heartbeat', text: `SELECT pg_notify('${HEARTBEAT_CHANNEL}', $1)`, values: [token] })
+      .catch(() => this.lost(client));
+  }
+
+  private heard(client: pg.Client, token: string | undefined): void {
+    const awaited = this.awaited;
+    if (this.listener !== client || awaited === undefined || awaited.token !== token) return;
+    clearTimeout(awaited.timer);
+    this.awaited = undefined;
+    if (this.listening) return;
+    // A change may have been missed before this: start empty.
     this.forget();
     this.listening = true;
-    this.heartbeat = setInterval(() => void client.query('SELECT 1').catch(() => this.lost(client)), HEARTBEAT_MS).unref();
   }
 
   private changed(clientId: string | undefined): void {
@@ -124,6 +157,8 @@ export class ClientCache implements OnApplicationBootstrap, OnApplicationShutdow
     this.listener = undefined;
     this.listening = false;
     clearInterval(this.heartbeat);
+    clearTimeout(this.awaited?.timer);
+    this.awaited = undefined;
     this.forget();
     client.end().catch(() => undefined);
     if (!this.stopped) this.relisten = setTimeout(() => void this.listen(), RELISTEN_MS).unref();

@@ -6,10 +6,12 @@
  * cache's 60 s; and with the listening connection lost, nothing stale is served. On SQLite there is
  * no cache, and the same tests hold trivially: they run there too.
  */
+import { jest } from '@jest/globals';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createApp } from '../../src/app.setup.js';
 import { LISTENER_NAME } from '../../src/clients/client-cache.js';
 import { ClientsService } from '../../src/clients/clients.service.js';
+import { PreparedStatement } from '../../src/database/prepared-statement.js';
 import { runCli } from '../helpers/cli.js';
 import { clientCredentialsStatus } from '../helpers/oauth-flow.js';
 import { TestApp, type RegisteredClient } from '../helpers/test-app.js';
@@ -48,6 +50,19 @@ describe('Clients kept per instance on PostgreSQL: every change reaches every in
   afterAll(async () => {
     await second?.nest.close();
     await app?.stop();
+  });
+
+  it('serves a known client without a lookup on PostgreSQL (each request reads it on SQLite)', async () => {
+    const client = await newClient();
+    expect(await everywhere(client, 200)).toBe(true);
+    const lookups = jest.spyOn(PreparedStatement.prototype, 'one');
+    try {
+      for (let i = 0; i < 5; i++) expect(await clientCredentialsStatus(app.baseUrl, client)).toBe(200);
+      const clientLookups = lookups.mock.contexts.filter((statement) => (statement as unknown as { name: string }).name === 'latchkey_client_by_id');
+      expect(clientLookups).toHaveLength(postgres ? 0 : 5);
+    } finally {
+      lookups.mockRestore();
+    }
   });
 
   it('a secret rotated by the CLI, another process, stops working on both instances and the new one works', async () => {
