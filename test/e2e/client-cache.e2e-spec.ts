@@ -9,7 +9,7 @@
 import { jest } from '@jest/globals';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createApp } from '../../src/app.setup.js';
-import { LISTENER_NAME } from '../../src/clients/client-cache.js';
+import { LISTENER_NAME } from '../../src/database/change-notifications.js';
 import { ClientsService } from '../../src/clients/clients.service.js';
 import { PreparedStatement } from '../../src/database/prepared-statement.js';
 import { runCli } from '../helpers/cli.js';
