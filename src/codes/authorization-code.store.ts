@@ -2,9 +2,14 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import { EntityRows } from '../database/entity-rows.js';
+import type { Gate } from '../database/gate.js';
+import { InsertBatch } from '../database/insert-batch.js';
 import { dateParameter, execute, PreparedStatement } from '../database/prepared-statement.js';
 import { Transactions } from '../database/transactions.js';
 import { AuthorizationCode } from './authorization-code.entity.js';
+
+/** The columns of a code's INSERT, in the order of its parameters. */
+const INSERT_COLUMNS = ['id', 'code_hash', 'client_id', 'user_id', 'redirect_uri', 'redirect_uri_in_request', 'scope', 'code_challenge', 'nonce', 'auth_time', 'sid', 'resources', 'dpop_jkt', 'expires_at', 'consumed_at', 'created_at'];
 
 /** A code row to insert. */
 export type CodeInsert = Omit<AuthorizationCode, 'consumedAt' | 'client' | 'user'>;
@@ -17,6 +22,8 @@ export type CodeInsert = Omit<AuthorizationCode, 'consumedAt' | 'client' | 'user
 export class AuthorizationCodeStore {
   private readonly rows: EntityRows<AuthorizationCode>;
   private readonly byHash: PreparedStatement<Record<string, unknown>>;
+  /** PostgreSQL: the codes issued outside a transaction in one turn of the event loop, in one INSERT. */
+  private readonly batch?: InsertBatch;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -24,14 +31,13 @@ export class AuthorizationCodeStore {
   ) {
     this.rows = new EntityRows(dataSource.getMetadata(AuthorizationCode));
     this.byHash = new PreparedStatement(dataSource, 'latchkey_code_by_hash', `SELECT ${this.rows.selectList} FROM ${this.rows.table} WHERE "code_hash" = ?`);
+    if (dataSource.options.type === 'postgres') this.batch = new InsertBatch(dataSource, 'latchkey_codes_insert', 'authorization_codes', INSERT_COLUMNS);
   }
 
-  /** Stores a new code in the caller's transaction, or on its own (on SQLite, in this turn's group commit). */
+  /** Stores a new code in the caller's transaction, or on its own (PostgreSQL: in this turn's InsertBatch; SQLite: its group commit). */
   async insert(code: CodeInsert, manager?: EntityManager): Promise<void> {
     const dialect = this.dataSource.options.type;
-    const sql =
-      'INSERT INTO "authorization_codes" ("id", "code_hash", "client_id", "user_id", "redirect_uri", "redirect_uri_in_request", "scope", "code_challenge", "nonce", "auth_time", "sid", "resources", "dpop_jkt", "expires_at", "consumed_at", "created_at") ' +
-      'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)';
+    const sql = `INSERT INTO "authorization_codes" (${INSERT_COLUMNS.map((column) => `"${column}"`).join(', ')}) VALUES (${INSERT_COLUMNS.map(() => '?').join(', ')})`;
     const parameters = [
       code.id,
       code.codeHash,
@@ -48,9 +54,12 @@ export class AuthorizationCodeStore {
       code.resources,
       code.dpopJkt,
       dateParameter(code.expiresAt, dialect),
+      null,
       dateParameter(code.createdAt, dialect),
     ];
-    await (manager ? execute(manager, sql, parameters) : this.transactions.write((within) => execute(within, sql, parameters)));
+    if (manager) await execute(manager, sql, parameters);
+    else if (this.batch) await this.batch.insert([parameters]);
+    else await this.transactions.write((within) => execute(within, sql, parameters));
   }
 
   /** One indexed lookup by the code's hash, as a prepared statement (the token endpoint's hot path). */
@@ -61,8 +70,13 @@ export class AuthorizationCodeStore {
 
   /** Marks the code used with one conditional UPDATE, in the caller's transaction: true for exactly one caller. */
   async consume(codeId: string, now: Date, manager: EntityManager): Promise<boolean> {
-    const sql = 'UPDATE "authorization_codes" SET "consumed_at" = ? WHERE "id" = ? AND "consumed_at" IS NULL';
-    return (await execute(manager, sql, [dateParameter(now, this.dataSource.options.type), codeId])) === 1;
+    const { sql, parameters } = this.consumeGate(codeId, now);
+    return (await execute(manager, sql, parameters)) === 1;
+  }
+
+  /** The conditional UPDATE that burns a code once (RFC 6749 §4.1.2), as the gate of the tokens it yields (TokenStore.insertAfter). */
+  consumeGate(codeId: string, now: Date): Gate {
+    return { name: 'code', sql: 'UPDATE "authorization_codes" SET "consumed_at" = ? WHERE "id" = ? AND "consumed_at" IS NULL', parameters: [dateParameter(now, this.dataSource.options.type), codeId] };
   }
 
   /** One bounded DELETE of codes that expired before `cutoff` (PurgeService says why they may go); walks the expires_at index. */

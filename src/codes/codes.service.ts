@@ -4,6 +4,7 @@ import { uuidv7 } from '../common/random.js';
 import { Clock } from '../common/clock.js';
 import { generateSecret, hashSecret, SECRET_PREFIX } from '../common/secrets.js';
 import { oauthConfig, type OAuthConfig } from '../config/oauth.config.js';
+import type { Gate } from '../database/gate.js';
 import { Transactions } from '../database/transactions.js';
 import type { AuthorizationCode } from './authorization-code.entity.js';
 import { AuthorizationCodeStore } from './authorization-code.store.js';
@@ -64,6 +65,11 @@ export class CodesService {
    * Marks the code used; exactly one of any number of concurrent callers (on any instance) sees
    * `true`. RFC 6749 §4.1.2: the code MUST NOT be used more than once.
    */
+  /** The conditional UPDATE that burns the code once, for TokensService.storeAfter: the tokens are stored only if it does. */
+  consumeGate(codeId: string): Gate {
+    return this.store.consumeGate(codeId, this.clock.now());
+  }
+
   consume(codeId: string, manager?: EntityManager): Promise<boolean> {
     const consume = (within: EntityManager) => this.store.consume(codeId, this.clock.now(), within);
     return manager ? consume(manager) : this.transactions.write(consume);

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import { EntityRows } from '../database/entity-rows.js';
+import type { Gate } from '../database/gate.js';
 import { InsertBatch } from '../database/insert-batch.js';
 import { dateParameter, execute, placeholders, postgresPool, PreparedStatement, rowDate } from '../database/prepared-statement.js';
 import { Transactions } from '../database/transactions.js';
@@ -53,43 +54,46 @@ export class TokenStore {
   }
 
   /**
-   * Rotates a refresh token (RFC 9700 §4.14.2): marks it consumed and stores its successors, or
-   * does nothing and answers false when it already was consumed or revoked (a reuse). PostgreSQL:
-   * one statement whose conditional UPDATE gates the INSERT (a data-modifying CTE), atomic on its
-   * own in autocommit, so one round trip instead of BEGIN, UPDATE, INSERT and COMMIT. SQLite: both
-   * statements in one transaction of the group commit.
+   * Stores `rows` only if `gate`, a conditional UPDATE, changes one row, atomically: false (nothing
+   * written) when it changed none. The gates are the single-use rules of the token endpoint: a code
+   * is redeemed once (AuthorizationCodeStore.consumeGate), a refresh token rotates once
+   * (rotationGate, RFC 9700 §4.14.2). PostgreSQL: one statement whose UPDATE gates the INSERT (a
+   * data-modifying CTE), atomic on its own in autocommit: one round trip instead of BEGIN, UPDATE,
+   * INSERT and COMMIT. SQLite: both in one transaction of the group commit.
    */
-  async rotate(tokenId: string, successors: readonly TokenInsert[], now: Date): Promise<boolean> {
+  async insertAfter(gate: Gate, rows: readonly TokenInsert[], createdAt: Date): Promise<boolean> {
     if (this.dialect !== 'postgres') {
       return this.transactions.run(async (manager) => {
-        if (!(await this.consumeRefreshToken(tokenId, now, manager))) return false;
-        await this.insertRows(successors, now, manager);
+        if ((await execute(manager, gate.sql, gate.parameters)) !== 1) return false;
+        await this.insertRows(rows, createdAt, manager);
         return true;
       });
     }
     const result = await postgresPool(this.dataSource).query({
-      name: `latchkey_tokens_rotate_${successors.length}`,
-      text: this.rotateStatement(successors.length),
-      values: [now, tokenId, TokenKind.Refresh, ...successors.flatMap((row) => this.values(row, now))],
+      name: `latchkey_tokens_after_${gate.name}_${rows.length}`,
+      text: this.gatedInsert(gate, rows.length),
+      values: [...gate.parameters, ...rows.flatMap((row) => this.values(row, createdAt))],
     });
-    return result.rowCount === successors.length;
+    return result.rowCount === rows.length;
   }
 
-  /** PostgreSQL's rotation of one refresh token into `count` successors; the VALUES are cast, since nothing else gives their types. */
-  private rotateStatement(count: number): string {
+  /** The gate of a refresh token's rotation: it is marked consumed unless it already was, or was revoked. */
+  rotationGate(tokenId: string, now: Date): Gate {
+    return {
+      name: 'rotation',
+      sql: 'UPDATE "tokens" SET "consumed_at" = ? WHERE "id" = ? AND "kind" = ? AND "consumed_at" IS NULL AND "revoked_at" IS NULL',
+      parameters: [dateParameter(now, this.dialect), tokenId, TokenKind.Refresh],
+    };
+  }
+
+  /** PostgreSQL's gated INSERT of `count` rows; the VALUES are cast, since nothing else gives their types. */
+  private gatedInsert(gate: Gate, count: number): string {
     const cast = this.columnTypes.map((type) => `?::${type}`).join(', ');
     const values = Array.from({ length: count }, () => `(${cast})`).join(', ');
     return placeholders(
-      'WITH "consumed" AS (UPDATE "tokens" SET "consumed_at" = ? WHERE "id" = ? AND "kind" = ? AND "consumed_at" IS NULL AND "revoked_at" IS NULL RETURNING "id") ' +
-        `INSERT INTO "tokens" (${this.insertColumns}) SELECT * FROM (VALUES ${values}) AS "successor" WHERE EXISTS (SELECT 1 FROM "consumed")`,
+      `WITH "gate" AS (${gate.sql} RETURNING 1) INSERT INTO "tokens" (${this.insertColumns}) SELECT * FROM (VALUES ${values}) AS "issued" WHERE EXISTS (SELECT 1 FROM "gate")`,
       'postgres',
     );
-  }
-
-  /** Marks a refresh token rotated with one conditional UPDATE: false if it already was, or was revoked (RFC 9700 §4.14.2). */
-  private async consumeRefreshToken(tokenId: string, now: Date, manager: EntityManager): Promise<boolean> {
-    const sql = 'UPDATE "tokens" SET "consumed_at" = ? WHERE "id" = ? AND "kind" = ? AND "consumed_at" IS NULL AND "revoked_at" IS NULL';
-    return (await execute(manager, sql, [dateParameter(now, this.dialect), tokenId, TokenKind.Refresh])) === 1;
   }
 
   /** Revokes one token, in the caller's transaction; nothing if it already was. */

@@ -9,6 +9,7 @@ import { oauthConfig, type OAuthConfig } from '../config/oauth.config.js';
 import { Transactions } from '../database/transactions.js';
 import { MacKeyCipher } from './mac-key-cipher.js';
 import { TokenKind, type Token } from './token.entity.js';
+import type { Gate } from '../database/gate.js';
 import { TokenStore, type TokenInsert } from './token.store.js';
 
 /** What a JWT access token asserts (RFC 9068 §2.2), as TokensService knows it for the row it writes. */
@@ -157,8 +158,14 @@ export class TokensService {
    * Rotates a refresh token into the minted successors, atomically: undefined (nothing stored) when
    * it was already rotated or revoked, i.e. it is being reused (RFC 9700 §4.14.2).
    */
-  async rotateRefreshToken(tokenId: string, successors: MintedTokens): Promise<IssuedTokens | undefined> {
-    return (await this.tokenStore.rotate(tokenId, successors.rows, this.clock.now())) ? successors.issued : undefined;
+  rotateRefreshToken(tokenId: string, successors: MintedTokens): Promise<IssuedTokens | undefined> {
+    const now = this.clock.now();
+    return this.storeAfter(this.tokenStore.rotationGate(tokenId, now), successors, now);
+  }
+
+  /** Stores minted tokens only if `gate` (a conditional UPDATE of a single-use rule) changes one row, atomically; undefined when it did not. */
+  async storeAfter(gate: Gate, minted: MintedTokens, now = this.clock.now()): Promise<IssuedTokens | undefined> {
+    return (await this.tokenStore.insertAfter(gate, minted.rows, now)) ? minted.issued : undefined;
   }
 
   /**

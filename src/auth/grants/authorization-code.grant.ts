@@ -4,11 +4,10 @@ import type { AuthorizationCode } from '../../codes/authorization-code.entity.js
 import { CodesService } from '../../codes/codes.service.js';
 import { Clock } from '../../common/clock.js';
 import { GrantType } from '../../common/oauth.constants.js';
-import { Transactions } from '../../database/transactions.js';
 import { MetricsService } from '../../metrics/metrics.service.js';
 import { IdTokenIssuer } from '../../openid/id-token.issuer.js';
 import { holdsOpenId } from '../../openid/openid-scope.js';
-import { TokensService, type IssuedTokens } from '../../tokens/tokens.service.js';
+import { TokensService, type IssuedTokens, type MintedTokens } from '../../tokens/tokens.service.js';
 import { InvalidGrantError, InvalidRequestError, OAuthError as OAuthErrorClass, UnauthorizedClientError, type OAuthError } from '../errors/oauth-error.js';
 import { ResourceIndicators, splitResources } from '../resource-indicators.js';
 import type { TokenRequestDto } from '../token/token-request.dto.js';
@@ -34,7 +33,6 @@ export class AuthorizationCodeGrant implements GrantHandler<AuthorizationCodePar
   readonly grantType = GrantType.AuthorizationCode;
 
   constructor(
-    private readonly transactions: Transactions,
     private readonly codes: CodesService,
     private readonly tokens: TokensService,
     private readonly clock: Clock,
@@ -80,16 +78,11 @@ export class AuthorizationCodeGrant implements GrantHandler<AuthorizationCodePar
       refreshAudience: granted ?? undefined,
     });
 
-    // Burn the code first, in the same transaction that issues the tokens: exactly one redemption
-    // wins even across instances, and a failed check below still leaves the code dead, so a stolen
-    // code cannot be retried with guessed verifiers (fosite flow_authorize_code_token.go).
-    const redemption = await this.transactions.run(async (manager): Promise<Redemption> => {
-      if (!(await this.codes.consume(code.id, manager))) return { kind: 'replayed' };
-      const error = this.checkBinding(code, client, request, dpopJkt) ?? target.error;
-      if (error) return { kind: 'refused', error };
-      const tokens = await this.tokens.store(minted, manager);
-      return { kind: 'issued', tokens };
-    });
+    // The code is burned whatever the checks say, atomically with the tokens it yields: exactly one
+    // redemption wins even across instances, and a failed check still leaves the code dead, so a
+    // stolen code cannot be retried with guessed verifiers (fosite flow_authorize_code_token.go).
+    const error = this.checkBinding(code, client, request, dpopJkt) ?? target.error;
+    const redemption = await this.redeem(code, minted, error);
 
     switch (redemption.kind) {
       case 'replayed':
@@ -103,6 +96,13 @@ export class AuthorizationCodeGrant implements GrantHandler<AuthorizationCodePar
         this.metrics.codeRedeemed();
         return toTokenResponse(redemption.tokens, await this.idToken(code, client, redemption.tokens));
     }
+  }
+
+  /** Burns the code; stores the tokens in the same statement (PostgreSQL) or transaction (SQLite) when no check failed. */
+  private async redeem(code: AuthorizationCode, minted: MintedTokens, error: OAuthError | undefined): Promise<Redemption> {
+    if (error) return (await this.codes.consume(code.id)) ? { kind: 'refused', error } : { kind: 'replayed' };
+    const tokens = await this.tokens.storeAfter(this.codes.consumeGate(code.id), minted);
+    return tokens ? { kind: 'issued', tokens } : { kind: 'replayed' };
   }
 
   /** OpenID Connect Core §3.1.3.3: an authentication request (scope openid) gets an ID token with its nonce. */
