@@ -1,0 +1,164 @@
+#!/usr/bin/env node
+/**
+ * `npm run -s bench:cost`: the cost model. For each scenario, Latchkey alone (as `npm start` runs it,
+ * on one core), on SQLite and on PostgreSQL, loaded until the core is saturated or the database
+ * holds it back, and then, per request (a complete unit for the flows d and e):
+ *
+ *   server µs   CPU of the Latchkey process (/proc/<pid>/stat), whatever it spent it on
+ *   db µs       CPU of every PostgreSQL process over the same window (0 on SQLite: it is in-process)
+ *   idle %      the share of the server's wall time its CPU profile found idle: waiting for the
+ *               database, not working (a saturated server is near 0)
+ *   and where the server's CPU went, from a V8 CPU profile (--cpu-prof) of the same run: the share
+ *   of its busy samples in the framework (Fastify, Nest, passport, class-validator), the database
+ *   driver (node-postgres, TypeORM, better-sqlite3), crypto (node:crypto, jose), Latchkey's own code,
+ *   garbage collection, and socket writes (writev: HTTP answers and database messages).
+ *
+ * BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test) for PostgreSQL;
+ * BENCH_COST_SCENARIOS (a,c,d,e,f), BENCH_COST_DATABASES (sqlite,postgres), BENCH_SECONDS (5),
+ * BENCH_SKIP_BUILD=1. Writes bench/results/cost-latest.json and prints a Markdown table for
+ * bench/RESULTS.md ("Cost model"). The profiler stays on for the whole run and adds a few per cent
+ * to every figure alike. CPU per request moves less with a busy machine than req/s does, but
+ * compare within one run.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { latchkey } from './targets/latchkey.mjs';
+import { closeAgents } from './lib/http.mjs';
+import { fixedRequestLoad, stepLoad } from './lib/load.mjs';
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+const scenarios = (process.env.BENCH_COST_SCENARIOS ?? 'a,c,d,e,f').split(',');
+const databases = (process.env.BENCH_COST_DATABASES ?? 'sqlite,postgres').split(',');
+const postgresUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const WORKERS = 16;
+const CONNECTIONS = 32;
+const TICKS_PER_SECOND = 100;
+
+// As bench/run.mjs: the server on core 0, this load generator on core 1.
+const pinning = cpus().length >= 2 && spawnSync('taskset', ['-V']).status === 0;
+if (pinning) execFileSync('taskset', ['-a', '-p', '-c', '1', String(process.pid)], { stdio: 'ignore' });
+if (!process.env.BENCH_SKIP_BUILD) execFileSync('npm', ['run', '-s', 'build'], { stdio: 'inherit' });
+
+/** CPU ticks (user + system) of a process, 0 once it is gone. */
+function ticks(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU ticks of every PostgreSQL process alive now, by pid (a backend may end within the window; those are counted while they live). */
+function postgresTicks() {
+  const byPid = new Map();
+  for (const pid of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').startsWith('postgres')) byPid.set(pid, ticks(pid));
+    } catch {
+      // gone
+    }
+  }
+  return byPid;
+}
+
+function postgresSpent(before, after) {
+  let spent = 0;
+  for (const [pid, t] of after) spent += t - (before.get(pid) ?? 0);
+  return spent;
+}
+
+/** The share of a V8 CPU profile's samples per category, and its idle share. */
+function profileShares(file) {
+  const profile = JSON.parse(readFileSync(file, 'utf8'));
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const time = new Map();
+  let total = 0;
+  profile.samples.forEach((id, i) => {
+    const dt = profile.timeDeltas[i] ?? 0;
+    const category = categoryOf(byId.get(id).callFrame);
+    time.set(category, (time.get(category) ?? 0) + dt);
+    total += dt;
+  });
+  const idle = time.get('idle') ?? 0;
+  const busy = total - idle;
+  const shares = {};
+  for (const [category, t] of time) if (category !== 'idle') shares[category] = busy > 0 ? t / busy : 0;
+  return { idle: total > 0 ? idle / total : 0, shares };
+}
+
+const FRAMEWORK = /node_modules\/(fastify|@fastify|@nestjs|passport|passport-http|passport-http-bearer|class-validator|class-transformer|find-my-way|avvio|light-my-request|rxjs|reflect-metadata|fast-json-stringify|ajv|secure-json-parse|pino|prom-client)\//;
+const DRIVER = /node_modules\/(pg|pg-pool|pg-protocol|pg-types|postgres-date|postgres-array|typeorm|better-sqlite3)\//;
+const CRYPTO = /node_modules\/(jose|@node-rs)\/|^node:internal\/crypto/;
+
+function categoryOf({ url, functionName }) {
+  if (!url) {
+    if (functionName === '(idle)') return 'idle';
+    if (functionName === '(garbage collector)') return 'gc';
+    if (functionName === 'writev' || functionName === 'writeUtf8String' || functionName === 'writeBuffer') return 'socket writes';
+    return 'runtime';
+  }
+  if (FRAMEWORK.test(url)) return 'framework';
+  if (DRIVER.test(url)) return 'database driver';
+  if (CRYPTO.test(url)) return 'crypto';
+  if (url.includes('/dist/src/')) return 'latchkey';
+  if (url.startsWith('node:')) return 'node (http, streams, timers)';
+  return 'other';
+}
+
+/** Requests per unit: the flows are several requests, counted as one unit (as bench/run.mjs reports them). */
+async function measure(target, server, ctx, scenario) {
+  const definition = target.scenarios[scenario];
+  const run = (s) =>
+    definition.kind === 'steps'
+      ? stepLoad({ makeStep: (worker) => definition.make(ctx, worker), workers: WORKERS, seconds: s, rssMb: server.rssMb })
+      : fixedRequestLoad({ baseUrl: server.baseUrl, request: definition.request(ctx), connections: CONNECTIONS, seconds: s, expect: definition.expect ?? 200, rssMb: server.rssMb });
+  await run(2);
+  const serverBefore = ticks(server.pid);
+  const postgresBefore = postgresTicks();
+  const result = await run(seconds);
+  const units = result.rps * seconds;
+  const perUnit = (t) => Math.round((t * 1e6) / TICKS_PER_SECOND / units);
+  return { rps: Math.round(result.rps), p99: result.p99, errors: result.errors, serverUs: perUnit(ticks(server.pid) - serverBefore), dbUs: perUnit(postgresSpent(postgresBefore, postgresTicks())) };
+}
+
+const rows = [];
+mkdirSync('bench/results', { recursive: true });
+try {
+  for (const database of databases) {
+    for (const scenario of scenarios) {
+      // One server per scenario, so that its CPU profile is that scenario's alone.
+      const profiles = mkdtempSync(join(tmpdir(), 'latchkey-cost-'));
+      process.env.BENCH_NODE_ARGS = `--cpu-prof --cpu-prof-dir=${profiles}`;
+      const target = latchkey({ name: `latchkey-${database}`, databaseUrl: database === 'postgres' ? postgresUrl : undefined });
+      const server = await target.start({ port: 46000 + Math.floor(Math.random() * 1000), cpu: pinning ? 0 : null, logFile: join('bench/results', `latchkey-cost-${database}.log`) });
+      let measured;
+      try {
+        const ctx = await target.prepare(server.baseUrl, { workers: WORKERS, refresh: WORKERS });
+        measured = await measure(target, server, ctx, scenario);
+      } finally {
+        closeAgents();
+        await server.stop();
+      }
+      const file = readdirSync(profiles).find((name) => name.endsWith('.cpuprofile'));
+      const { idle, shares } = file ? profileShares(join(profiles, file)) : { idle: NaN, shares: {} };
+      rmSync(profiles, { recursive: true, force: true });
+      const row = { database, scenario, ...measured, idle, shares };
+      rows.push(row);
+      console.log(JSON.stringify({ database, scenario, rps: row.rps, serverUs: row.serverUs, dbUs: row.dbUs, idle: Math.round(idle * 100) }));
+    }
+  }
+} finally {
+  delete process.env.BENCH_NODE_ARGS;
+}
+
+writeFileSync('bench/results/cost-latest.json', JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds, rows }, null, 2));
+const CATEGORIES = ['framework', 'database driver', 'crypto', 'latchkey', 'node (http, streams, timers)', 'socket writes', 'gc', 'runtime', 'other'];
+const percent = (share) => (share === undefined ? '–' : `${Math.round(share * 100)}%`);
+console.log(`\n| scenario | database | req/s | server µs | db µs | idle | ${CATEGORIES.join(' | ')} |`);
+console.log(`|---|---|---|---|---|---|${CATEGORIES.map(() => '---').join('|')}|`);
+for (const row of rows) {
+  console.log(`| ${row.scenario} | ${row.database} | ${row.rps.toLocaleString('en')} | ${row.serverUs} | ${row.dbUs} | ${percent(row.idle)} | ${CATEGORIES.map((c) => percent(row.shares[c])).join(' | ')} |`);
+}
