@@ -70,14 +70,20 @@ function postgresSpent(before, after) {
   return spent;
 }
 
-/** The share of a V8 CPU profile's samples per category, and its idle share. */
-function profileShares(file) {
+/** Now on the monotonic clock, in µs: the clock of V8's CPU profiles, in any process of this machine. */
+const monotonicMicros = () => Number(process.hrtime.bigint() / 1000n);
+
+/** The share of a V8 CPU profile's samples per category, and its idle share, over the measured window alone. */
+function profileShares(file, [from, to]) {
   const profile = JSON.parse(readFileSync(file, 'utf8'));
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const time = new Map();
   let total = 0;
+  let at = profile.startTime;
   profile.samples.forEach((id, i) => {
     const dt = profile.timeDeltas[i] ?? 0;
+    at += dt;
+    if (at < from || at > to) return;
     const category = categoryOf(byId.get(id).callFrame);
     time.set(category, (time.get(category) ?? 0) + dt);
     total += dt;
@@ -118,10 +124,12 @@ async function measure(target, server, ctx, scenario) {
   await run(2);
   const serverBefore = ticks(server.pid);
   const postgresBefore = postgresTicks();
+  const from = monotonicMicros();
   const result = await run(seconds);
+  const window = [from, monotonicMicros()];
   const units = result.rps * seconds;
   const perUnit = (t) => Math.round((t * 1e6) / TICKS_PER_SECOND / units);
-  return { rps: Math.round(result.rps), p99: result.p99, errors: result.errors, serverUs: perUnit(ticks(server.pid) - serverBefore), dbUs: perUnit(postgresSpent(postgresBefore, postgresTicks())) };
+  return { window, rps: Math.round(result.rps), p99: result.p99, errors: result.errors, serverUs: perUnit(ticks(server.pid) - serverBefore), dbUs: perUnit(postgresSpent(postgresBefore, postgresTicks())) };
 }
 
 const rows = [];
@@ -143,9 +151,10 @@ try {
         await server.stop();
       }
       const file = readdirSync(profiles).find((name) => name.endsWith('.cpuprofile'));
-      const { idle, shares } = file ? profileShares(join(profiles, file)) : { idle: NaN, shares: {} };
+      const { idle, shares } = file ? profileShares(join(profiles, file), measured.window) : { idle: NaN, shares: {} };
       rmSync(profiles, { recursive: true, force: true });
-      const row = { database, scenario, ...measured, idle, shares };
+      const { window: _window, ...figures } = measured;
+      const row = { database, scenario, ...figures, idle, shares };
       rows.push(row);
       console.log(JSON.stringify({ database, scenario, rps: row.rps, serverUs: row.serverUs, dbUs: row.dbUs, idle: Math.round(idle * 100) }));
     }
