@@ -8,8 +8,8 @@
  *   db µs       CPU of every PostgreSQL process over the same window (0 on SQLite: it is in-process)
  *   idle %      the share of the server's wall time its CPU profile found idle: waiting for the
  *               database, not working (a saturated server is near 0)
- *   and where the server's CPU went, from a V8 CPU profile (--cpu-prof) of the same run: the share
- *   of its busy samples in the framework (Fastify, Nest, passport, class-validator), the database
+ *   and where the server's CPU went, from a V8 CPU profile (--cpu-prof) of the same window: its
+ *   µs per request split by the share of busy samples in the framework (Fastify, Nest, passport, class-validator), the database
  *   driver (node-postgres, TypeORM, better-sqlite3), crypto (node:crypto, jose), Latchkey's own code,
  *   garbage collection, and socket writes (writev: HTTP answers and database messages).
  *
@@ -165,9 +165,10 @@ try {
 
 writeFileSync('bench/results/cost-latest.json', JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds, rows }, null, 2));
 const CATEGORIES = ['framework', 'database driver', 'crypto', 'latchkey', 'node (http, streams, timers)', 'socket writes', 'gc', 'runtime', 'other'];
-const percent = (share) => (share === undefined ? '–' : `${Math.round(share * 100)}%`);
-console.log(`\n| scenario | database | req/s | server µs | db µs | idle | ${CATEGORIES.join(' | ')} |`);
+// The server's CPU per request split by the profile's shares: µs per step.
+const micros = (row, category) => (row.shares[category] === undefined ? '–' : String(Math.round(row.shares[category] * row.serverUs)));
+console.log(`\n| scenario | database | req/s | server µs | db µs | idle | ${CATEGORIES.map((c) => `${c} µs`).join(' | ')} |`);
 console.log(`|---|---|---|---|---|---|${CATEGORIES.map(() => '---').join('|')}|`);
 for (const row of rows) {
-  console.log(`| ${row.scenario} | ${row.database} | ${row.rps.toLocaleString('en')} | ${row.serverUs} | ${row.dbUs} | ${percent(row.idle)} | ${CATEGORIES.map((c) => percent(row.shares[c])).join(' | ')} |`);
+  console.log(`| ${row.scenario} | ${row.database} | ${row.rps.toLocaleString('en')} | ${row.serverUs} | ${row.dbUs} | ${Math.round(row.idle * 100)}% | ${CATEGORIES.map((c) => micros(row, c)).join(' | ')} |`);
 }
