@@ -1,14 +1,21 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { In, type DataSource, type EntityManager } from 'typeorm';
+import { databaseConfig, type DatabaseConfig } from '../config/database.config.js';
+import { ChangeNotifications } from '../database/change-notifications.js';
 import { EntityRows } from '../database/entity-rows.js';
+import { NotifiedCache } from '../database/notified-cache.js';
 import { PreparedStatement } from '../database/prepared-statement.js';
-import { ClientCache } from './client-cache.js';
 import { Client } from './client.entity.js';
+
+/** The channel the clients table's trigger notifies with a client's id (migration ChangeNotifications1765000000000). */
+export const CLIENT_CHANGES_CHANNEL = 'latchkey_clients';
+/** Clients kept per instance at most. */
+const MAX_CACHED_CLIENTS = 10_000;
 
 /**
  * The clients table. The lookup by id runs on every authenticated /token, /introspect and
- * /revoke, so it is a prepared statement, kept per instance on PostgreSQL (ClientCache; bench/RESULTS.md); registration and the CLI, which are
+ * /revoke, so it is a prepared statement, kept per instance on PostgreSQL (NotifiedCache; bench/RESULTS.md); registration and the CLI, which are
  * rare, use TypeORM's entity manager. Writes take the caller's manager: a client's change and its
  * audit event commit together (ClientsService runs them through Transactions).
  */
@@ -17,17 +24,23 @@ export class ClientStore {
   private readonly rows: EntityRows<Client>;
   private readonly byId: PreparedStatement<Record<string, unknown>>;
 
+  /** PostgreSQL: rows kept per instance, dropped on every change (NotifiedCache says why that is safe). */
+  private readonly cache?: NotifiedCache;
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly cache: ClientCache,
+    notifications: ChangeNotifications,
+    @Inject(databaseConfig.KEY) config: DatabaseConfig,
   ) {
     this.rows = new EntityRows(dataSource.getMetadata(Client));
     this.byId = new PreparedStatement(dataSource, 'latchkey_client_by_id', `SELECT ${this.rows.selectList} FROM ${this.rows.table} WHERE "id" = ?`);
+    if (config.dialect === 'postgres' && config.rowCacheSeconds > 0) this.cache = new NotifiedCache(notifications, CLIENT_CHANGES_CHANNEL, config.rowCacheSeconds * 1000, MAX_CACHED_CLIENTS);
   }
 
-  /** On PostgreSQL from the instance's cache when it holds the client (ClientCache says why that is safe). */
+  /** On PostgreSQL from the instance's cache when it holds the client. */
   async findById(clientId: string): Promise<Client | null> {
-    const row = await this.cache.row(clientId, () => this.byId.one(clientId));
+    const read = () => this.byId.one(clientId);
+    const row = await (this.cache ? this.cache.row(clientId, read) : read());
     return row ? this.rows.decode(row) : null;
   }
 

@@ -3,7 +3,6 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { ScopesModule } from '../scopes/scopes.module.js';
 import { Client } from './client.entity.js';
 import { ClientsService } from './clients.service.js';
-import { ClientCache } from './client-cache.js';
 import { ClientStore } from './client.store.js';
 import { SectorIdentifierVerifier } from './sector-identifier.verifier.js';
 import { AuditModule } from '../audit/audit.module.js';
@@ -11,7 +10,7 @@ import { SecurityProfiles } from './security-profile.js';
 
 @Module({
   imports: [AuditModule, TypeOrmModule.forFeature([Client]), ScopesModule],
-  providers: [ClientCache, ClientStore, ClientsService, SectorIdentifierVerifier, SecurityProfiles],
+  providers: [ClientStore, ClientsService, SectorIdentifierVerifier, SecurityProfiles],
   exports: [ClientsService, ClientStore, SecurityProfiles],
 })
 export class ClientsModule {}

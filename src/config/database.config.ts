@@ -19,9 +19,9 @@ class DatabaseEnv {
   @IsOptional() @IsBooleanString()
   MIGRATIONS_RUN?: string;
 
-  /** PostgreSQL: how long an instance keeps a client's row between changes it is told of (src/clients/client-cache.ts); 0 turns the cache off. */
+  /** PostgreSQL: how long an instance may keep a client's or an access token's row between changes it is told of (src/database/notified-cache.ts); 0 turns the caches off. */
   @IsOptional() @IsInt() @Min(0) @Max(3600)
-  CLIENT_CACHE_SECONDS?: number;
+  ROW_CACHE_SECONDS?: number;
 
   @IsOptional() @IsBooleanString()
   DATABASE_LOGGING?: string;
@@ -40,7 +40,7 @@ export function readDatabaseConfig(env: NodeJS.ProcessEnv = process.env) {
     sqlitePath: dialect === 'sqlite' ? url.slice('sqlite:'.length) : undefined,
     schema: parsed.DATABASE_SCHEMA,
     poolSize: parsed.DATABASE_POOL_SIZE ?? 10,
-    clientCacheSeconds: parsed.CLIENT_CACHE_SECONDS ?? 60,
+    rowCacheSeconds: parsed.ROW_CACHE_SECONDS ?? 60,
     // The embedded SQLite default sets itself up on first start; PostgreSQL deployments
     // choose (npm run migration:run, or MIGRATIONS_RUN=true).
     migrationsRun: parsed.MIGRATIONS_RUN !== undefined ? parsed.MIGRATIONS_RUN === 'true' : dialect === 'sqlite',

@@ -194,7 +194,7 @@ describe('configuration validation', () => {
         sqlitePath: 'data/latchkey.sqlite',
         schema: undefined,
         poolSize: 10,
-        clientCacheSeconds: 60,
+        rowCacheSeconds: 60,
         migrationsRun: true,
         logging: false,
       });
@@ -204,9 +204,9 @@ describe('configuration validation', () => {
       expect(readDatabaseConfig({ DATABASE_URL: url })).toMatchObject({ url, dialect: 'postgres', sqlitePath: undefined, migrationsRun: false });
     });
 
-    it('reads the schema, pool size, client cache, MIGRATIONS_RUN and DATABASE_LOGGING', () => {
-      const config = readDatabaseConfig({ DATABASE_URL: 'postgres://db/x', DATABASE_SCHEMA: 'tenant_a', DATABASE_POOL_SIZE: '25', CLIENT_CACHE_SECONDS: '0', MIGRATIONS_RUN: 'true', DATABASE_LOGGING: 'true' });
-      expect(config).toMatchObject({ schema: 'tenant_a', poolSize: 25, clientCacheSeconds: 0, migrationsRun: true, logging: true });
+    it('reads the schema, pool size, row cache, MIGRATIONS_RUN and DATABASE_LOGGING', () => {
+      const config = readDatabaseConfig({ DATABASE_URL: 'postgres://db/x', DATABASE_SCHEMA: 'tenant_a', DATABASE_POOL_SIZE: '25', ROW_CACHE_SECONDS: '0', MIGRATIONS_RUN: 'true', DATABASE_LOGGING: 'true' });
+      expect(config).toMatchObject({ schema: 'tenant_a', poolSize: 25, rowCacheSeconds: 0, migrationsRun: true, logging: true });
       expect(readDatabaseConfig({ MIGRATIONS_RUN: 'false' }).migrationsRun).toBe(false);
     });
 
@@ -218,8 +218,8 @@ describe('configuration validation', () => {
       ['DATABASE_SCHEMA', 'Tenant'],
       ['DATABASE_SCHEMA', 'x"; DROP SCHEMA public; --'],
       ['DATABASE_POOL_SIZE', '0'],
-      ['CLIENT_CACHE_SECONDS', '-1'],
-      ['CLIENT_CACHE_SECONDS', '3601'],
+      ['ROW_CACHE_SECONDS', '-1'],
+      ['ROW_CACHE_SECONDS', '3601'],
       ['MIGRATIONS_RUN', 'yes please'],
     ])('refuses %s=%j', (name, value) => {
       const error = errorOf(() => readDatabaseConfig({ [name]: value }));

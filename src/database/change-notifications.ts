@@ -1,4 +1,5 @@
-import { Logger } from '@nestjs/common';
+import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
@@ -30,15 +31,18 @@ export interface ChangeListener {
 }
 
 /**
- * PostgreSQL LISTEN on one channel, on a connection of its own, with delivery proven rather than
- * assumed: every 5 s a heartbeat is sent through the pool (as any writer's NOTIFY would be) and must
- * come back on the listening connection within 2 s. Until the first one has, after a loss, a failed
- * heartbeat or a dropped connection, `hearing` is false and the listener is told. A pooler in
- * transaction mode (PgBouncer) answers LISTEN and delivers nothing: that is caught too. Lost
- * connections are replaced after a second.
+ * PostgreSQL LISTEN on the channels that stores subscribe to, on one connection of its own, with
+ * delivery proven rather than assumed: every 5 s a heartbeat is sent through the pool (as any
+ * writer's NOTIFY would be) and must come back on the listening connection within 2 s. Until the
+ * first one has, and after a loss, a failed heartbeat or a dropped connection, `hearing` is false
+ * and every subscriber is told. A pooler in transaction mode (PgBouncer) answers LISTEN and
+ * delivers nothing: that is caught too. A lost connection is replaced after a second. Nothing
+ * listens on SQLite, or when nobody subscribed.
  */
-export class ChangeNotifications {
+@Injectable()
+export class ChangeNotifications implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(ChangeNotifications.name);
+  private readonly listeners = new Map<string, ChangeListener>();
   private connection?: pg.Client;
   private heartbeat?: NodeJS.Timeout;
   /** The heartbeat sent and not yet heard. */
@@ -48,26 +52,36 @@ export class ChangeNotifications {
   /** Whether notifications are seen to arrive now. */
   hearing = false;
 
-  constructor(
-    private readonly dataSource: DataSource,
-    private readonly channel: string,
-    private readonly listener: ChangeListener,
-  ) {}
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  async start(): Promise<void> {
+  /** Tells `listener` of every notification on `channel` (a plain identifier), from start-up on. */
+  subscribe(channel: string, listener: ChangeListener): void {
+    if (!/^[a-z_]+$/.test(channel)) throw new Error(`Not a channel name: ${channel}`);
+    this.listeners.set(channel, listener);
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (this.listeners.size > 0) await this.start();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.stop();
+  }
+
+  private async start(): Promise<void> {
     const driver = this.dataSource.driver;
     if (!(driver instanceof PostgresDriver) || !driver.master) return;
     // The pool's own connection settings (URL, TLS, timeouts), for one connection of its own.
     const connection = new pg.Client({ ...(driver.master as pg.Pool).options, keepAlive: true, query_timeout: HEARTBEAT_TIMEOUT_MS, application_name: LISTENER_NAME });
     this.connection = connection;
-    connection.on('notification', ({ channel, payload }) => (channel === HEARTBEAT_CHANNEL ? this.heard(connection, payload) : this.listener.changed(payload)));
+    connection.on('notification', ({ channel, payload }) => (channel === HEARTBEAT_CHANNEL ? this.heard(connection, payload) : this.listeners.get(channel)?.changed(payload)));
     connection.on('error', () => this.lost(connection));
     connection.on('end', () => this.lost(connection));
     try {
       await connection.connect();
-      await connection.query(`LISTEN "${this.channel}"; LISTEN "${HEARTBEAT_CHANNEL}"`);
+      await connection.query([...this.listeners.keys(), HEARTBEAT_CHANNEL].map((channel) => `LISTEN "${channel}"`).join('; '));
     } catch (error) {
-      this.logger.warn(`Notifications on ${this.channel} are not heard (${error instanceof Error ? error.message : String(error)}); trying again`);
+      this.logger.warn(`Change notifications are not heard (${error instanceof Error ? error.message : String(error)}); trying again`);
       this.lost(connection);
       return;
     }
@@ -76,7 +90,7 @@ export class ChangeNotifications {
     this.heartbeat = setInterval(() => this.beat(connection), HEARTBEAT_MS).unref();
   }
 
-  async stop(): Promise<void> {
+  private async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.relisten);
     const connection = this.connection;
@@ -101,7 +115,7 @@ export class ChangeNotifications {
     this.awaited = undefined;
     if (this.hearing) return;
     this.hearing = true;
-    this.listener.hearing();
+    for (const listener of this.listeners.values()) listener.hearing();
   }
 
   private lost(connection: pg.Client | undefined): void {
@@ -112,7 +126,7 @@ export class ChangeNotifications {
     this.awaited = undefined;
     if (this.hearing) {
       this.hearing = false;
-      this.listener.deaf();
+      for (const listener of this.listeners.values()) listener.deaf();
     }
     connection.end().catch(() => undefined);
     if (!this.stopped) this.relisten = setTimeout(() => void this.start(), RELISTEN_MS).unref();

@@ -2,9 +2,11 @@ import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { databaseConfig, type DatabaseConfigSlice } from '../config/database.config.js';
 import { buildDataSourceOptions } from './data-source.options.js';
+import { ChangeNotifications } from '../database/change-notifications.js';
 import { Transactions } from '../database/transactions.js';
 
-// Global like the TypeORM connection it wraps: every module that writes may need Transactions.
+// Global like the TypeORM connection it wraps: every module that writes may need Transactions, and
+// a store that keeps rows per instance the change notifications.
 @Global()
 @Module({
   imports: [
@@ -17,7 +19,7 @@ import { Transactions } from '../database/transactions.js';
       }),
     }),
   ],
-  providers: [Transactions],
-  exports: [Transactions],
+  providers: [Transactions, ChangeNotifications],
+  exports: [Transactions, ChangeNotifications],
 })
 export class DatabaseModule {}

@@ -1,12 +1,25 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
+import { databaseConfig, type DatabaseConfig } from '../config/database.config.js';
+import { ChangeNotifications } from '../database/change-notifications.js';
 import { EntityRows } from '../database/entity-rows.js';
+import { NotifiedCache } from '../database/notified-cache.js';
 import type { Gate } from '../database/gate.js';
 import { InsertBatch } from '../database/insert-batch.js';
 import { dateParameter, execute, placeholders, postgresPool, PreparedStatement, rowDate } from '../database/prepared-statement.js';
 import { Transactions } from '../database/transactions.js';
 import { Token, TokenKind } from './token.entity.js';
+
+/** The channel the tokens table's trigger notifies with an access token's hash (migration ChangeNotifications1765000000000). */
+export const TOKEN_CHANGES_CHANNEL = 'latchkey_tokens';
+/** Access tokens kept per instance at most (a row is about 1 KB with its key). */
+const MAX_CACHED_TOKENS = 20_000;
+
+/** Until when a row read by hash may be kept: an access token until it expires; a refresh token not at all. */
+function keptUntil(row: Record<string, unknown>): number | undefined {
+  return row.kind === TokenKind.Access ? (row.expiresAt as Date).getTime() : undefined;
+}
 
 /** A token row to insert: everything but what the database or the store fills in. */
 export type TokenInsert = Omit<Token, 'createdAt' | 'client' | 'user'>;
@@ -26,10 +39,14 @@ export class TokenStore {
   private readonly columnTypes: string[];
   /** PostgreSQL: the INSERTs of tokens issued outside a transaction, grouped per turn of the event loop. */
   private readonly batch?: InsertBatch;
+  /** PostgreSQL: access tokens kept per instance until they expire or change. */
+  private readonly cache?: NotifiedCache;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly transactions: Transactions,
+    notifications: ChangeNotifications,
+    @Inject(databaseConfig.KEY) config: DatabaseConfig,
   ) {
     this.rows = new EntityRows(dataSource.getMetadata(Token));
     this.byHash = new PreparedStatement(dataSource, 'latchkey_token_by_hash', `SELECT ${this.rows.selectList} FROM ${this.rows.table} WHERE "token_hash" = ?`);
@@ -38,11 +55,18 @@ export class TokenStore {
     const metadata = dataSource.getMetadata(Token);
     this.columnTypes = columns.map((name) => String(metadata.findColumnWithDatabaseName(name)!.type));
     if (dataSource.options.type === 'postgres') this.batch = new InsertBatch(dataSource, 'latchkey_tokens_insert', 'tokens', columns);
+    if (config.dialect === 'postgres' && config.rowCacheSeconds > 0) this.cache = new NotifiedCache(notifications, TOKEN_CHANGES_CHANNEL, config.rowCacheSeconds * 1000, MAX_CACHED_TOKENS);
   }
 
-  /** One indexed lookup by the token's hash, as a prepared statement. */
+  /**
+   * One indexed lookup by the token's hash, as a prepared statement; on PostgreSQL an access token
+   * is kept per instance until it expires or changes (a revocation, the deletion of its client or
+   * person: the tokens table's trigger tells every instance; NotifiedCache says why that is safe).
+   * Refresh tokens are always read: they change at every rotation.
+   */
   async findByHash(tokenHash: string): Promise<Token | null> {
-    const row = await this.byHash.one(tokenHash);
+    const read = () => this.byHash.one(tokenHash);
+    const row = await (this.cache ? this.cache.row(tokenHash, read, keptUntil) : read());
     return row ? this.rows.decode(row) : null;
   }
 

@@ -1,10 +1,11 @@
 /**
- * Issue 32: on PostgreSQL each instance keeps client rows in memory (src/clients/client-cache.ts),
- * told of every change by the clients table's trigger (LISTEN/NOTIFY). What must hold, on two
- * instances of one database, whoever changes the client: a rotated secret, a deleted client or a
- * narrowed grant stops working on every instance, in the time a notification takes, never after the
- * cache's 60 s; and with the listening connection lost, nothing stale is served. On SQLite there is
- * no cache, and the same tests hold trivially: they run there too.
+ * Issue 32: on PostgreSQL each instance keeps client rows and live access tokens in memory
+ * (src/database/notified-cache.ts), told of every change by the tables' triggers (LISTEN/NOTIFY).
+ * What must hold, on two instances of one database, whoever makes the change: a rotated secret, a
+ * deleted client or a narrowed grant, a revoked token or a deleted person stops working on every
+ * instance in the time a notification takes, never after the cache's 60 s; and with the listening
+ * connection lost, nothing stale is served. On SQLite nothing is kept, and the same tests hold
+ * trivially: they run there too.
  */
 import { jest } from '@jest/globals';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -13,8 +14,9 @@ import { LISTENER_NAME } from '../../src/database/change-notifications.js';
 import { ClientsService } from '../../src/clients/clients.service.js';
 import { PreparedStatement } from '../../src/database/prepared-statement.js';
 import { runCli } from '../helpers/cli.js';
-import { clientCredentialsStatus } from '../helpers/oauth-flow.js';
-import { TestApp, type RegisteredClient } from '../helpers/test-app.js';
+import { obtainTokens } from '../helpers/api-client.js';
+import { basicAuth, clientCredentialsStatus } from '../helpers/oauth-flow.js';
+import { TestApp, type RegisteredClient, type TestUser } from '../helpers/test-app.js';
 
 const postgres = Boolean(process.env.TEST_DATABASE_URL);
 
@@ -28,7 +30,7 @@ async function within(withinMs: number, check: () => Promise<boolean>): Promise<
   }
 }
 
-describe('Clients kept per instance on PostgreSQL: every change reaches every instance at once', () => {
+describe('Rows kept per instance on PostgreSQL: every change reaches every instance at once', () => {
   let app: TestApp;
   let second: { nest: NestFastifyApplication; baseUrl: string };
   let instances: string[];
@@ -106,5 +108,76 @@ describe('Clients kept per instance on PostgreSQL: every change reaches every in
     // Listening resumes within a second; the row kept from before the cut must not come back.
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     expect(await everywhere(client, 401)).toBe(true);
+  });
+  describe('access tokens', () => {
+    let client: RegisteredClient;
+    let person: TestUser;
+
+    /** Each instance answers a read of the person's notes with the token with `status`. */
+    const reads = async (token: string, status: number): Promise<boolean> =>
+      (
+        await Promise.all(
+          instances.map(async (baseUrl) => {
+            const response = await fetch(`${baseUrl}/api/v1/notes`, { headers: { authorization: `Bearer ${token}` } });
+            await response.arrayBuffer();
+            return response.status;
+          }),
+        )
+      ).every((s) => s === status);
+
+    beforeAll(async () => {
+      client = await app.createClient({ scope: 'notes:read', grantTypes: ['authorization_code', 'refresh_token'] as never });
+      person = await app.createUser();
+    });
+
+    it('are read without a lookup on PostgreSQL after their first use (each request reads them on SQLite); refresh tokens are always read', async () => {
+      const { accessToken } = await obtainTokens(app, client, person, 'notes:read');
+      expect(await reads(accessToken, 200)).toBe(true);
+      const lookups = jest.spyOn(PreparedStatement.prototype, 'one');
+      try {
+        for (let i = 0; i < 5; i++) expect(await reads(accessToken, 200)).toBe(true);
+        const tokenLookups = lookups.mock.contexts.filter((statement) => (statement as unknown as { name: string }).name === 'latchkey_token_by_hash');
+        expect(tokenLookups).toHaveLength(postgres ? 0 : 10);
+      } finally {
+        lookups.mockRestore();
+      }
+    });
+
+    it('a token revoked at one instance (RFC 7009) is refused by both, and introspected as inactive by the other', async () => {
+      const { accessToken } = await obtainTokens(app, client, person, 'notes:read');
+      const introspector = await app.createClient({ scope: 'tokens:introspect', grantTypes: ['client_credentials'] as never });
+      const active = async (baseUrl: string): Promise<boolean> => {
+        const response = await fetch(`${baseUrl}/introspect`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basicAuth(introspector.clientId, introspector.clientSecret!) }, body: new URLSearchParams({ token: accessToken }) });
+        return ((await response.json()) as { active: boolean }).active;
+      };
+      expect(await reads(accessToken, 200)).toBe(true);
+      expect(await active(second.baseUrl)).toBe(true);
+      const revoked = await fetch(app.url('/revoke'), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basicAuth(client.clientId, client.clientSecret!) }, body: new URLSearchParams({ token: accessToken }) });
+      expect(revoked.status).toBe(200);
+      expect(await within(1_000, () => reads(accessToken, 401))).toBe(true);
+      expect(await active(second.baseUrl)).toBe(false);
+    });
+
+    it('the tokens of a person the CLI deletes, another process, are refused by both instances', async () => {
+      const doomed = await app.createUser();
+      const { accessToken } = await obtainTokens(app, client, doomed, 'notes:read');
+      expect(await reads(accessToken, 200)).toBe(true);
+      const deleted = await runCli(['users:delete', '--username', doomed.username]);
+      expect(deleted.code).toBe(0);
+      expect(await within(1_000, () => reads(accessToken, 401))).toBe(true);
+    });
+
+    it('a token revoked by SQL while nobody listens is refused, then and after listening resumes', async () => {
+      const { accessToken } = await obtainTokens(app, client, person, 'notes:read');
+      expect(await reads(accessToken, 200)).toBe(true);
+      if (postgres) {
+        await app.dataSource.query(`SELECT pg_terminate_backend("pid") FROM "pg_stat_activity" WHERE "application_name" = $1`, [LISTENER_NAME]);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      await app.dataSource.query(postgres ? 'UPDATE "tokens" SET "revoked_at" = now() WHERE "kind" = \'access\' AND "user_id" = (SELECT "id" FROM "users" WHERE "username" = $1)' : 'UPDATE "tokens" SET "revoked_at" = datetime(\'now\') WHERE "kind" = \'access\' AND "user_id" = (SELECT "id" FROM "users" WHERE "username" = ?)', [person.username]);
+      expect(await reads(accessToken, 401)).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect(await reads(accessToken, 401)).toBe(true);
+    });
   });
 });
