@@ -15,7 +15,8 @@
  *
  * BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test) for PostgreSQL;
  * BENCH_COST_SCENARIOS (a,c,d,e,f), BENCH_COST_DATABASES (sqlite,postgres), BENCH_SECONDS (5),
- * BENCH_SKIP_BUILD=1. Writes bench/results/cost-latest.json and prints a Markdown table for
+ * BENCH_SKIP_BUILD=1. Writes bench/results/cost-latest.json, a flame graph per scenario and database
+ * (bench/results/flame-<database>-<scenario>.svg), and prints a Markdown table for
  * bench/RESULTS.md ("Cost model"). The profiler stays on for the whole run and adds a few per cent
  * to every figure alike. CPU per request moves less with a busy machine than req/s does, but
  * compare within one run.
@@ -25,6 +26,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { latchkey } from './targets/latchkey.mjs';
+import { CATEGORIES, categoryShares, flameGraphSvg, monotonicMicros, readProfile } from './lib/cpu-profile.mjs';
 import { closeAgents } from './lib/http.mjs';
 import { fixedRequestLoad, stepLoad } from './lib/load.mjs';
 
@@ -70,50 +72,6 @@ function postgresSpent(before, after) {
   return spent;
 }
 
-/** Now on the monotonic clock, in µs: the clock of V8's CPU profiles, in any process of this machine. */
-const monotonicMicros = () => Number(process.hrtime.bigint() / 1000n);
-
-/** The share of a V8 CPU profile's samples per category, and its idle share, over the measured window alone. */
-function profileShares(file, [from, to]) {
-  const profile = JSON.parse(readFileSync(file, 'utf8'));
-  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
-  const time = new Map();
-  let total = 0;
-  let at = profile.startTime;
-  profile.samples.forEach((id, i) => {
-    const dt = profile.timeDeltas[i] ?? 0;
-    at += dt;
-    if (at < from || at > to) return;
-    const category = categoryOf(byId.get(id).callFrame);
-    time.set(category, (time.get(category) ?? 0) + dt);
-    total += dt;
-  });
-  const idle = time.get('idle') ?? 0;
-  const busy = total - idle;
-  const shares = {};
-  for (const [category, t] of time) if (category !== 'idle') shares[category] = busy > 0 ? t / busy : 0;
-  return { idle: total > 0 ? idle / total : 0, shares };
-}
-
-const FRAMEWORK = /node_modules\/(fastify|@fastify|@nestjs|passport|passport-http|passport-http-bearer|class-validator|class-transformer|find-my-way|avvio|light-my-request|rxjs|reflect-metadata|fast-json-stringify|ajv|secure-json-parse|pino|prom-client)\//;
-const DRIVER = /node_modules\/(pg|pg-pool|pg-protocol|pg-types|postgres-date|postgres-array|typeorm|better-sqlite3)\//;
-const CRYPTO = /node_modules\/(jose|@node-rs)\/|^node:internal\/crypto/;
-
-function categoryOf({ url, functionName }) {
-  if (!url) {
-    if (functionName === '(idle)') return 'idle';
-    if (functionName === '(garbage collector)') return 'gc';
-    if (functionName === 'writev' || functionName === 'writeUtf8String' || functionName === 'writeBuffer') return 'socket writes';
-    return 'runtime';
-  }
-  if (FRAMEWORK.test(url)) return 'framework';
-  if (DRIVER.test(url)) return 'database driver';
-  if (CRYPTO.test(url)) return 'crypto';
-  if (url.includes('/dist/src/')) return 'latchkey';
-  if (url.startsWith('node:')) return 'node (http, streams, timers)';
-  return 'other';
-}
-
 /** Requests per unit: the flows are several requests, counted as one unit (as bench/run.mjs reports them). */
 async function measure(target, server, ctx, scenario) {
   const definition = target.scenarios[scenario];
@@ -151,7 +109,14 @@ try {
         await server.stop();
       }
       const file = readdirSync(profiles).find((name) => name.endsWith('.cpuprofile'));
-      const { idle, shares } = file ? profileShares(join(profiles, file), measured.window) : { idle: NaN, shares: {} };
+      let idle = NaN;
+      let shares = {};
+      if (file) {
+        const profile = readProfile(join(profiles, file), measured.window);
+        ({ idle, shares } = categoryShares(profile));
+        const requests = measured.rps * seconds;
+        writeFileSync(join('bench/results', `flame-${database}-${scenario}.svg`), flameGraphSvg(profile, { title: `Latchkey on ${database === 'postgres' ? 'PostgreSQL' : 'SQLite'}, scenario ${scenario}: where the server's CPU goes`, requests }));
+      }
       rmSync(profiles, { recursive: true, force: true });
       const { window: _window, ...figures } = measured;
       const row = { database, scenario, ...figures, idle, shares };
@@ -164,7 +129,6 @@ try {
 }
 
 writeFileSync('bench/results/cost-latest.json', JSON.stringify({ date: new Date().toISOString(), node: process.version, seconds, rows }, null, 2));
-const CATEGORIES = ['framework', 'database driver', 'crypto', 'latchkey', 'node (http, streams, timers)', 'socket writes', 'gc', 'runtime', 'other'];
 // The server's CPU per request split by the profile's shares: µs per step.
 const micros = (row, category) => (row.shares[category] === undefined ? '–' : String(Math.round(row.shares[category] * row.serverUs)));
 console.log(`\n| scenario | database | req/s | server µs | db µs | idle | ${CATEGORIES.map((c) => `${c} µs`).join(' | ')} |`);
