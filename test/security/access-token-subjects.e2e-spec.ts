@@ -19,9 +19,10 @@ import { ResourceServersService } from '../../src/resource-servers/resource-serv
 import { UsersService } from '../../src/users/users.service.js';
 import { startAtIssuer } from '../helpers/app-at-issuer.js';
 import { Browser } from '../helpers/browser.js';
-import { authorizeAsUser, basicAuth, newPkce } from '../helpers/oauth-flow.js';
+import { authorizeAsUser, newPkce } from '../helpers/oauth-flow.js';
 import type { TestUser } from '../helpers/test-app.js';
 import { dropTestDatabase } from '../helpers/test-database.js';
+import { postForm, resourceParams, type FormClient, type FormReply } from '../helpers/form-post.js';
 
 /** A resource server registered for RFC 9068 JWT access tokens. */
 const LEDGER = 'https://ledger.example.com/v2';
@@ -34,16 +35,11 @@ const PHOTOS_CALLBACK = 'https://photos.example/cb';
 const PRINTS_CALLBACK = 'https://prints.example/cb';
 const PUBLIC_CALLBACK = 'https://public.example/cb';
 
-interface Registered {
-  id: string;
-  secret: string;
+interface Registered extends FormClient {
   redirectUri: string;
 }
 
-interface Reply {
-  status: number;
-  body: Record<string, unknown>;
-}
+type Reply = FormReply;
 
 describe('the sub a client sees in its access tokens, and who reads them at /introspect (security issue 30, items 2 and 3)', () => {
   let nest: NestFastifyApplication;
@@ -64,17 +60,7 @@ describe('the sub a client sees in its access tokens, and who reads them at /int
   /** Holds tokens:introspect but introspects for no registered resource server. */
   let bystander: Registered;
 
-  async function post(path: string, form: [string, string][], client: Registered): Promise<Reply> {
-    const response = await fetch(new URL(path, issuer), {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basicAuth(client.id, client.secret) },
-      body: new URLSearchParams(form).toString(),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
-  }
-
-  const resourceParams = (resources: readonly string[]): [string, string][] => resources.map((uri): [string, string] => ['resource', uri]);
+  const post = (path: string, form: [string, string][], client: Registered): Promise<Reply> => postForm(issuer, path, form, client);
 
   async function token(form: [string, string][], client: Registered): Promise<Record<string, unknown>> {
     const reply = await post('/token', form, client);
@@ -126,7 +112,7 @@ describe('the sub a client sees in its access tokens, and who reads them at /int
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await response.text();
-    return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+    return { status: response.status, headers: response.headers, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
   }
 
   beforeAll(async () => {

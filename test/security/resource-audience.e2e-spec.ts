@@ -31,9 +31,10 @@ import { startAtIssuer } from '../helpers/app-at-issuer.js';
 import { Browser } from '../helpers/browser.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
 import { withNonceRetry } from '../helpers/dpop.js';
-import { authorizeAsUser, basicAuth, newPkce, type Pkce } from '../helpers/oauth-flow.js';
+import { authorizeAsUser, newPkce, type Pkce } from '../helpers/oauth-flow.js';
 import type { TestUser } from '../helpers/test-app.js';
 import { dropTestDatabase } from '../helpers/test-database.js';
+import { postForm, resourceParams, type FormClient, type FormReply } from '../helpers/form-post.js';
 
 const REDIRECT_URI = 'http://127.0.0.1:9/callback';
 const INSECURE = { [oauth.allowInsecureRequests]: true } as const;
@@ -47,16 +48,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[89ab][0-9a-f]{3}-[0-9a-f]{12
 /** A CLI call starts Nest (and may first rebuild dist/): allow it time. */
 const CLI_TIMEOUT = 180_000;
 
-interface Registered {
-  id: string;
-  secret: string;
-}
-
-interface Reply {
-  status: number;
-  headers: Headers;
-  body: Record<string, unknown>;
-}
+type Registered = FormClient;
+type Reply = FormReply;
 
 /** The malformed resource values RFC 8707 §2 rules out, each as the list of `resource` parameters a request sends. */
 const MALFORMED: [string, string[]][] = [
@@ -117,17 +110,7 @@ describe('resource indicators and JWT access tokens under attack (RFC 8707, RFC 
     resourceServers: await count(ResourceServer),
   });
 
-  async function post(path: string, form: [string, string][], client: Registered): Promise<Reply> {
-    const response = await fetch(new URL(path, issuer), {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basicAuth(client.id, client.secret) },
-      body: new URLSearchParams(form).toString(),
-    });
-    const text = await response.text();
-    return { status: response.status, headers: response.headers, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
-  }
-
-  const resourceParams = (resources: readonly string[]): [string, string][] => resources.map((uri): [string, string] => ['resource', uri]);
+  const post = (path: string, form: [string, string][], client: Registered): Promise<Reply> => postForm(issuer, path, form, client);
 
   /** The person signs in and consents; the final redirect to the client's callback. */
   async function authorizeRedirect(resources: readonly string[], extra: Record<string, string> = {}): Promise<{ callback: URL; pkce: Pkce }> {
