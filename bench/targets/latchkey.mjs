@@ -175,7 +175,7 @@ function cli(env, ...args) {
   return JSON.parse(result.stdout);
 }
 
-function tokenRequest(credentials, form) {
+export function tokenRequest(credentials, form) {
   return {
     method: 'POST',
     path: '/token',
@@ -200,7 +200,7 @@ async function signIn(baseUrl, username) {
  * request's (scope, nonce). With a DPoP key, the code is redeemed with a proof of it (and the
  * server's nonce, when it asks for one): the access token is then bound to the key.
  */
-async function codeFlow(baseUrl, credentials, jar, mayAskConsent = false, params = {}, dpop = undefined) {
+export async function codeFlow(baseUrl, credentials, jar, mayAskConsent = false, params = {}, dpop = undefined) {
   const verifier = randomBytes(32).toString('base64url');
   const challenge = createHash('sha256').update(verifier).digest('base64url');
   const query = new URLSearchParams({ response_type: 'code', client_id: credentials.clientId, redirect_uri: REDIRECT_URI, scope: USER_SCOPE, state: 'bench', code_challenge: challenge, code_challenge_method: 'S256', ...params });
