@@ -25,7 +25,7 @@ export class ClientStore {
   private readonly byId: PreparedStatement<Record<string, unknown>>;
 
   /** PostgreSQL: rows kept per instance, dropped on every change (NotifiedCache says why that is safe). */
-  private readonly cache?: NotifiedCache;
+  private readonly cache: NotifiedCache;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -34,13 +34,12 @@ export class ClientStore {
   ) {
     this.rows = new EntityRows(dataSource.getMetadata(Client));
     this.byId = new PreparedStatement(dataSource, 'latchkey_client_by_id', `SELECT ${this.rows.selectList} FROM ${this.rows.table} WHERE "id" = ?`);
-    if (config.dialect === 'postgres' && config.rowCacheSeconds > 0) this.cache = new NotifiedCache(notifications, CLIENT_CHANGES_CHANNEL, config.rowCacheSeconds * 1000, MAX_CACHED_CLIENTS);
+    this.cache = new NotifiedCache(notifications, config, CLIENT_CHANGES_CHANNEL, MAX_CACHED_CLIENTS);
   }
 
   /** On PostgreSQL from the instance's cache when it holds the client. */
   async findById(clientId: string): Promise<Client | null> {
-    const read = () => this.byId.one(clientId);
-    const row = await (this.cache ? this.cache.row(clientId, read) : read());
+    const row = await this.cache.row(clientId, () => this.byId.one(clientId));
     return row ? this.rows.decode(row) : null;
   }
 

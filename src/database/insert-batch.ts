@@ -19,9 +19,8 @@ const MAX_ROWS = 64;
  * INSERT per request; what changes is that a busy instance pays one round trip, one statement and
  * one WAL flush for many requests instead of one each (bench/RESULTS.md, "PostgreSQL").
  *
- * A batch that fails for any reason but a lost database is tried again row group by row group, each
- * in its own statement, so only the request whose rows are at fault fails (as GroupCommit does on
- * SQLite). The statement is a named one per row count, which node-postgres prepares once per pooled
+ * A batch that fails is tried again request by request, each in its own statement, so only the
+ * request whose rows are at fault fails (as GroupCommit does on SQLite). The statement is a named one per row count, which node-postgres prepares once per pooled
  * connection. With `conflictKey`, the INSERT is `ON CONFLICT DO NOTHING RETURNING` that column, and
  * each caller learns which of its rows went in (a replay check: false when the key was already there,
  * also when two requests of one batch carry the same key: the first one wins).

@@ -1,3 +1,4 @@
+import type { DatabaseConfig } from '../config/database.config.js';
 import type { ChangeListener, ChangeNotifications } from './change-notifications.js';
 
 /** A notification's payload that stands for every row (TRUNCATE). */
@@ -16,7 +17,7 @@ type Row = Record<string, unknown>;
  *   are again, it starts empty (one sent meanwhile may have been missed).
  * - A row read while a notification arrived is not kept (the generation counter): the read may
  *   have seen the state before that change.
- * - Each entry lives at most `ttlMs`, and less when `until` says so (a token's expiry).
+ * - Each entry lives at most ROW_CACHE_SECONDS, and less when `until` says so (a token's expiry).
  * What remains is the delivery of a notification, well under a millisecond on one network: a
  * request that reaches another instance in that instant is answered as if it had come just before
  * the change. Misses (unknown keys) are not kept. Callers get the driver's row and decode it into an
@@ -27,13 +28,17 @@ export class NotifiedCache implements ChangeListener {
   /** Moves on with every notification and every change of hearing: a read that straddles one is not kept. */
   private generation = 0;
 
+  /** How long a row may be kept; 0 when nothing is (SQLite, or ROW_CACHE_SECONDS=0): every lookup then reads. */
+  private readonly ttlMs: number;
+
   constructor(
     private readonly notifications: ChangeNotifications,
+    config: DatabaseConfig,
     channel: string,
-    private readonly ttlMs: number,
     private readonly maxEntries: number,
   ) {
-    notifications.subscribe(channel, this);
+    this.ttlMs = config.dialect === 'postgres' ? config.rowCacheSeconds * 1000 : 0;
+    if (this.ttlMs > 0) notifications.subscribe(channel, this);
   }
 
   /**
@@ -41,7 +46,7 @@ export class NotifiedCache implements ChangeListener {
    * most ttlMs from now), or not kept at all when `until` answers undefined.
    */
   async row(key: string, read: () => Promise<Row | undefined>, until: (row: Row) => number | undefined = () => Infinity): Promise<Row | undefined> {
-    if (!this.notifications.hearing) return read();
+    if (this.ttlMs === 0 || !this.notifications.hearing) return read();
     const now = Date.now();
     const cached = this.entries.get(key);
     if (cached !== undefined && cached.until > now) return cached.row;

@@ -40,7 +40,7 @@ export class TokenStore {
   /** PostgreSQL: the INSERTs of tokens issued outside a transaction, grouped per turn of the event loop. */
   private readonly batch?: InsertBatch;
   /** PostgreSQL: access tokens kept per instance until they expire or change. */
-  private readonly cache?: NotifiedCache;
+  private readonly cache: NotifiedCache;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -55,7 +55,7 @@ export class TokenStore {
     const metadata = dataSource.getMetadata(Token);
     this.columnTypes = columns.map((name) => String(metadata.findColumnWithDatabaseName(name)!.type));
     if (dataSource.options.type === 'postgres') this.batch = new InsertBatch(dataSource, 'latchkey_tokens_insert', 'tokens', columns);
-    if (config.dialect === 'postgres' && config.rowCacheSeconds > 0) this.cache = new NotifiedCache(notifications, TOKEN_CHANGES_CHANNEL, config.rowCacheSeconds * 1000, MAX_CACHED_TOKENS);
+    this.cache = new NotifiedCache(notifications, config, TOKEN_CHANGES_CHANNEL, MAX_CACHED_TOKENS);
   }
 
   /**
@@ -65,8 +65,7 @@ export class TokenStore {
    * Refresh tokens are always read: they change at every rotation.
    */
   async findByHash(tokenHash: string): Promise<Token | null> {
-    const read = () => this.byHash.one(tokenHash);
-    const row = await (this.cache ? this.cache.row(tokenHash, read, keptUntil) : read());
+    const row = await this.cache.row(tokenHash, () => this.byHash.one(tokenHash), keptUntil);
     return row ? this.rows.decode(row) : null;
   }
 
