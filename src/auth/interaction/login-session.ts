@@ -22,8 +22,17 @@ declare module '@fastify/secure-session' {
     signInAsked?: { request: string; at: number };
     /** When the user signed in, in epoch milliseconds: finer than authTime, to tell a sign-in from a request made in the same second. */
     signedInAt?: number;
+    /** How the person proved who they are in this session: RFC 8176 authentication method references. */
+    amr?: AuthenticationMethod[];
   }
 }
+
+/**
+ * RFC 8176 §2 authentication method reference values this server records: `pwd` (a password),
+ * `otp` (a one-time code), `hwk`/`swk` (proof of a hardware- or software-held key: a passkey),
+ * `user` (the authenticator verified the person: WebAuthn user verification), `mfa` (more than one factor).
+ */
+export type AuthenticationMethod = 'pwd' | 'otp' | 'hwk' | 'swk' | 'user' | 'mfa';
 
 /**
  * The browser's login session: an encrypted, signed, HttpOnly cookie (@fastify/secure-session)
@@ -83,6 +92,11 @@ export class LoginSession {
     return authTime ? new Date(authTime * 1000) : null;
   }
 
+  /** How the signed-in person proved who they are (RFC 8176); sessions from before this was recorded used a password. */
+  authenticationMethods(request: FastifyRequest): AuthenticationMethod[] {
+    return request.session.get('amr') ?? ['pwd'];
+  }
+
   /**
    * Notes that a client signed the person in through this session (an OpenID Connect authorization),
    * so that its end reaches the client (Back-Channel Logout 1.0); returns the session's public sid.
@@ -101,9 +115,10 @@ export class LoginSession {
 
   /**
    * Starts a fresh session for the user, with a new CSRF token (no value survives from before
-   * login); a session this browser still had is ended first.
+   * login); a session this browser still had is ended first. `methods` is how the person proved
+   * who they are (RFC 8176): a password unless a caller says otherwise.
    */
-  async logIn(request: FastifyRequest, user: User): Promise<void> {
+  async logIn(request: FastifyRequest, user: User, methods: readonly AuthenticationMethod[] = ['pwd']): Promise<void> {
     const previous = request.session.get('sid');
     if (previous) await this.sessions.end(previous);
     const { secret, createdAt } = await this.sessions.start(user.id);
@@ -115,6 +130,7 @@ export class LoginSession {
     request.session.set('authTime', Math.floor(createdAt.getTime() / 1000));
     request.session.set('signedInAt', createdAt.getTime());
     request.session.set('sid', secret);
+    request.session.set('amr', [...methods]);
     request.session.set('csrf', newCsrfToken());
   }
 
