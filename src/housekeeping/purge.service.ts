@@ -47,13 +47,16 @@ export interface PurgeOptions {
  *   finds no code and gets invalid_grant, which is right: the code had expired anyway.
  * - an access token whose expires_at < cutoff: nothing reads an expired access token except to
  *   refuse it, and a missing one is refused the same way (RFC 6750 §3.1, RFC 7662 §2.2, RFC 7009 §2.2).
- * - a refresh token whose expires_at < cutoff, but only once no refresh token of its family
- *   expires at or after the cutoff. A rotated (consumed) refresh token is what reuse detection
- *   looks up (RFC 9700 §4.14.2): presented again, it revokes the whole family, the attacker's live
- *   branch included. It must therefore outlive every refresh token of its family that could still
- *   be used; once all have expired, nothing of the family can be used and reuse no longer matters.
- *   A family that is still being refreshed keeps its rotated tokens until it stops.
- * Access tokens are never needed for reuse detection, so they go whatever their family's state.
+ * - a refresh token whose expires_at < cutoff, rotated (consumed) or not, whatever its family's
+ *   state. A rotated refresh token is what reuse detection looks up (RFC 9700 §4.14.2): presented
+ *   again, it revokes the whole family, the attacker's live branch included. It is kept for as long
+ *   as it would have been usable had it not been rotated, which covers the case detection is for: a
+ *   thief and the client both holding it, the second one to present it doing so within its
+ *   lifetime. Once it has expired it is refused for that alone; keeping it longer would make a
+ *   family that rotates for months keep every token it ever had (the soak in bench/RESULTS.md),
+ *   and node-oidc-provider, too, forgets a rotated token at its expiry. What is given up: a client
+ *   that comes back after more than the refresh lifetime with a rotated token gets invalid_grant
+ *   without revoking a thief's branch (SECURITY.md).
  * - a MAC request nonce whose expires_at (its ts + MAC_TIMESTAMP_WINDOW_SECONDS) < cutoff: a
  *   request with that ts is refused for its timestamp anyway, so the nonce has nothing left to stop.
  *   Nonces of a purged token go with it (ON DELETE CASCADE).

@@ -146,17 +146,14 @@ export class TokenStore {
   }
 
   /**
-   * One bounded DELETE of tokens that may go at `cutoff` (PurgeService says why): expired access
-   * tokens, and expired refresh tokens once no refresh token of their family expires later. Walks
-   * the expires_at index; the family check is a family_id index probe.
+   * One bounded DELETE of tokens that expired before `cutoff` (PurgeService says why), access and
+   * refresh alike. Walks the expires_at index and nothing else: every row it reaches goes, so a run
+   * never re-reads rows it must keep.
    */
   purgeExpired(cutoff: Date, limit: number): Promise<number> {
-    const lock = this.dialect === 'postgres' ? ' FOR UPDATE OF "t" SKIP LOCKED' : '';
-    const sql =
-      'DELETE FROM "tokens" WHERE "id" IN (SELECT "t"."id" FROM "tokens" "t" WHERE "t"."expires_at" < ? AND ("t"."kind" = ? OR NOT EXISTS ' +
-      `(SELECT 1 FROM "tokens" "live" WHERE "live"."family_id" = "t"."family_id" AND "live"."kind" = ? AND "live"."expires_at" >= ?)) LIMIT ?${lock})`;
-    const at = dateParameter(cutoff, this.dialect);
-    return this.transactions.write((manager) => execute(manager, sql, [at, TokenKind.Access, TokenKind.Refresh, at, limit]));
+    const lock = this.dialect === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : '';
+    const sql = `DELETE FROM "tokens" WHERE "id" IN (SELECT "id" FROM "tokens" WHERE "expires_at" < ? LIMIT ?${lock})`;
+    return this.transactions.write((manager) => execute(manager, sql, [dateParameter(cutoff, this.dialect), limit]));
   }
 
   /** Revokes every live token of a person for a client (consent withdrawn), in the caller's transaction; returns how many. */

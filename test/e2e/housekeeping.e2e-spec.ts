@@ -113,7 +113,7 @@ describe(PurgeService.name, () => {
     expect(await app.app.get(PurgeService).purge()).toEqual({ codes: 0, tokens: 0, macNonces: 0, sessions: 0, logoutDeliveries: 0, pushedRequests: 0, jtiUses: 0 });
   });
 
-  it('deletes expired access tokens whatever their family, and refresh tokens only once every refresh token of their family has expired', async () => {
+  it('deletes expired tokens, access and refresh, rotated or not, whatever their family; keeps what has not expired or is within the grace period', async () => {
     const expired = -GRACE_SECONDS - 1;
     // A family that is over: its last refresh token has expired.
     const over = randomUUID();
@@ -122,57 +122,74 @@ describe(PurgeService.name, () => {
       await insertToken(TokenKind.Refresh, over, -REFRESH_TTL, { consumed: true }),
       await insertToken(TokenKind.Refresh, over, expired),
     ];
-    // A family still being refreshed: the rotated refresh token has expired, but the current one
-    // has not, and presenting the rotated one again must still revoke the family (RFC 9700 §4.14.2).
+    // A family still being refreshed: its rotated refresh token and access token have expired and
+    // go (RFC 9700 §4.14.2 reuse detection needs a rotated token only while it could have been used);
+    // the current ones stay.
     const live = randomUUID();
-    gone.push(await insertToken(TokenKind.Access, live, expired));
+    gone.push(await insertToken(TokenKind.Access, live, expired), await insertToken(TokenKind.Refresh, live, expired, { consumed: true }));
     const kept = [
-      await insertToken(TokenKind.Refresh, live, -REFRESH_TTL, { consumed: true }),
+      await insertToken(TokenKind.Refresh, live, REFRESH_TTL - 60, { consumed: true }),
       await insertToken(TokenKind.Refresh, live, REFRESH_TTL),
       await insertToken(TokenKind.Access, live, ACCESS_TTL),
     ];
-    // A revoked family goes when its refresh tokens have expired, not before.
+    // Revoked tokens go when they have expired, not before.
     const revoked = randomUUID();
-    gone.push(await insertToken(TokenKind.Refresh, revoked, expired, { revoked: true }));
-    const revokedLater = randomUUID();
-    gone.push(await insertToken(TokenKind.Access, revokedLater, expired, { revoked: true }));
-    kept.push(await insertToken(TokenKind.Refresh, revokedLater, 100, { revoked: true }));
+    gone.push(await insertToken(TokenKind.Refresh, revoked, expired, { revoked: true }), await insertToken(TokenKind.Access, revoked, expired, { revoked: true }));
+    kept.push(await insertToken(TokenKind.Refresh, revoked, 100, { revoked: true }));
     // A client_credentials family: access tokens only. Within the grace period is kept.
     const service = randomUUID();
     gone.push(await insertToken(TokenKind.Access, service, expired));
     kept.push(await insertToken(TokenKind.Access, service, -GRACE_SECONDS + 5));
-    // A family whose refresh token expired within the grace period is kept whole.
+    // A refresh token that expired within the grace period is kept, rotated or not.
     const recent = randomUUID();
-    kept.push(await insertToken(TokenKind.Refresh, recent, -REFRESH_TTL, { consumed: true }), await insertToken(TokenKind.Refresh, recent, -10));
+    kept.push(await insertToken(TokenKind.Refresh, recent, -GRACE_SECONDS + 5, { consumed: true }), await insertToken(TokenKind.Refresh, recent, -10));
 
     expect(await app.app.get(PurgeService).purge()).toEqual({ codes: 0, tokens: gone.length, macNonces: 0, sessions: 0, logoutDeliveries: 0, pushedRequests: 0, jtiUses: 0 });
     expect(await remainingTokens()).toEqual(kept.sort());
   });
 
-  it('refresh-token reuse is still detected after the family’s access tokens and its rotated, expired refresh token were due', async () => {
+  it('refresh-token reuse is detected for as long as the rotated token could have been used, also after the purge took what had expired', async () => {
     const tokens = await obtainTokens(app, client, user, 'notes:read');
     const first = tokens.refreshToken!;
-    // Rotate shortly before the first refresh token would expire.
-    setTime(app.clock, at(REFRESH_TTL - 600));
+    // Rotate at once, then rotate the second token half a refresh lifetime later.
     const rotated = await tokenRequest(app, client, { grant_type: 'refresh_token', refresh_token: first });
     expect(rotated.status).toBe(200);
     const second = String(rotated.body.refresh_token);
+    setTime(app.clock, at(REFRESH_TTL / 2));
+    const again = await tokenRequest(app, client, { grant_type: 'refresh_token', refresh_token: second });
+    expect(again.status).toBe(200);
+    const third = String(again.body.refresh_token);
 
-    // Past the first refresh token's expiry (and the grace): both access tokens and the code go, both refresh tokens stay.
-    setTime(app.clock, at(REFRESH_TTL + GRACE_SECONDS + 10));
-    expect(await app.app.get(PurgeService).purge()).toEqual({ codes: 1, tokens: 2, macNonces: 0, sessions: 0, logoutDeliveries: 0, pushedRequests: 0, jtiUses: 0 });
-    const left = await app.dataSource.getRepository(Token).find();
-    expect(left.map((token) => token.kind)).toEqual([TokenKind.Refresh, TokenKind.Refresh]);
+    // Past every access token's expiry (and the grace): the code and the three access tokens go;
+    // the three refresh tokens, none of them expired, stay.
+    setTime(app.clock, at(REFRESH_TTL / 2 + ACCESS_TTL + GRACE_SECONDS + 10));
+    expect(await app.app.get(PurgeService).purge()).toMatchObject({ codes: 1, tokens: 3 });
+    expect((await app.dataSource.getRepository(Token).find()).filter((token) => token.kind === TokenKind.Refresh)).toHaveLength(3);
 
-    // The rotated token presented again: reuse, and the family (the live second token) is revoked.
+    // The first refresh token, rotated long ago but not yet expired, presented again: reuse, and the family is revoked.
     expect((await tokenRequest(app, client, { grant_type: 'refresh_token', refresh_token: first })).body.error).toBe('invalid_grant');
-    expect((await tokenRequest(app, client, { grant_type: 'refresh_token', refresh_token: second })).body.error).toBe('invalid_grant');
+    expect((await tokenRequest(app, client, { grant_type: 'refresh_token', refresh_token: third })).body.error).toBe('invalid_grant');
     expect((await app.dataSource.getRepository(Token).find()).every((token) => token.revokedAt !== null)).toBe(true);
+  });
 
-    // Once the last refresh token of the family has expired, the whole family goes.
-    setTime(app.clock, at(2 * REFRESH_TTL));
-    expect(await app.app.get(PurgeService).purge()).toEqual({ codes: 0, tokens: 2, macNonces: 0, sessions: 0, logoutDeliveries: 0, pushedRequests: 0, jtiUses: 0 });
-    expect(await remainingTokens()).toEqual([]);
+  it('a family that keeps rotating keeps only the rotated refresh tokens that have not expired: its rows do not grow with its age', async () => {
+    const tokens = await obtainTokens(app, client, user, 'notes:read');
+    let current = tokens.refreshToken!;
+    const rotations = 6;
+    // One rotation every third of the refresh lifetime: after the first three, each purge takes one rotated token.
+    for (let i = 1; i <= rotations; i++) {
+      setTime(app.clock, at((i * REFRESH_TTL) / 3));
+      const response = await tokenRequest(app, client, { grant_type: 'refresh_token', refresh_token: current });
+      expect(response.status).toBe(200);
+      current = String(response.body.refresh_token);
+      await app.app.get(PurgeService).purge();
+    }
+    const refresh = (await app.dataSource.getRepository(Token).find()).filter((token) => token.kind === TokenKind.Refresh);
+    // The current token and the rotated ones issued within the last refresh lifetime (plus the grace): four of seven.
+    expect(refresh.length).toBeLessThanOrEqual(4);
+    expect(refresh.every((token) => token.expiresAt.getTime() >= app.clock.now().getTime() - GRACE_SECONDS * 1000)).toBe(true);
+    // The chain still works.
+    expect((await tokenRequest(app, client, { grant_type: 'refresh_token', refresh_token: current })).status).toBe(200);
   });
 
   describe('concurrent purges', () => {
