@@ -16,7 +16,9 @@
  * instances could share): the table, latest.json (`ratios`, `ratiosByTarget`) and the chart give
  * both candidates' ratios against both peers.
  *
- * BENCH_DATABASE_URL=postgres://…  also runs Latchkey on PostgreSQL.
+ * BENCH_DATABASE_URL=postgres://…  also runs Latchkey on PostgreSQL; with BENCH_VARIANT_NODE_ARGS
+ * (say "--heap-growing-percent=50") a second PostgreSQL instance, latchkey-postgres-variant, runs
+ * with those Node options added, for an A/B in one sitting. BENCH_TARGETS=name,name runs only those.
  * BENCH_SECONDS (8), BENCH_WARMUP_SECONDS (2), BENCH_REPEATS (3), BENCH_CONNECTIONS (32),
  * BENCH_WORKERS (16), BENCH_SCENARIOS (a,b10k,b100k,c,d,e,f,g,h,i,j), BENCH_SKIP_BUILD=1.
  * The scenarios are listed in bench/lib/report.mjs (SCENARIOS); h is e as OpenID Connect: scope
@@ -74,6 +76,10 @@ function adaptOidcProvider(target) {
 
 const targets = [baseline, adaptOidcProvider(oidcProvider()), latchkey({ name: 'latchkey-sqlite' })];
 if (process.env.BENCH_DATABASE_URL) targets.push(latchkey({ name: 'latchkey-postgres', databaseUrl: process.env.BENCH_DATABASE_URL }));
+// An A/B of Node options in one sitting: the same build on PostgreSQL with these options added, taking turns with the others.
+if (process.env.BENCH_DATABASE_URL && process.env.BENCH_VARIANT_NODE_ARGS) {
+  targets.push(latchkey({ name: 'latchkey-postgres-variant', databaseUrl: process.env.BENCH_DATABASE_URL, nodeArgs: process.env.BENCH_VARIANT_NODE_ARGS }));
+}
 
 /** oidc-provider on Redis, beside the in-memory one, unless left out or Redis does not answer. */
 async function addRedisPeer() {
@@ -94,6 +100,10 @@ function log(message) {
 async function main() {
   mkdirSync(RESULTS, { recursive: true });
   await addRedisPeer();
+  if (process.env.BENCH_TARGETS) {
+    const wanted = new Set(process.env.BENCH_TARGETS.split(','));
+    targets.splice(0, targets.length, ...targets.filter((target) => wanted.has(target.name)));
+  }
   if (!process.env.BENCH_SKIP_BUILD) {
     log('building Latchkey');
     execFileSync('npm', ['run', '-s', 'build'], { stdio: 'inherit' });

@@ -23,7 +23,7 @@ const USER_SCOPE = 'notes:read notes:write';
 const OPENID_SCOPE = `openid ${USER_SCOPE}`;
 const PASSWORD = 'correct horse battery staple';
 
-export function latchkey({ name, databaseUrl }) {
+export function latchkey({ name, databaseUrl, nodeArgs = process.env.BENCH_NODE_ARGS ?? '' }) {
   let env;
   let cleanup = () => {};
 
@@ -60,9 +60,9 @@ export function latchkey({ name, databaseUrl }) {
       }
       // Settings to compare in one sitting (BENCH_LATCHKEY_ENV='{"DATABASE_POOL_SIZE":"20"}'), over the ones above.
       Object.assign(env, JSON.parse(process.env.BENCH_LATCHKEY_ENV || '{}'));
-      // As `npm start` runs it: its environment and Node options, then any BENCH_NODE_ARGS (a profiler).
+      // As `npm start` runs it: its environment and Node options, then any BENCH_NODE_ARGS (a profiler) or the variant's options.
       const start = startCommand();
-      const args = [...start.nodeArgs, ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), start.entry];
+      const args = [...start.nodeArgs, ...nodeArgs.split(' ').filter(Boolean), start.entry];
       const server = await startServer({ name, command: process.execPath, args, env: { ...start.env, ...env }, cpu, readyUrl: `${baseUrl}/health/ready`, logFile });
       return {
         ...server,
