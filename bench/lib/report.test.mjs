@@ -139,86 +139,156 @@ describe('ratios', () => {
       );
     });
 
-    it('leaves the targets to oidc-provider in memory', () => {
-      const c = checkTargets(both).find((t) => t.id === 'c-vs-oidc');
-      assert.equal(c.detail, '2.20× (1.88–2.57×), p99 0.60×');
+    it('judges each Latchkey against its own peer in the targets', () => {
+      assert.equal(byId(checkTargets(both), 'c-postgres-vs-redis').detail, '2.00× (1.64–2.44×), p99 0.75×');
+      assert.equal(byId(checkTargets(both), 'c-sqlite-vs-memory').detail, '2.20× (1.88–2.57×), p99 0.60× (not judged)');
     });
   });
 });
 
 describe('checkTargets', () => {
-  const lk = 'latchkey-sqlite';
+  const pg = 'latchkey-postgres';
+  const redis = 'oidc-provider-redis';
+  const lite = 'latchkey-sqlite';
+  const memory = 'oidc-provider';
+  const variant = 'latchkey-postgres-variant';
+  const compared = ['a', 'c', 'd', 'e', 'f', 'h', 'i', 'j'];
   const summary = summarize([
-    // a: 2.5× oidc-provider, p99 better; 25% of baseline.
-    ...runsOf(lk, 'a', [2400, 2500, 2600], { p99: 4, rssMb: 150 }),
-    ...runsOf('oidc-provider', 'a', [1000, 1000, 1000], { p99: 8 }),
-    ...runsOf('baseline', 'a', [10000, 10000, 10000]),
-    // c: fast enough but p99 worse; d: p99 fine but only 1.5×.
-    ...runsOf(lk, 'c', [3000, 3000, 3000], { p99: 12 }),
-    ...runsOf('oidc-provider', 'c', [1000, 1000, 1000], { p99: 10 }),
-    ...runsOf(lk, 'd', [1500, 1500, 1500], { errors: [0, 4, 0] }),
-    ...runsOf('oidc-provider', 'd', [1000, 1000, 1000]),
-    // e: oidc-provider missing; f: Latchkey missing.
-    ...runsOf(lk, 'e', [500, 500, 500]),
-    ...runsOf('oidc-provider', 'f', [1000, 1000, 1000]),
-    // h: 1.6×, enough here (1.5×), p99 the same.
-    ...runsOf(lk, 'h', [800, 800, 800], { p99: 10 }),
-    ...runsOf('oidc-provider', 'h', [500, 500, 500], { p99: 10 }),
-    // b: 100k costs 1.25× of 10k.
-    ...runsOf(lk, 'b10k', [1250, 1250, 1250]),
-    ...runsOf(lk, 'b100k', [1000, 1000, 1000], { rssMb: [150, 210, 150] }),
+    // Production against production.
+    ...runsOf(pg, 'a', [1500, 1600, 1700], { p99: 8, rssMb: 250 }),
+    ...runsOf(redis, 'a', [950, 1000, 1050], { p99: 10, rssMb: 300 }),
+    ...runsOf(pg, 'c', [1400], { p99: 5 }),
+    ...runsOf(redis, 'c', [1000], { p99: 10 }),
+    // An A/B instance, far ahead on every count: not judged.
+    ...runsOf(variant, 'c', [5000], { p99: 1, rssMb: 900 }),
+    ...runsOf(pg, 'd', [2000, 2000, 2000], { p99: 12, errors: [0, 3, 0] }),
+    ...runsOf(redis, 'd', [1000], { p99: 10 }),
+    ...runsOf(pg, 'e', [500]),
+    ...runsOf(redis, 'f', [1000]),
+    ...runsOf(pg, 'h', [750], { p99: 10 }),
+    ...runsOf(redis, 'h', [500], { p99: 10 }),
+    // Embedded: p99 worse in a, which this target does not judge.
+    ...runsOf(lite, 'a', [3000], { p99: 20 }),
+    ...runsOf(memory, 'a', [1000], { p99: 10 }),
+    ...runsOf(lite, 'c', [1400]),
+    ...runsOf(memory, 'c', [1000]),
+    ...runsOf(lite, 'e', [500]),
+    ...runsOf(memory, 'f', [1000]),
+    ...runsOf(lite, 'h', [750]),
+    ...runsOf(memory, 'h', [500]),
   ]);
   const targets = checkTargets(summary);
 
-  it('lists every target once', () => {
-    assert.deepEqual(
-      targets.map((t) => t.id),
-      ['a-vs-oidc', 'c-vs-oidc', 'd-vs-oidc', 'e-vs-oidc', 'f-vs-oidc', 'h-vs-oidc', 'a-vs-baseline', 'b-list-scaling', 'rss'],
-    );
+  it('lists every target once, in the order of the issue, then the older ones', () => {
+    assert.deepEqual(targets.map((t) => t.id), [
+      ...compared.map((s) => `${s}-postgres-vs-redis`),
+      ...compared.map((s) => `${s}-sqlite-vs-memory`),
+      'rss-postgres-vs-redis',
+      'a-vs-baseline',
+      'b-list-scaling',
+    ]);
     for (const t of targets) assert.ok(t.description && t.detail, t.id);
   });
 
-  it('meets the oidc-provider target only with 2× throughput and p99 no worse', () => {
-    assert.equal(byId(targets, 'a-vs-oidc').met, true);
-    assert.equal(byId(targets, 'a-vs-oidc').detail, '2.50× (2.40–2.60×), p99 0.50×');
-    assert.equal(byId(targets, 'c-vs-oidc').met, false);
-    assert.equal(byId(targets, 'd-vs-oidc').met, false);
-    assert.match(byId(targets, 'd-vs-oidc').detail, /errors: latchkey-sqlite 4/);
+  const cases = [
+    { id: 'a-postgres-vs-redis', met: true, detail: '1.60× (1.43–1.79×), p99 0.80×', why: 'met: 1.6× with p99 better' },
+    { id: 'h-postgres-vs-redis', met: true, detail: '1.50× (1.50–1.50×), p99 1.00×', why: 'met at exactly 1.5× and the same p99' },
+    { id: 'c-postgres-vs-redis', met: false, detail: '1.40× (1.40–1.40×), p99 0.50×', why: 'not met on throughput' },
+    { id: 'd-postgres-vs-redis', met: false, detail: '2.00× (2.00–2.00×), p99 1.20×; errors: latchkey-postgres 3', why: 'not met on p99' },
+    { id: 'e-postgres-vs-redis', met: null, detail: 'no data: oidc-provider-redis did not run e', why: 'null without the peer' },
+    { id: 'f-postgres-vs-redis', met: null, detail: 'no data: latchkey-postgres did not run f', why: 'null without Latchkey' },
+    { id: 'i-postgres-vs-redis', met: null, detail: 'no data: latchkey-postgres and oidc-provider-redis did not run i', why: 'null without either' },
+    { id: 'a-sqlite-vs-memory', met: true, detail: '3.00× (3.00–3.00×), p99 2.00× (not judged)', why: 'met on throughput alone, p99 shown' },
+    { id: 'h-sqlite-vs-memory', met: true, detail: '1.50× (1.50–1.50×), p99 1.00× (not judged)', why: 'met at exactly 1.5×' },
+    { id: 'c-sqlite-vs-memory', met: false, detail: '1.40× (1.40–1.40×), p99 1.00× (not judged)', why: 'not met on throughput' },
+    { id: 'e-sqlite-vs-memory', met: null, detail: 'no data: oidc-provider did not run e', why: 'null without the peer' },
+    { id: 'f-sqlite-vs-memory', met: null, detail: 'no data: latchkey-sqlite did not run f', why: 'null without Latchkey' },
+    { id: 'd-sqlite-vs-memory', met: null, detail: 'no data: latchkey-sqlite and oidc-provider did not run d', why: 'null without either' },
+    { id: 'rss-postgres-vs-redis', met: false, detail: '250 MB vs 300 MB = 0.83× (peaks in a and a)', why: 'not met, the variant’s 900 MB ignored' },
+  ];
+  for (const { id, met, detail, why } of cases) {
+    it(`${id}: ${why}`, () => {
+      assert.equal(byId(targets, id).met, met);
+      assert.equal(byId(targets, id).detail, detail);
+    });
+  }
+
+  it('describes the thresholds of the issue', () => {
+    assert.equal(byId(targets, 'c-postgres-vs-redis').description, "c (client_credentials): latchkey-postgres at least 1.5× oidc-provider-redis's throughput with p99 no worse");
+    assert.equal(byId(targets, 'c-sqlite-vs-memory').description, "c (client_credentials): latchkey-sqlite at least 1.5× oidc-provider's (in memory) throughput");
+    assert.match(byId(targets, 'rss-postgres-vs-redis').description, /at most 0\.75× oidc-provider-redis's in the same run/);
   });
 
-  it('asks 1.5×, not 2×, of the OpenID code flow (h)', () => {
-    assert.equal(byId(targets, 'h-vs-oidc').met, true);
-    assert.match(byId(targets, 'h-vs-oidc').description, /at least 1\.5×/);
+  describe('peak RSS of latchkey-postgres against oidc-provider-redis', () => {
+    const rssCases = [
+      {
+        why: 'met at 0.75×, max over each side’s scenarios',
+        runs: [...runsOf(pg, 'c', [1], { rssMb: 150 }), ...runsOf(pg, 'd', [1], { rssMb: 120 }), ...runsOf(redis, 'c', [1], { rssMb: 180 }), ...runsOf(redis, 'd', [1], { rssMb: 200 })],
+        met: true,
+        detail: '150 MB vs 200 MB = 0.75× (peaks in c and d)',
+      },
+      {
+        why: 'not met at 0.94×',
+        runs: [...runsOf(pg, 'c', [1, 1], { rssMb: [280, 291] }), ...runsOf(redis, 'a', [1], { rssMb: 308 })],
+        met: false,
+        detail: '291 MB vs 308 MB = 0.94× (peaks in c and a)',
+      },
+      {
+        why: 'met, the variant ignored',
+        runs: [...runsOf(pg, 'c', [1], { rssMb: 100 }), ...runsOf(variant, 'c', [1], { rssMb: 900 }), ...runsOf(redis, 'c', [1], { rssMb: 200 })],
+        met: true,
+        detail: '100 MB vs 200 MB = 0.50× (peaks in c and c)',
+      },
+      {
+        why: 'null without the peer',
+        runs: [...runsOf(pg, 'c', [1], { rssMb: 100 }), ...runsOf(memory, 'c', [1], { rssMb: 200 })],
+        met: null,
+        detail: 'no data: oidc-provider-redis did not run',
+      },
+      {
+        why: 'null without RSS samples',
+        runs: [...runsOf(pg, 'c', [1], { rssMb: null }), ...runsOf(redis, 'c', [1], { rssMb: 200 })],
+        met: null,
+        detail: 'no data: no RSS samples for latchkey-postgres',
+      },
+    ];
+    for (const { why, runs, met, detail } of rssCases) {
+      it(why, () => {
+        const rss = byId(checkTargets(summarize(runs)), 'rss-postgres-vs-redis');
+        assert.equal(rss.met, met);
+        assert.equal(rss.detail, detail);
+      });
+    }
   });
 
-  it('reports null, not a verdict, when a side is missing', () => {
-    assert.equal(byId(targets, 'e-vs-oidc').met, null);
-    assert.match(byId(targets, 'e-vs-oidc').detail, /oidc-provider did not run e/);
-    assert.equal(byId(targets, 'f-vs-oidc').met, null);
-    assert.match(byId(targets, 'f-vs-oidc').detail, /latchkey-sqlite did not run f/);
+  it('still judges baseline and list scaling for latchkey-sqlite', () => {
+    const older = checkTargets(
+      summarize([
+        ...runsOf(lite, 'a', [2500]),
+        ...runsOf('baseline', 'a', [10000]),
+        ...runsOf(lite, 'b10k', [1250]),
+        ...runsOf(lite, 'b100k', [1000]),
+        // latchkey-postgres is not what these judge.
+        ...runsOf(pg, 'a', [9000]),
+      ]),
+    );
+    assert.equal(byId(older, 'a-vs-baseline').met, false);
+    assert.match(byId(older, 'a-vs-baseline').detail, /^25\.0% of baseline \(2,500 vs 10,000 req\/s\)/);
+    assert.equal(byId(older, 'b-list-scaling').met, false);
+    assert.match(byId(older, 'b-list-scaling').detail, /^1\.25×/);
   });
 
-  it('judges baseline, list scaling and RSS', () => {
-    assert.equal(byId(targets, 'a-vs-baseline').met, false);
-    assert.match(byId(targets, 'a-vs-baseline').detail, /25\.0% of baseline/);
-    assert.equal(byId(targets, 'b-list-scaling').met, false);
-    assert.match(byId(targets, 'b-list-scaling').detail, /^1\.25×/);
-    assert.equal(byId(targets, 'rss').met, false);
-    assert.equal(byId(targets, 'rss').detail, 'max 210.0 MB (in b100k)');
-  });
-
-  it('passes baseline, list scaling and RSS when within bounds', () => {
+  it('passes baseline and list scaling when within bounds', () => {
     const good = checkTargets(
       summarize([
-        ...runsOf(lk, 'a', [3000], { rssMb: 120 }),
+        ...runsOf(lite, 'a', [3000]),
         ...runsOf('baseline', 'a', [10000]),
-        ...runsOf(lk, 'b10k', [1100]),
-        ...runsOf(lk, 'b100k', [1000]),
+        ...runsOf(lite, 'b10k', [1100]),
+        ...runsOf(lite, 'b100k', [1000]),
       ]),
     );
     assert.equal(byId(good, 'a-vs-baseline').met, true);
     assert.equal(byId(good, 'b-list-scaling').met, true);
-    assert.equal(byId(good, 'rss').met, true);
   });
 
   it('is all null without runs', () => {
@@ -251,10 +321,12 @@ describe('renderTable', () => {
     for (const line of results) assert.equal(line.split(/(?<!\\)\|/).length, 11, line);
   });
 
-  it('lists targets with ✅, ❌ and –', () => {
-    assert.match(table, /\| ✅ +\| a \(Bearer read\): at least 2× oidc-provider's throughput/);
+  it('lists the targets of issue 32 with ✅, ❌ and –', () => {
+    assert.match(table, /^Targets \(issue 32\):$/m);
+    assert.doesNotMatch(table, /Targets for/);
+    assert.match(table, /\| ✅ +\| a \(Bearer read\): latchkey-sqlite at least 1\.5× oidc-provider's \(in memory\) throughput +\| 2\.47× \(2\.40–2\.50×\), p99 0\.42× \(not judged\) +\|/);
     assert.match(table, /\| ❌ +\| a \(Bearer read\): at least 30% of the bare Fastify baseline/);
-    assert.match(table, /\| – +\| c \(client_credentials\)/);
+    assert.match(table, /\| – +\| c \(client_credentials\): latchkey-postgres at least 1\.5× oidc-provider-redis's throughput with p99 no worse +\| no data: latchkey-postgres and oidc-provider-redis did not run c +\|/);
   });
 
   it('computes ratios and targets itself when not given', () => {
@@ -262,7 +334,8 @@ describe('renderTable', () => {
   });
 
   it('has no Redis column when the Redis peer did not run', () => {
-    assert.doesNotMatch(table, /oidc-provider-redis/);
+    // The targets name it whether or not it ran; the results and their key do not.
+    assert.doesNotMatch(table.slice(0, table.indexOf('Targets (issue 32):')), /oidc-provider-redis/);
   });
 
   describe('with oidc-provider on Redis', () => {
@@ -290,6 +363,11 @@ describe('renderTable', () => {
     it('leaves it blank on reference rows and dashed where no peer ran', () => {
       assert.match(redisTable, /\| oidc-provider-redis +\| +1,000 ± 20\.0% \|.*\| +\| +\| +\|$/m);
       assert.match(redisTable, /\| g · Login \(argon2id\) +\| latchkey-postgres +\|.*\| +– \| +– \|$/m);
+    });
+
+    it('judges latchkey-postgres against oidc-provider-redis in the targets', () => {
+      assert.match(redisTable, /\| ✅ +\| c \(client_credentials\): latchkey-postgres at least 1\.5× oidc-provider-redis's throughput with p99 no worse +\| 2\.00× \(1\.64–2\.44×\), p99 1\.00× +\|/);
+      assert.match(redisTable, /\| ❌ +\| peak RSS under load of latchkey-postgres at most 0\.75× oidc-provider-redis's .*\| 100 MB vs 100 MB = 1\.00× \(peaks in c and c\) +\|/);
     });
 
     it('says which peer each Latchkey is compared with', () => {
