@@ -26,6 +26,7 @@ import { Pages } from '../interaction/pages.js';
 import type { AuthorizationRequest } from './authorization-request.js';
 import { AuthorizationRequestValidator } from './authorization-request.validator.js';
 import { errorRedirect, implicitRedirect, successRedirect } from './authorization-response.js';
+import { formatAmr } from '../../openid/authentication-context.js';
 
 export interface ConsentForm {
   csrf_token?: unknown;
@@ -133,6 +134,7 @@ export class AuthorizeService {
       nonce: authorization.nonce ?? null,
       authTime,
       sid,
+      amr: formatAmr(this.session.authenticationMethods(request)),
       resources: authorization.resources?.join(' ') ?? null,
       dpopJkt: authorization.dpopJkt ?? null,
       ttlSeconds: this.profiles.applies(authorization.client) ? FAPI2_CODE_TTL_SECONDS : undefined,

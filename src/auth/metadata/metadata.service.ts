@@ -67,7 +67,7 @@ export interface OpenIdProviderMetadata extends AuthorizationServerMetadata {
 }
 
 /** The claims an ID token carries (Core §2), then those userinfo releases by scope (§5.4). */
-const ID_TOKEN_CLAIMS = ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'amr', 'sid'];
+const ID_TOKEN_CLAIMS = ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'amr', 'acr', 'sid'];
 const CLAIMS_SUPPORTED = [...new Set([...ID_TOKEN_CLAIMS, ...USERINFO_CLAIMS])];
 
 @Injectable()
