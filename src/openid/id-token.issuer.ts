@@ -9,7 +9,7 @@ import { SecurityProfiles } from '../clients/security-profile.js';
 import type { SigningAlgorithm } from '../signing/signing-algorithms.js';
 import { SigningKeyRing } from '../signing/signing-key-ring.js';
 import { SubjectIdentifiers } from './subject-identifiers.js';
-import { acrOf, type AuthenticationMethod } from './authentication-context.js';
+import { acrOf, type AuthenticationMethod } from '../common/authentication-context.js';
 
 /** What an ID token asserts: who signed in, for which client, when, and with which access token. */
 export interface IdTokenSubject {

@@ -15,7 +15,7 @@ import { JwtAccessTokens } from '../token/jwt-access-tokens.js';
 import { toTokenResponse, type TokenResponse } from '../token/token-response.js';
 import type { GrantContext, GrantHandler } from './grant-handler.js';
 import { verifyS256 } from './pkce.js';
-import { parseAmr } from '../../openid/authentication-context.js';
+import { parseAmr } from '../../common/authentication-context.js';
 
 /** RFC 6749 §4.1.3 and RFC 7636 §4.5. */
 export interface AuthorizationCodeParameters {

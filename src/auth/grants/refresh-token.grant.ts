@@ -12,7 +12,7 @@ import type { TokenRequestDto } from '../token/token-request.dto.js';
 import { JwtAccessTokens } from '../token/jwt-access-tokens.js';
 import { toTokenResponse, type TokenResponse } from '../token/token-response.js';
 import type { GrantContext, GrantHandler } from './grant-handler.js';
-import { parseAmr } from '../../openid/authentication-context.js';
+import { parseAmr } from '../../common/authentication-context.js';
 
 /** RFC 6749 §6. */
 export interface RefreshTokenParameters {

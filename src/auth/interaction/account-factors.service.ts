@@ -34,9 +34,11 @@ export class AccountFactorsService {
     const user = await this.session.currentUser(request);
     if (!user) return this.pages.login(request, { returnTo: ONE_TIME_CODES_PAGE });
     if (await this.factors.hasSecondFactor(user.id)) return { kind: 'redirect', status: 302, location: '/' };
-    if (!this.recent(request)) return this.signInAgain();
+    // Not signed in recently: the sign-in form first (with the second factor, if any), then back here or to the request that sent the person.
+    const next = safeReturnTo(returnTo);
+    if (!this.recent(request)) return this.pages.login(request, { returnTo: next.startsWith('/authorize?') ? next : ONE_TIME_CODES_PAGE, username: user.username });
     const secret = this.session.enrolmentSecret(request, () => this.factors.newSecret());
-    return this.pages.enrolOneTimeCodes(request, await this.factors.enrolmentView(user, secret), { returnTo: safeReturnTo(returnTo), required: this.factors.mustHaveSecondFactor(user) });
+    return this.pages.enrolOneTimeCodes(request, await this.factors.enrolmentView(user, secret), { returnTo: next, required: this.factors.mustHaveSecondFactor(user) });
   }
 
   async confirm(request: FastifyRequest, form: FactorForm): Promise<InteractionOutcome> {

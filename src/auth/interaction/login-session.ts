@@ -5,7 +5,7 @@ import { Clock } from '../../common/clock.js';
 import { constantTimeEqual } from '../../common/secrets.js';
 import { sessionConfig, type SessionConfig } from '../../config/session.config.js';
 import type { User } from '../../users/user.entity.js';
-import type { AuthenticationMethod } from '../../openid/authentication-context.js';
+import type { AuthenticationMethod } from '../../common/authentication-context.js';
 import { SessionsService } from '../../sessions/sessions.service.js';
 import { UsersService } from '../../users/users.service.js';
 
