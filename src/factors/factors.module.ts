@@ -4,9 +4,8 @@ import { CommonModule } from '../common/common.module.js';
 import { KeysModule } from '../keys/keys.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { FactorSecretCipher } from './factor-secret-cipher.js';
-import { RecoveryCodeStore } from './recovery-code.store.js';
 import { SecondFactors } from './second-factors.service.js';
-import { TotpFactorStore } from './totp-factor.store.js';
+import { FactorRecordsModule } from './factor-records.module.js';
 
 /**
  * Second factors (issue 33): one-time codes (RFC 6238 TOTP) with their recovery codes. The pages
@@ -14,8 +13,8 @@ import { TotpFactorStore } from './totp-factor.store.js';
  * holds the factors themselves.
  */
 @Module({
-  imports: [CommonModule, AuditModule, KeysModule, RateLimitModule],
-  providers: [TotpFactorStore, RecoveryCodeStore, FactorSecretCipher, SecondFactors],
+  imports: [CommonModule, AuditModule, KeysModule, RateLimitModule, FactorRecordsModule],
+  providers: [FactorSecretCipher, SecondFactors],
   exports: [SecondFactors],
 })
 export class FactorsModule {}

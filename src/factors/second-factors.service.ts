@@ -8,16 +8,11 @@ import { Transactions } from '../database/transactions.js';
 import { LoginThrottle } from '../rate-limit/login-throttle.service.js';
 import type { User } from '../users/user.entity.js';
 import { FactorSecretCipher } from './factor-secret-cipher.js';
+import { FactorRecords, type FactorSummary } from './factor-records.service.js';
 import { RecoveryCodeStore } from './recovery-code.store.js';
 import { looksLikeRecoveryCode, newRecoveryCode, RECOVERY_CODE_COUNT, recoveryCodeHash } from './recovery-codes.js';
 import { TotpFactorStore } from './totp-factor.store.js';
 import { groupedSecret, matchingStep, newTotpSecret, otpauthUri } from './totp.js';
-
-/** What the account page and users:show say about a person's factors: kinds and dates, never a secret. */
-export interface FactorSummary {
-  totp: { createdAt: Date; lastUsedAt: Date | null } | null;
-  recoveryCodes: { left: number; createdAt: Date | null };
-}
 
 /** What the enrolment page shows: the QR code (SVG drawn here, no outbound request) and the key for typing. */
 export interface EnrolmentView {
@@ -26,6 +21,8 @@ export interface EnrolmentView {
   uri: string;
   qrSvg: string;
 }
+
+export type { FactorSummary };
 
 /** The outcome of a code typed after the password. */
 export type CodeCheck = { ok: true; kind: 'otp' | 'recovery' } | { ok: false; waitSeconds?: number };
@@ -38,6 +35,7 @@ export type CodeCheck = { ok: true; kind: 'otp' | 'recovery' } | { ok: false; wa
 @Injectable()
 export class SecondFactors {
   constructor(
+    private readonly records: FactorRecords,
     private readonly totps: TotpFactorStore,
     private readonly recoveryCodes: RecoveryCodeStore,
     private readonly cipher: FactorSecretCipher,
@@ -49,17 +47,12 @@ export class SecondFactors {
     @Inject(factorsConfig.KEY) private readonly config: FactorsConfig,
   ) {}
 
-  async summary(userId: string): Promise<FactorSummary> {
-    const [totp, codes] = await Promise.all([this.totps.find(userId), this.recoveryCodes.list(userId)]);
-    return {
-      totp: totp ? { createdAt: totp.createdAt, lastUsedAt: totp.lastUsedAt } : null,
-      recoveryCodes: { left: codes.filter((code) => code.usedAt === null).length, createdAt: codes[0]?.createdAt ?? null },
-    };
+  summary(userId: string): Promise<FactorSummary> {
+    return this.records.summary(userId);
   }
 
-  /** Whether the person has enrolled a second factor (enrolling is opting in: it is then always asked for). */
-  async hasSecondFactor(userId: string): Promise<boolean> {
-    return (await this.totps.find(userId)) !== null;
+  hasSecondFactor(userId: string): Promise<boolean> {
+    return this.records.hasSecondFactor(userId);
   }
 
   /** Whether an administrator (per person or server-wide) requires a second factor of this person. */
@@ -132,14 +125,8 @@ export class SecondFactors {
     return codes;
   }
 
-  /** Removes the authenticator and the recovery codes; whether there was an authenticator. `actor`: `user:<id>` or `cli`. */
-  async removeAll(userId: string, actor: string): Promise<boolean> {
-    return this.transactions.run(async (manager) => {
-      const removed = await this.totps.delete(userId, manager);
-      const codes = await this.recoveryCodes.deleteAll(userId, manager);
-      await this.audit.record({ actor, action: 'factor.removed', subject: `user:${userId}`, details: { totp: removed, recovery_codes: codes } }, manager);
-      return removed;
-    });
+  removeAll(userId: string, actor: string): Promise<boolean> {
+    return this.records.removeAll(userId, actor);
   }
 
   private async accept(user: User, typed: string): Promise<'otp' | 'recovery' | undefined> {
