@@ -8,6 +8,8 @@
  */
 import { jest } from '@jest/globals';
 import { Browser, hiddenFields, type Page } from '../helpers/browser.js';
+import { createApp } from '../../src/app.setup.js';
+import { Clock } from '../../src/common/clock.js';
 import { TestApp, type TestUser } from '../helpers/test-app.js';
 import { keyShownOn, recoveryCodesShownOn, totpCode } from '../helpers/totp.js';
 
@@ -96,6 +98,28 @@ describe('second factor attacks', () => {
       const second = await pastPassword(user, '192.0.2.11');
       expect((await second.browser.submit(second.codePage, '/login/code', { code })).status).toBe(401);
       expect((await second.browser.get('/')).body).not.toContain('You are signed in');
+    });
+
+    it('a code accepted on one instance is refused on another: the replay guard is the shared database, not memory', async () => {
+      const { user, key } = await enrolled();
+      const other = await createApp({ level: 'error' });
+      try {
+        await other.listen(0, '127.0.0.1');
+        jest.spyOn(other.get(Clock), 'now').mockImplementation(() => new Date(now()));
+        const otherUrl = `http://127.0.0.1:${(other.getHttpServer().address() as { port: number }).port}`;
+        const code = totpCode(key, now());
+        const first = await pastPassword(user, '192.0.2.40');
+        expect((await first.browser.submit(first.codePage, '/login/code', { code })).status).toBe(303);
+        const elsewhere = new Browser(otherUrl);
+        const login = await elsewhere.get('/login');
+        expect((await elsewhere.post('/login', { ...hiddenFields(login.body, '/login'), username: user.username, password: user.password })).location).toBe('/login/code');
+        expect((await elsewhere.submit(await elsewhere.get('/login/code'), '/login/code', { code })).status).toBe(401);
+        // Not because the other instance cannot check codes: the next step's code signs in there.
+        offsetMs += 30_000;
+        expect((await elsewhere.submit(await elsewhere.get('/login/code'), '/login/code', { code: totpCode(key, now()) })).status).toBe(303);
+      } finally {
+        await other.close();
+      }
     });
 
     it('of two requests racing with the same code, exactly one signs in (the database decides)', async () => {
