@@ -219,6 +219,20 @@ describe('second factor: one-time codes and recovery codes', () => {
       expect(await app.dataSource.query(`SELECT "user_id" FROM "totp_factors" WHERE "user_id" = '${await userId(user.username)}'`)).toHaveLength(1);
     });
 
+    it('needs a sign-in with the second factor: a recent password-only session from before the enrolment cannot remove it', async () => {
+      const user = await app.createUser();
+      const older = new Browser(app.baseUrl);
+      await signInWithPassword(older, user);
+      const enrolling = new Browser(app.baseUrl);
+      await signInWithPassword(enrolling, user);
+      const enrol = await enrolling.get('/account/one-time-codes');
+      expect((await enrolling.submit(enrol, '/account/one-time-codes', { code: totpCode(keyShownOn(enrol), now()) })).status).toBe(200);
+      const home = await older.get('/');
+      expect((await older.submit(home, '/account/one-time-codes/remove')).status).toBe(403);
+      expect((await older.submit(home, '/account/recovery-codes')).status).toBe(403);
+      expect(await app.dataSource.query(`SELECT "user_id" FROM "totp_factors" WHERE "user_id" = '${await userId(user.username)}'`)).toHaveLength(1);
+    });
+
     it('turning one-time codes off removes them and the recovery codes; the password alone signs in again', async () => {
       const { user, browser } = await enrolledPerson();
       const removed = await browser.submit(await browser.get('/'), '/account/one-time-codes/remove');

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { factorsConfig, type FactorsConfig } from '../../config/factors.config.js';
 import { SecondFactors } from '../../factors/second-factors.service.js';
+import { ACR, meetsAcr } from '../../common/authentication-context.js';
 import { clientAddress } from '../../rate-limit/client-address.js';
 import type { User } from '../../users/user.entity.js';
 import type { InteractionOutcome } from './interaction-responder.js';
@@ -19,7 +20,8 @@ export interface FactorForm {
  * The account page's second factors: enrolling one-time codes (confirmed by a first code), new
  * recovery codes, turning them off. Every change needs a sign-in within FACTOR_CHANGE_RECENT_SECONDS
  * (a person with a factor was asked for it at that sign-in), so that a browser left signed in, or
- * a stolen session cookie, cannot swap the factor.
+ * a stolen session cookie, cannot swap the factor; and, for a person who has a second factor, a
+ * sign-in that used it.
  */
 @Injectable()
 export class AccountFactorsService {
@@ -85,6 +87,8 @@ export class AccountFactorsService {
       return this.pages.error(403, 'invalid_request', 'This form has expired or was not sent from this site. Please try again.', { retryUrl: '/' });
     }
     if (!this.recent(request)) return this.signInAgain();
+    // With the strongest factor the person has: a password-only session from before the enrolment does not count.
+    if ((await this.factors.hasSecondFactor(user.id)) && !meetsAcr(this.session.authenticationMethods(request), ACR.multiFactor)) return this.signInAgain();
     return { user };
   }
 
