@@ -2,7 +2,7 @@ import { jest } from '@jest/globals';
 import { decodeJwt } from 'jose';
 import { User } from '../../src/users/user.entity.js';
 import { Browser, isLoginPage } from '../helpers/browser.js';
-import { authorizeUrl, introspect, newPkce, redirectParams, tokenRequest, type Pkce } from '../helpers/oauth-flow.js';
+import { authorizeUrl, basicAuth, introspect, newPkce, redirectParams, tokenRequest, type Pkce } from '../helpers/oauth-flow.js';
 import { enrolFrom, redeemFrom, signInWithPassword } from '../helpers/second-factor.js';
 import { TestApp, type RegisteredClient, type TestUser } from '../helpers/test-app.js';
 import { totpCode } from '../helpers/totp.js';
@@ -83,6 +83,23 @@ describe('step-up and acr', () => {
     expect(decodeJwt(refreshed.body.id_token as string).acr).toBe(MFA);
     const described = await introspect(app, resourceServer, tokens.access_token as string);
     expect(described).toMatchObject({ active: true, acr: MFA, auth_time: claims.auth_time });
+  });
+
+  it('acr_values pushed to /par (RFC 9126) are required as at /authorize', async () => {
+    const { key, browser } = await passwordSessionWithFactor();
+    const pkce = newPkce();
+    const pushed = await fetch(app.url('/par'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basicAuth(client.clientId, client.clientSecret!) },
+      body: new URLSearchParams({ response_type: 'code', client_id: client.clientId, redirect_uri: client.redirectUri, scope: 'openid notes:read', state: 's', code_challenge: pkce.challenge, code_challenge_method: 'S256', acr_values: MFA }).toString(),
+    });
+    expect(pushed.status).toBe(201);
+    const { request_uri: requestUri } = (await pushed.json()) as { request_uri: string };
+    const request = `/authorize?${new URLSearchParams({ client_id: client.clientId, request_uri: requestUri })}`;
+    expect((await browser.get(request)).location).toBe('/login/code');
+    const back = await browser.submit(await browser.get('/login/code'), '/login/code', { code: totpCode(key, now()) });
+    const claims = decodeJwt((await redeemFrom(app, browser, await browser.get(back.location!), client, pkce)).id_token as string);
+    expect(claims.acr).toBe(MFA);
   });
 
   it('prompt=none with an acr the session does not reach answers interaction_required, without a page or a code', async () => {
