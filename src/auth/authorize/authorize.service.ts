@@ -28,7 +28,7 @@ import { AuthorizationRequestValidator } from './authorization-request.validator
 import { errorRedirect, implicitRedirect, successRedirect } from './authorization-response.js';
 import { formatAmr } from '../../common/authentication-context.js';
 import { SecondFactors } from '../../factors/second-factors.service.js';
-import { ONE_TIME_CODES_PAGE, SECOND_FACTOR_PAGE } from '../interaction/login.service.js';
+import { ONE_TIME_CODES_PAGE, safeReturnTo, SECOND_FACTOR_PAGE } from '../interaction/login.service.js';
 
 export interface ConsentForm {
   csrf_token?: unknown;
@@ -87,7 +87,8 @@ export class AuthorizeService {
    */
   private askMore(request: FastifyRequest, step: Extract<NextStep, { kind: 'second_factor' | 'enrol' }>): InteractionOutcome {
     if (step.kind === 'second_factor') {
-      this.session.awaitSecondFactor(request, step.user, step.returnTo);
+      // The code page redirects there after the code: only to our own authorization endpoint, as after a password.
+      this.session.awaitSecondFactor(request, step.user, safeReturnTo(step.returnTo));
       return { kind: 'redirect', status: 302, location: SECOND_FACTOR_PAGE };
     }
     return { kind: 'redirect', status: 302, location: `${ONE_TIME_CODES_PAGE}?return_to=${encodeURIComponent(step.returnTo)}` };
