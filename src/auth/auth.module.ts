@@ -59,17 +59,23 @@ import { CommonModule } from '../common/common.module.js';
 import { AuditModule } from '../audit/audit.module.js';
 import { MetricsModule } from '../metrics/metrics.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
+import { FactorsModule } from '../factors/factors.module.js';
+import { SecondFactorController } from './interaction/second-factor.controller.js';
+import { SecondFactorService } from './interaction/second-factor.service.js';
+import { AccountFactorsService } from './interaction/account-factors.service.js';
 
 /** The authorization server: authorization and token endpoints, login and consent, metadata. */
 @Module({
-  imports: [CommonModule, AuditModule, MetricsModule, RateLimitModule, PassportModule, AccessModule, UsersModule, SessionsModule, ClientsModule, CodesModule, TokensModule, ConsentsModule, ScopesModule, OpenIdModule, PushedRequestsModule, DpopModule, ReplayModule, ResourceServersModule],
-  controllers: [EndSessionController, AuthorizeController, TokenController, ParController, RevocationController, IntrospectionController, RegistrationController, LoginController, HomeController, AccessController, MetadataController],
+  imports: [CommonModule, AuditModule, MetricsModule, RateLimitModule, PassportModule, AccessModule, UsersModule, SessionsModule, ClientsModule, CodesModule, TokensModule, ConsentsModule, ScopesModule, OpenIdModule, PushedRequestsModule, DpopModule, ReplayModule, ResourceServersModule, FactorsModule],
+  controllers: [EndSessionController, AuthorizeController, TokenController, ParController, RevocationController, IntrospectionController, RegistrationController, LoginController, SecondFactorController, HomeController, AccessController, MetadataController],
   providers: [
     AuthorizationRequestValidator,
     AuthorizeService,
     AuthenticationPolicy,
     EndSessionService,
     LoginService,
+    SecondFactorService,
+    AccountFactorsService,
     LoginSession,
     Pages,
     PageRenderer,

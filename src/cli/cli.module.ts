@@ -20,6 +20,7 @@ import { sessionConfig } from '../config/session.config.js';
 import { DatabaseModule } from '../schema/database.module.js';
 import { PurgeModule } from '../housekeeping/purge.module.js';
 import { UsersModule } from '../users/users.module.js';
+import { FactorRecordsModule } from '../factors/factor-records.module.js';
 import { AccountsModule } from '../accounts/accounts.module.js';
 import { ResourceServersModule } from '../resource-servers/resource-servers.module.js';
 
@@ -49,6 +50,7 @@ export class CliModule {
         DatabaseModule,
         AuditModule,
         UsersModule,
+        FactorRecordsModule,
         AccountsModule,
         ClientsModule,
         PurgeModule,

@@ -12,6 +12,8 @@ import type { OpenIdClientMetadata } from '../clients/openid-client-settings.js'
 import type { ClientKeyMetadata } from '../clients/client-keys.js';
 import type { ProfileChanges } from '../users/user-profile.js';
 import type { UsersService } from '../users/users.service.js';
+import type { FactorRecords } from '../factors/factor-records.service.js';
+import { ACR } from '../common/authentication-context.js';
 import type { ResourceServersService } from '../resource-servers/resource-servers.service.js';
 
 export type Flags = Record<string, string | boolean | (string | boolean)[] | undefined>;
@@ -81,6 +83,8 @@ function openIdFlags(flags: Flags): OpenIdClientMetadata | undefined {
     post_logout_redirect_uris: flags['post-logout-redirect-uri'] as string[] | undefined,
     backchannel_logout_uri: flags['backchannel-logout-uri'] as string | undefined,
     default_max_age: maxAge === undefined ? undefined : Number(maxAge),
+    // --require-mfa: the client's requests that name no acr_values ask for a second factor (default_acr_values).
+    default_acr_values: flags['require-mfa'] === true ? [ACR.multiFactor] : undefined,
     require_pushed_authorization_requests: flags['require-par'] === true ? true : undefined,
     dpop_bound_access_tokens: flags['dpop-bound'] === true ? true : undefined,
     security_profile: flags['security-profile'] as string | undefined,
@@ -113,6 +117,7 @@ const clientsService = async (app: INestApplicationContext): Promise<ClientsServ
 const auditService = async (app: INestApplicationContext): Promise<AuditService> => app.get((await import('../audit/audit.service.js')).AuditService);
 const purgeService = async (app: INestApplicationContext): Promise<PurgeService> => app.get((await import('../housekeeping/purge.service.js')).PurgeService);
 const signingKeyVault = async (app: INestApplicationContext): Promise<SigningKeyVault> => app.get((await import('../signing/signing-key-vault.js')).SigningKeyVault);
+const factorRecords = async (app: INestApplicationContext): Promise<FactorRecords> => app.get((await import('../factors/factor-records.service.js')).FactorRecords);
 const dataSource = async (app: INestApplicationContext): Promise<DataSource> => app.get<DataSource>((await import('@nestjs/typeorm')).getDataSourceToken());
 
 const GRANT_TYPES = new Set<string>(Object.values(GrantType));
@@ -130,11 +135,40 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'users:update': {
-    usage: `users:update --username NAME ${PROFILE_USAGE}`,
-    options: { username: { type: 'string' }, ...PROFILE_OPTIONS },
+    usage: `users:update --username NAME ${PROFILE_USAGE} [--require-mfa | --no-require-mfa]`,
+    options: { username: { type: 'string' }, ...PROFILE_OPTIONS, 'require-mfa': { type: 'boolean' }, 'no-require-mfa': { type: 'boolean' } },
     async run(app, flags) {
       const users = await usersService(app);
-      return users.toView(await users.updateProfile(required(flags, 'username'), profile(flags)));
+      if (flags['require-mfa'] && flags['no-require-mfa']) throw new UsageError('--require-mfa and --no-require-mfa contradict each other');
+      // --require-mfa: the person must use a second factor; without one, they enrol one right after the password.
+      const requireMfa = flags['require-mfa'] ? true : flags['no-require-mfa'] ? false : undefined;
+      return users.toView(await users.updateProfile(required(flags, 'username'), { ...profile(flags), requireMfa }));
+    },
+  },
+  'users:show': {
+    usage: 'users:show --username NAME',
+    options: { username: { type: 'string' } },
+    // The person and their second factors: kinds and dates, never a secret.
+    async run(app, flags) {
+      const users = await usersService(app);
+      const user = await users.require(required(flags, 'username'));
+      const factors = await (await factorRecords(app)).summary(user.id);
+      return {
+        ...users.toView(user),
+        factors: [
+          ...(factors.totp ? [{ kind: 'totp', created_at: factors.totp.createdAt.toISOString(), last_used_at: factors.totp.lastUsedAt?.toISOString() ?? null }] : []),
+          ...(factors.recoveryCodes.createdAt ? [{ kind: 'recovery_codes', created_at: factors.recoveryCodes.createdAt.toISOString(), left: factors.recoveryCodes.left }] : []),
+        ],
+      };
+    },
+  },
+  'users:mfa-reset': {
+    usage: 'users:mfa-reset --username NAME',
+    options: { username: { type: 'string' } },
+    // For a person who lost their authenticator and their recovery codes: removes both (audited as factor.removed by cli).
+    async run(app, flags) {
+      const user = await (await usersService(app)).require(required(flags, 'username'));
+      return { username: user.username, one_time_codes_removed: await (await factorRecords(app)).removeAll(user.id, 'cli') };
     },
   },
   'users:list': {
@@ -176,7 +210,7 @@ export const COMMANDS: Record<string, Command> = {
     usage:
       'clients:create --name NAME [--redirect-uri URI ...] [--scope "a b"] [--public] [--grant-type TYPE ...] [--token-type bearer|mac] ' +
       '[--auth-method client_secret_basic|client_secret_post] [--client-uri URL] [--logo-uri URL] [--policy-uri URL] [--tos-uri URL] ' +
-      '[--id-token-alg RS256|ES256|EdDSA] [--subject-type public|pairwise] [--sector-identifier-uri URL] [--post-logout-redirect-uri URI ...] [--backchannel-logout-uri URL] [--default-max-age SECONDS] [--require-par] [--dpop-bound] [--security-profile default|fapi2] ' +
+      '[--id-token-alg RS256|ES256|EdDSA] [--subject-type public|pairwise] [--sector-identifier-uri URL] [--post-logout-redirect-uri URI ...] [--backchannel-logout-uri URL] [--default-max-age SECONDS] [--require-mfa] [--require-par] [--dpop-bound] [--security-profile default|fapi2] ' +
       '[--auth-method private_key_jwt (--jwks JSON | --jwks-uri URL) [--auth-signing-alg ALG]]',
     options: {
       name: { type: 'string' },
@@ -195,6 +229,7 @@ export const COMMANDS: Record<string, Command> = {
       'post-logout-redirect-uri': { type: 'string', multiple: true },
       'backchannel-logout-uri': { type: 'string' },
       'default-max-age': { type: 'string' },
+      'require-mfa': { type: 'boolean' },
       'require-par': { type: 'boolean' },
       'dpop-bound': { type: 'boolean' },
       'security-profile': { type: 'string' },

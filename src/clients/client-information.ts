@@ -58,6 +58,7 @@ export interface ClientView {
   backchannel_logout_session_required?: boolean;
   default_max_age?: number;
   require_auth_time?: boolean;
+  default_acr_values?: string[];
   require_pushed_authorization_requests?: boolean;
   dpop_bound_access_tokens?: boolean;
   security_profile?: string;

@@ -1,4 +1,5 @@
 import { DomainError } from '../common/domain-error.js';
+import { ACR_VALUES_SUPPORTED, isAcr, type Acr } from '../common/authentication-context.js';
 import { DEFAULT_SIGNING_ALGORITHM, isSigningAlgorithm, SIGNING_ALGORITHMS, type SigningAlgorithm } from '../signing/signing-algorithms.js';
 import { absoluteUriProblem, redirectUriProblem } from './redirect-uri.policy.js';
 
@@ -22,6 +23,12 @@ export interface OpenIdClientSettings {
   defaultMaxAge: number | null;
   /** auth_time is always in our ID tokens; kept so the registration reads back as sent. */
   requireAuthTime: boolean;
+  /**
+   * Dynamic Registration §2 default_acr_values: the levels (authentication-context.ts) asked for
+   * when a request names none; `clients:create --require-mfa` sets the second-factor one. Optional
+   * in the stored JSON: rows written before it existed ask for nothing.
+   */
+  defaultAcrValues?: Acr[];
   /**
    * RFC 9126 §6: the client's authorization requests are accepted only when pushed (/par) first,
    * so that nothing in the browser can change them. Optional in the stored JSON: rows written
@@ -60,6 +67,7 @@ export interface OpenIdClientMetadata {
   backchannel_logout_session_required?: boolean;
   default_max_age?: number;
   require_auth_time?: boolean;
+  default_acr_values?: string[];
   require_pushed_authorization_requests?: boolean;
   dpop_bound_access_tokens?: boolean;
   /** A Latchkey extension: "fapi2" holds the client to the FAPI 2.0 Security Profile; "default" otherwise. */
@@ -75,6 +83,7 @@ export const OPENID_METADATA_SCHEMA = {
   backchannel_logout_session_required: { type: 'boolean' },
   default_max_age: { type: 'integer', minimum: 0, maximum: 100_000_000 },
   require_auth_time: { type: 'boolean' },
+  default_acr_values: { type: 'array', items: { type: 'string', maxLength: 64 }, maxItems: 10 },
   require_pushed_authorization_requests: { type: 'boolean' },
   dpop_bound_access_tokens: { type: 'boolean' },
   security_profile: { type: 'string', maxLength: 16 },
@@ -116,6 +125,8 @@ export function openIdSettingsFrom(metadata: OpenIdClientMetadata, redirectUris:
     const problem = redirectUriProblem(backchannel) ?? (/^https?:/i.test(backchannel) ? undefined : 'must be an http or https URL');
     if (problem) throw invalid(`backchannel_logout_uri ${JSON.stringify(backchannel)} ${problem}.`);
   }
+  const defaultAcrValues = [...new Set(metadata.default_acr_values ?? [])];
+  for (const acr of defaultAcrValues) if (!isAcr(acr)) throw invalid(`Unsupported default_acr_values entry ${JSON.stringify(acr)}; use ${ACR_VALUES_SUPPORTED.join(', ')}.`);
   return {
     idTokenSignedResponseAlg: alg,
     subjectType,
@@ -125,6 +136,7 @@ export function openIdSettingsFrom(metadata: OpenIdClientMetadata, redirectUris:
     backchannelLogoutSessionRequired: metadata.backchannel_logout_session_required ?? false,
     defaultMaxAge: metadata.default_max_age ?? null,
     requireAuthTime: metadata.require_auth_time ?? false,
+    ...(defaultAcrValues.length > 0 ? { defaultAcrValues: defaultAcrValues as Acr[] } : {}),
     requirePushedAuthorizationRequests: metadata.require_pushed_authorization_requests ?? false,
     dpopBoundAccessTokens: metadata.dpop_bound_access_tokens ?? false,
     ...(profile === 'fapi2' ? { securityProfile: profile } : {}),
@@ -143,6 +155,7 @@ export function openIdMetadataOf(settings: OpenIdClientSettings): OpenIdClientMe
       : {}),
     ...(settings.defaultMaxAge !== null ? { default_max_age: settings.defaultMaxAge } : {}),
     ...(settings.requireAuthTime ? { require_auth_time: true } : {}),
+    ...(settings.defaultAcrValues?.length ? { default_acr_values: [...settings.defaultAcrValues] } : {}),
     require_pushed_authorization_requests: settings.requirePushedAuthorizationRequests ?? false,
     dpop_bound_access_tokens: settings.dpopBoundAccessTokens ?? false,
     security_profile: settings.securityProfile ?? 'default',

@@ -54,6 +54,10 @@ export class AuthorizationCode {
   @Column({ name: 'auth_time', type: TIMESTAMP, nullable: true })
   authTime: Date | null;
 
+  /** How the person signed in (RFC 8176 amr values, space-separated), for the ID token's amr and acr; null for codes issued before it was recorded (a password). */
+  @Column({ type: 'varchar', length: 64, nullable: true })
+  amr: string | null;
+
   /** The sign-in session's public id (ID token sid, Back-Channel Logout 1.0 §2.1); null outside OpenID Connect. */
   @Column({ type: 'varchar', length: 64, nullable: true })
   sid: string | null;

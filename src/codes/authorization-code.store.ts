@@ -9,7 +9,7 @@ import { Transactions } from '../database/transactions.js';
 import { AuthorizationCode } from './authorization-code.entity.js';
 
 /** The columns of a code's INSERT, in the order of its parameters. */
-const INSERT_COLUMNS = ['id', 'code_hash', 'client_id', 'user_id', 'redirect_uri', 'redirect_uri_in_request', 'scope', 'code_challenge', 'nonce', 'auth_time', 'sid', 'resources', 'dpop_jkt', 'expires_at', 'consumed_at', 'created_at'];
+const INSERT_COLUMNS = ['id', 'code_hash', 'client_id', 'user_id', 'redirect_uri', 'redirect_uri_in_request', 'scope', 'code_challenge', 'nonce', 'auth_time', 'sid', 'resources', 'dpop_jkt', 'expires_at', 'consumed_at', 'created_at', 'amr'];
 
 /** A code row to insert. */
 export type CodeInsert = Omit<AuthorizationCode, 'consumedAt' | 'client' | 'user'>;
@@ -56,6 +56,7 @@ export class AuthorizationCodeStore {
       dateParameter(code.expiresAt, dialect),
       null,
       dateParameter(code.createdAt, dialect),
+      code.amr,
     ];
     if (manager) await execute(manager, sql, parameters);
     else if (this.batch) await this.batch.insert([parameters]);

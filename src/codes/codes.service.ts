@@ -20,6 +20,8 @@ export interface CodeGrant {
   nonce?: string | null;
   authTime?: Date | null;
   sid?: string | null;
+  /** How the person signed in (RFC 8176 amr, space-separated), for the ID token's amr and acr. */
+  amr?: string | null;
   /** RFC 8707: the resources the request named, space-separated; null or absent when none. */
   resources?: string | null;
   /** RFC 9449 §10: the DPoP key thumbprint the code is bound to; null or absent when none. */
@@ -49,6 +51,7 @@ export class CodesService {
       nonce: grant.nonce ?? null,
       authTime: grant.authTime ?? null,
       sid: grant.sid ?? null,
+      amr: grant.amr ?? null,
       resources: grant.resources ?? null,
       dpopJkt: grant.dpopJkt ?? null,
       expiresAt: this.clock.inSeconds(Math.min(this.config.codeTtlSeconds, ttlSeconds ?? Infinity)),

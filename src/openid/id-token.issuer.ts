@@ -9,6 +9,7 @@ import { SecurityProfiles } from '../clients/security-profile.js';
 import type { SigningAlgorithm } from '../signing/signing-algorithms.js';
 import { SigningKeyRing } from '../signing/signing-key-ring.js';
 import { SubjectIdentifiers } from './subject-identifiers.js';
+import { acrOf, type AuthenticationMethod } from '../common/authentication-context.js';
 
 /** What an ID token asserts: who signed in, for which client, when, and with which access token. */
 export interface IdTokenSubject {
@@ -20,6 +21,8 @@ export interface IdTokenSubject {
   authTime: Date | null;
   /** The authentication request's nonce; never sent on refresh (Core §12.2). */
   nonce?: string | null;
+  /** How the person signed in (RFC 8176); a password when not recorded. */
+  amr?: readonly AuthenticationMethod[];
   /** The sign-in session's public id (Back-Channel Logout 1.0 §2.1 sid); null for grants begun before. */
   sid?: string | null;
   /** The access token issued beside it, for at_hash (Core §3.1.3.6). */
@@ -59,14 +62,16 @@ export class IdTokenIssuer {
     const signer = this.keys.signer(alg);
     const now = Math.floor(this.clock.now().getTime() / 1000);
     const digest = createHash(AT_HASH[alg]).update(token.accessToken, 'ascii').digest();
+    const amr = token.amr ?? ['pwd'];
     return new SignJWT({
       ...(token.authTime ? { auth_time: Math.floor(token.authTime.getTime() / 1000) } : {}),
       ...(token.nonce ? { nonce: token.nonce } : {}),
       ...(token.sid ? { sid: token.sid } : {}),
       // The left-most half of the access token's hash binds the two (Core §3.1.3.8 lets the client check it).
       at_hash: digest.subarray(0, digest.length / 2).toString('base64url'),
-      // Core §2 amr (RFC 8176 §2): a password was what signed the person in.
-      amr: ['pwd'],
+      // Core §2 amr (RFC 8176 §2) and acr: how the person signed in, and the level that reached (authentication-context.ts).
+      amr: [...amr],
+      acr: acrOf(amr),
     })
       .setProtectedHeader({ alg, kid: signer.kid, typ: 'JWT' })
       .setIssuer(this.app.issuer)

@@ -39,6 +39,30 @@ export class LoginThrottle {
     await Promise.all([this.store.clear(pair.key), this.store.forgive(addressCounter, this.now())]);
   }
 
+  /**
+   * Before a second factor (a one-time or recovery code) is checked, after the person's password
+   * was: as `begin`, counted per (address, person), and per person whatever the address with twice
+   * the free failures, so that a password thief spreading guesses over many addresses still slows
+   * down. Only someone who already has the password can make the person wait.
+   */
+  async beginCode(address: string, userId: string): Promise<number> {
+    const waitMs = await this.store.begin(this.codeCounters(address, userId), this.config.login, this.now());
+    return Math.ceil(waitMs / 1000);
+  }
+
+  /** The code was right: as `succeeded`, for the code counters. */
+  async codeSucceeded(address: string, userId: string): Promise<void> {
+    const [pair, person] = this.codeCounters(address, userId);
+    await Promise.all([this.store.clear(pair.key), this.store.forgive(person, this.now())]);
+  }
+
+  private codeCounters(address: string, userId: string): [AttemptCounter, AttemptCounter] {
+    return [
+      { key: `code:${rateLimitKey(address, userId)}`, freeFailures: this.config.login.freeFailures },
+      { key: `code-user:${rateLimitKey(userId)}`, freeFailures: 2 * this.config.login.freeFailures },
+    ];
+  }
+
   private counters(address: string, username: string): [AttemptCounter, AttemptCounter] {
     return [
       { key: `login:${rateLimitKey(address, username.toLowerCase())}`, freeFailures: this.config.login.freeFailures },

@@ -13,7 +13,9 @@ import { LogoutDelivery } from '../logout/logout-delivery.entity.js';
 import { SigningKey } from '../signing/signing-key.entity.js';
 import { Token } from '../tokens/token.entity.js';
 import { User } from '../users/user.entity.js';
+import { RecoveryCode } from '../factors/recovery-code.entity.js';
+import { TotpFactor } from '../factors/totp-factor.entity.js';
 import { PushedAuthorizationRequest } from '../pushed-requests/pushed-request.entity.js';
 
 /** Every entity, listed explicitly (no globs: the same list works compiled, under Jest and in the CLI). */
-export const ENTITIES = [User, Client, AuthorizationCode, Token, Consent, ServerKey, Item, AuditEvent, MacNonce, Session, SigningKey, SessionClient, LogoutDelivery, PushedAuthorizationRequest, JtiUse, ResourceServer];
+export const ENTITIES = [User, Client, AuthorizationCode, Token, Consent, ServerKey, Item, AuditEvent, MacNonce, Session, SigningKey, SessionClient, LogoutDelivery, PushedAuthorizationRequest, JtiUse, ResourceServer, TotpFactor, RecoveryCode];

@@ -76,6 +76,10 @@ export class Token {
   @Column({ name: 'auth_time', type: TIMESTAMP, nullable: true })
   authTime: Date | null;
 
+  /** How the person signed in (RFC 8176 amr, space-separated), kept like auth_time for the ID token issued on refresh. */
+  @Column({ type: 'varchar', length: 64, nullable: true })
+  amr: string | null;
+
   /** The sign-in session's public id, kept for the ID token of a refresh (its sid). */
   @Column({ type: 'varchar', length: 64, nullable: true })
   sid: string | null;

@@ -50,7 +50,7 @@ export class TokenStore {
   ) {
     this.rows = new EntityRows(dataSource.getMetadata(Token));
     this.byHash = new PreparedStatement(dataSource, 'latchkey_token_by_hash', `SELECT ${this.rows.selectList} FROM ${this.rows.table} WHERE "token_hash" = ?`);
-    const columns = ['id', 'kind', 'token_hash', 'family_id', 'client_id', 'user_id', 'scope', 'expires_at', 'consumed_at', 'revoked_at', 'created_at', 'token_type', 'mac_key', 'auth_time', 'sid', 'dpop_jkt', 'audience'];
+    const columns = ['id', 'kind', 'token_hash', 'family_id', 'client_id', 'user_id', 'scope', 'expires_at', 'consumed_at', 'revoked_at', 'created_at', 'token_type', 'mac_key', 'auth_time', 'sid', 'dpop_jkt', 'audience', 'amr'];
     this.insertColumns = columns.map((c) => `"${c}"`).join(', ');
     const metadata = dataSource.getMetadata(Token);
     this.columnTypes = columns.map((name) => String(metadata.findColumnWithDatabaseName(name)!.type));
@@ -134,7 +134,7 @@ export class TokenStore {
   }
 
   private async insertRows(rows: readonly TokenInsert[], createdAt: Date, manager: EntityManager): Promise<void> {
-    const values = rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
+    const values = rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
     const parameters = rows.flatMap((row) => this.values(row, createdAt));
     await execute(manager, `INSERT INTO "tokens" (${this.insertColumns}) VALUES ${values}`, parameters);
   }
@@ -142,7 +142,7 @@ export class TokenStore {
   /** A row's values in the order of insertColumns. */
   private values(r: TokenInsert, createdAt: Date): unknown[] {
     const date = (value: Date | null) => (value === null ? null : dateParameter(value, this.dialect));
-    return [r.id, r.kind, r.tokenHash, r.familyId, r.clientId, r.userId, r.scope, date(r.expiresAt), date(r.consumedAt), date(r.revokedAt), date(createdAt), r.tokenType, r.macKey, date(r.authTime), r.sid, r.dpopJkt, r.audience];
+    return [r.id, r.kind, r.tokenHash, r.familyId, r.clientId, r.userId, r.scope, date(r.expiresAt), date(r.consumedAt), date(r.revokedAt), date(createdAt), r.tokenType, r.macKey, date(r.authTime), r.sid, r.dpopJkt, r.audience, r.amr];
   }
 
   /**

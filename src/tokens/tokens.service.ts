@@ -45,6 +45,8 @@ export interface TokenGrant {
   authTime?: Date | null;
   /** The sign-in session's public id, for the same reason. */
   sid?: string | null;
+  /** How the person signed in (RFC 8176 amr, space-separated), for the same reason. */
+  amr?: string | null;
   /**
    * RFC 9449 §5: the token request came with a valid DPoP proof. The access token is bound to its
    * key; the refresh token too when `bindRefreshToken` (a public client's, §5: a confidential
@@ -211,6 +213,7 @@ export class TokensService {
       macKey: null,
       authTime: grant.authTime ?? null,
       sid: grant.sid ?? null,
+      amr: grant.amr ?? null,
       dpopJkt: null,
       audience: null,
     };

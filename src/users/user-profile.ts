@@ -11,6 +11,8 @@ export interface ProfileChanges {
   name?: string | null;
   givenName?: string | null;
   familyName?: string | null;
+  /** An administrator requires a second factor of this person (issue 33): not a profile claim, set through the same update. */
+  requireMfa?: boolean;
 }
 
 const LIMITS = { name: 200, givenName: 100, familyName: 100 } as const;

@@ -31,6 +31,10 @@ export class User {
   @Column({ name: 'family_name', type: 'varchar', length: 100, nullable: true })
   familyName: string | null;
 
+  /** An administrator requires a second factor of this person (users:update --require-mfa). */
+  @Column({ name: 'require_mfa', type: 'boolean', default: false })
+  requireMfa: boolean;
+
   @CreateDateColumn({ name: 'created_at', type: TIMESTAMP })
   createdAt: Date;
 

@@ -48,7 +48,7 @@ export class UserStore {
   }
 
   /** Changes profile attributes; the others stay as they are. */
-  async updateProfile(userId: string, changes: Partial<Pick<User, 'email' | 'emailVerified' | 'name' | 'givenName' | 'familyName'>>): Promise<void> {
+  async updateProfile(userId: string, changes: Partial<Pick<User, 'email' | 'emailVerified' | 'name' | 'givenName' | 'familyName' | 'requireMfa'>>): Promise<void> {
     await this.transactions.write((manager) => manager.update(User, { id: userId }, changes));
   }
 

@@ -20,6 +20,8 @@ export interface UserView {
   name: string | null;
   given_name: string | null;
   family_name: string | null;
+  /** Whether an administrator requires a second factor of this person. */
+  require_mfa: boolean;
   created_at: string;
 }
 
@@ -109,6 +111,7 @@ export class UsersService {
       name: user.name,
       given_name: user.givenName,
       family_name: user.familyName,
+      require_mfa: user.requireMfa,
       created_at: user.createdAt.toISOString(),
     };
   }

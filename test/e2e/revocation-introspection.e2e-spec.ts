@@ -126,7 +126,7 @@ describe('service clients: client credentials, revocation, introspection', () =>
       expect(reply.headers.get('content-type')).toBe('application/json;charset=UTF-8');
       expect(reply.headers.get('cache-control')).toBe('no-store');
       const rows = await app.dataSource.query<{ id: string }[]>(`SELECT id FROM users WHERE username = '${user.username}'`);
-      expect(reply.json).toEqual({ active: true, scope: 'notes:read', client_id: webApp.clientId, sub: rows[0].id, exp: expect.any(Number), iat: expect.any(Number), token_type: 'bearer' });
+      expect(reply.json).toEqual({ active: true, scope: 'notes:read', client_id: webApp.clientId, sub: rows[0].id, exp: expect.any(Number), iat: expect.any(Number), token_type: 'bearer', auth_time: expect.any(Number), acr: 'urn:latchkey:acr:pwd' });
       expect((reply.json.exp as number) - (reply.json.iat as number)).toBeGreaterThanOrEqual(ACCESS_TTL - 2);
       expect((reply.json.exp as number) - (reply.json.iat as number)).toBeLessThanOrEqual(ACCESS_TTL + 2);
     });

@@ -3,7 +3,8 @@ import { Clock } from '../../common/clock.js';
 import { IdTokenHintReader } from '../../openid/id-token-hint.reader.js';
 import { SubjectIdentifiers } from '../../openid/subject-identifiers.js';
 import type { User } from '../../users/user.entity.js';
-import { ConsentRequiredError, InvalidRequestError, LoginRequiredError, type OAuthError } from '../errors/oauth-error.js';
+import { AccessDeniedError, ConsentRequiredError, InteractionRequiredError, InvalidRequestError, LoginRequiredError, type OAuthError } from '../errors/oauth-error.js';
+import { ACR, ACR_VALUES_SUPPORTED, meetsAcr, type Acr, type AuthenticationMethod } from '../../common/authentication-context.js';
 import { Prompt, type AuthorizationRequest } from './authorization-request.js';
 
 /** What the authorization endpoint does next for a request. */
@@ -11,6 +12,10 @@ export type NextStep =
   | { kind: 'login'; returnTo: string }
   | { kind: 'consent'; user: User }
   | { kind: 'approve'; user: User }
+  /** Step-up: a person signed in with less than the level asked, who has a second factor, is asked for it only. */
+  | { kind: 'second_factor'; user: User; returnTo: string }
+  /** A person who must use a second factor and has none enrols one, then comes back. */
+  | { kind: 'enrol'; user: User; returnTo: string }
   /** An error for the client's redirect URI: prompt=none cannot go on without a page. */
   | { kind: 'refuse'; error: OAuthError };
 
@@ -21,6 +26,11 @@ export interface Presence {
   consented: boolean;
   /** The person signed in after this very request asked them to (LoginSession.signedInSinceAsked). */
   signedInSinceAsked: boolean;
+  /** How the signed-in person proved who they are (RFC 8176). */
+  amr: readonly AuthenticationMethod[];
+  /** Whether they have a second factor enrolled, and whether an administrator requires one of them (per person or server-wide). */
+  hasSecondFactor: boolean;
+  secondFactorRequired: boolean;
 }
 
 /**
@@ -36,7 +46,8 @@ export class AuthenticationPolicy {
     private readonly subjects: SubjectIdentifiers,
   ) {}
 
-  async next(authorization: AuthorizationRequest, { user, authTime, consented, signedInSinceAsked }: Presence): Promise<NextStep> {
+  async next(authorization: AuthorizationRequest, presence: Presence): Promise<NextStep> {
+    const { user, authTime, consented, signedInSinceAsked } = presence;
     const hinted = authorization.idTokenHint === undefined ? undefined : await this.hints.subject(authorization.idTokenHint, authorization.client.id);
     if (authorization.idTokenHint !== undefined && hinted === undefined) {
       return { kind: 'refuse', error: new InvalidRequestError('id_token_hint is not an ID token this server issued to this client') };
@@ -57,13 +68,36 @@ export class AuthenticationPolicy {
       // The client expects someone else (Core §3.1.2.1 id_token_hint), by the sub it knows them by.
       (hinted !== undefined && hinted !== this.subjects.of(authorization.client, user.id));
 
+    const returnTo = `/authorize?${authorization.rawQuery}`;
+    const required = signInNeeded ? ACR.password : this.requiredLevel(authorization, presence);
+    const levelMet = signInNeeded || meetsAcr(presence.amr, required);
+
     if (authorization.prompt.has(Prompt.None)) {
       if (signInNeeded) return { kind: 'refuse', error: new LoginRequiredError('Nobody is signed in as this request needs, and prompt=none forbids asking') };
+      if (!levelMet) return { kind: 'refuse', error: new InteractionRequiredError(`The sign-in does not reach ${required}, and prompt=none forbids asking for more`) };
       if (!consented) return { kind: 'refuse', error: new ConsentRequiredError('The person has not allowed this application this access, and prompt=none forbids asking') };
       return { kind: 'approve', user };
     }
-    if (signInNeeded) return { kind: 'login', returnTo: `/authorize?${authorization.rawQuery}` };
+    if (signInNeeded) return { kind: 'login', returnTo };
+    // A requested level is met or asked for, never silently passed over (no downgrade).
+    if (!levelMet) {
+      if (required === ACR.multiFactor) return presence.hasSecondFactor ? { kind: 'second_factor', user, returnTo } : { kind: 'enrol', user, returnTo };
+      // Phishing-resistant: only a passkey sign-in reaches it. After a sign-in this request asked for that still does not, refuse rather than loop.
+      if (signedInSinceAsked) return { kind: 'refuse', error: new AccessDeniedError(`This application requires ${required}: a sign-in with a passkey`) };
+      return { kind: 'login', returnTo };
+    }
     if (!consented || authorization.prompt.has(Prompt.Consent)) return { kind: 'consent', user };
     return { kind: 'approve', user };
+  }
+
+  /**
+   * The level this request needs: the weakest of those it names in acr_values (any of them
+   * answers, Core §3.1.2.1), else the client's default_acr_values; at least a second factor for a
+   * person an administrator requires one of (users:update --require-mfa, MFA_REQUIRED).
+   */
+  private requiredLevel(authorization: AuthorizationRequest, presence: Presence): Acr {
+    const asked = authorization.acrValues ?? authorization.client.openId.defaultAcrValues ?? [];
+    const weakest = asked.length === 0 ? ACR.password : ACR_VALUES_SUPPORTED.find((level) => asked.includes(level))!;
+    return presence.secondFactorRequired && weakest === ACR.password ? ACR.multiFactor : weakest;
   }
 }

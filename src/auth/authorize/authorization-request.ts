@@ -1,5 +1,6 @@
 import type { Client } from '../../clients/client.entity.js';
 import type { ResponseMode, ResponseType } from '../../common/oauth.constants.js';
+import type { Acr } from '../../common/authentication-context.js';
 
 /** A validated authorization request (RFC 6749 §4.1.1 with RFC 7636 §4.3). */
 export interface AuthorizationRequest {
@@ -21,6 +22,8 @@ export interface AuthorizationRequest {
   prompt: ReadonlySet<Prompt>;
   /** Core §3.1.2.1 max_age: seconds since the sign-in after which the person signs in again. */
   maxAge?: number;
+  /** Core §3.1.2.1 acr_values: the levels the client asks for (authentication-context.ts); any of them answers. */
+  acrValues?: Acr[];
   /** Core §3.1.2.1 login_hint: pre-fills the login form's username. */
   loginHint?: string;
   /** Core §3.1.2.1 id_token_hint: an ID token we issued, naming whom the client expects. */
@@ -55,6 +58,8 @@ export const AUTHORIZATION_PARAMS = [
   'nonce',
   'prompt',
   'max_age',
+  // Core §3.1.2.1: the authentication context class references asked for (issue 33).
+  'acr_values',
   'login_hint',
   'id_token_hint',
   'ui_locales',

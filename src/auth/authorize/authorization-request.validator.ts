@@ -22,6 +22,7 @@ import { ResourceIndicators } from '../resource-indicators.js';
 import { OPENID_SCOPE, ScopeCatalog } from '../../scopes/scope-catalog.js';
 import { PKCE_VALUE } from '../grants/pkce.js';
 import { AUTHORIZATION_PARAMS, Prompt, type AuthorizationRequest } from './authorization-request.js';
+import { isAcr, type Acr } from '../../common/authentication-context.js';
 
 const PROMPTS = Object.values(Prompt);
 
@@ -181,6 +182,7 @@ export class AuthorizationRequestValidator {
       nonce: typeof query.nonce === 'string' && query.nonce !== '' ? query.nonce : undefined,
       prompt: this.resolvePrompt(query.prompt as string | undefined, fail),
       maxAge: this.resolveMaxAge(query.max_age as string | undefined, fail),
+      acrValues: this.resolveAcrValues(query.acr_values as string | undefined),
       loginHint: nonEmpty(query.login_hint),
       idTokenHint: nonEmpty(query.id_token_hint),
       rawQuery,
@@ -222,6 +224,17 @@ export class AuthorizationRequestValidator {
     }
     if (values.has(Prompt.None) && values.size > 1) fail(new InvalidRequestError('prompt=none cannot be combined with another value (Core §3.1.2.1)'));
     return values as Set<Prompt>;
+  }
+
+  /**
+   * Core §3.1.2.1 acr_values, space-separated. A level this server offers (acr_values_supported)
+   * is always required, never silently passed over. Values it does not know are ignored, as Core
+   * asks of a voluntary claim request (§5.5.1.1; the conformance suite's oidcc-unknown-parameters
+   * sends one): the ID token's acr then says the level actually reached, never one it was not.
+   */
+  private resolveAcrValues(value: string | undefined): Acr[] | undefined {
+    const known = (value ?? '').split(' ').filter(isAcr);
+    return known.length > 0 ? known : undefined;
   }
 
   /** Core §3.1.2.1: a non-negative number of seconds. */

@@ -26,6 +26,9 @@ import { Pages } from '../interaction/pages.js';
 import type { AuthorizationRequest } from './authorization-request.js';
 import { AuthorizationRequestValidator } from './authorization-request.validator.js';
 import { errorRedirect, implicitRedirect, successRedirect } from './authorization-response.js';
+import { formatAmr } from '../../common/authentication-context.js';
+import { SecondFactors } from '../../factors/second-factors.service.js';
+import { ONE_TIME_CODES_PAGE, safeReturnTo, SECOND_FACTOR_PAGE } from '../interaction/login.service.js';
 
 export interface ConsentForm {
   csrf_token?: unknown;
@@ -55,6 +58,7 @@ export class AuthorizeService {
     @Inject(legacyGrantsConfig.KEY) private readonly legacy: LegacyGrantsConfig,
     private readonly pushedRequests: PushedRequests,
     private readonly transactions: Transactions,
+    private readonly factors: SecondFactors,
   ) {}
 
   /** GET /authorize: sign in, consent, or neither, as the person's session and the request's OpenID parameters say. */
@@ -71,7 +75,23 @@ export class AuthorizeService {
         return this.pages.consent(request, step.user, authorization);
       case 'approve':
         return this.approve(request, step.user, this.session.authTime(request), authorization, 302);
+      case 'second_factor':
+      case 'enrol':
+        return this.askMore(request, step);
     }
+  }
+
+  /**
+   * Step-up (issue 33): the signed-in person is asked only for the second factor, which signs them
+   * in again with it; or, having none and needing one, enrols it first. Either comes back here.
+   */
+  private askMore(request: FastifyRequest, step: Extract<NextStep, { kind: 'second_factor' | 'enrol' }>): InteractionOutcome {
+    if (step.kind === 'second_factor') {
+      // The code page redirects there after the code: only to our own authorization endpoint, as after a password.
+      this.session.awaitSecondFactor(request, step.user, safeReturnTo(step.returnTo));
+      return { kind: 'redirect', status: 302, location: SECOND_FACTOR_PAGE };
+    }
+    return { kind: 'redirect', status: 302, location: `${ONE_TIME_CODES_PAGE}?return_to=${encodeURIComponent(step.returnTo)}` };
   }
 
   /**
@@ -102,6 +122,7 @@ export class AuthorizeService {
     // here exactly as at GET /authorize, so a form taken from the sign-in page cannot skip it.
     const step = await this.nextStep(request, authorization, await this.session.currentUser(request), true);
     if (step.kind === 'login') return this.askSignIn(request, authorization, step.returnTo);
+    if (step.kind === 'second_factor' || step.kind === 'enrol') return this.askMore(request, step);
     const user = step.user;
 
     if (form.decision === 'allow') {
@@ -133,6 +154,7 @@ export class AuthorizeService {
       nonce: authorization.nonce ?? null,
       authTime,
       sid,
+      amr: formatAmr(this.session.authenticationMethods(request)),
       resources: authorization.resources?.join(' ') ?? null,
       dpopJkt: authorization.dpopJkt ?? null,
       ttlSeconds: this.profiles.applies(authorization.client) ? FAPI2_CODE_TTL_SECONDS : undefined,
@@ -176,7 +198,10 @@ export class AuthorizeService {
   private async nextStep(request: FastifyRequest, authorization: AuthorizationRequest, user: User | null, consented: boolean): Promise<Exclude<NextStep, { kind: 'refuse' }>> {
     const authTime = user ? this.session.authTime(request) : null;
     const signedInSinceAsked = this.session.signedInSinceAsked(request, signInRequestKey(authorization.rawQuery));
-    const step = await this.policy.next(authorization, { user, authTime, consented, signedInSinceAsked });
+    const amr = this.session.authenticationMethods(request);
+    const hasSecondFactor = user ? await this.factors.hasSecondFactor(user.id) : false;
+    const secondFactorRequired = user ? this.factors.mustHaveSecondFactor(user) : false;
+    const step = await this.policy.next(authorization, { user, authTime, consented, signedInSinceAsked, amr, hasSecondFactor, secondFactorRequired });
     if (step.kind !== 'refuse') return step;
     await this.useUpPushedRequest(authorization);
     throw new AuthorizationRedirectError(step.error, authorization.redirectUri, authorization.state, authorization.responseMode);

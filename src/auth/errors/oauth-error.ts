@@ -97,6 +97,12 @@ export class LoginRequiredError extends OAuthError {
   readonly status = 400;
 }
 
+/** Core §3.1.2.6: prompt=none, and going on needs a page (here: a second factor or its enrolment for the acr asked). */
+export class InteractionRequiredError extends OAuthError {
+  readonly error = 'interaction_required';
+  readonly status = 400;
+}
+
 /** Core §3.1.2.6: prompt=none, and the person has not consented to this scope for this client. */
 export class ConsentRequiredError extends OAuthError {
   readonly error = 'consent_required';

@@ -15,6 +15,7 @@ import { JwtAccessTokens } from '../token/jwt-access-tokens.js';
 import { toTokenResponse, type TokenResponse } from '../token/token-response.js';
 import type { GrantContext, GrantHandler } from './grant-handler.js';
 import { verifyS256 } from './pkce.js';
+import { parseAmr } from '../../common/authentication-context.js';
 
 /** RFC 6749 §4.1.3 and RFC 7636 §4.5. */
 export interface AuthorizationCodeParameters {
@@ -73,6 +74,7 @@ export class AuthorizationCodeGrant implements GrantHandler<AuthorizationCodePar
       tokenType: client.accessTokenType,
       authTime: code.authTime,
       sid: code.sid,
+      amr: code.amr,
       dpop: dpopJkt === undefined ? undefined : { jkt: dpopJkt, bindRefreshToken: client.isPublic },
       ...this.jwtAccessTokens.restrictedTo(target.audience, client),
       refreshAudience: granted ?? undefined,
@@ -108,7 +110,7 @@ export class AuthorizationCodeGrant implements GrantHandler<AuthorizationCodePar
   /** OpenID Connect Core §3.1.3.3: an authentication request (scope openid) gets an ID token with its nonce. */
   private async idToken(code: AuthorizationCode, client: Client, tokens: IssuedTokens): Promise<string | undefined> {
     if (!holdsOpenId(code.scope)) return undefined;
-    return this.idTokens.issue({ client, userId: code.userId, authTime: code.authTime, sid: code.sid, nonce: code.nonce, accessToken: tokens.accessToken });
+    return this.idTokens.issue({ client, userId: code.userId, authTime: code.authTime, amr: parseAmr(code.amr), sid: code.sid, nonce: code.nonce, accessToken: tokens.accessToken });
   }
 
   /** The checks of RFC 6749 §4.1.3 and RFC 7636 §4.6; returns the error, or undefined when the code may be redeemed. */

@@ -12,6 +12,7 @@ import type { TokenRequestDto } from '../token/token-request.dto.js';
 import { JwtAccessTokens } from '../token/jwt-access-tokens.js';
 import { toTokenResponse, type TokenResponse } from '../token/token-response.js';
 import type { GrantContext, GrantHandler } from './grant-handler.js';
+import { parseAmr } from '../../common/authentication-context.js';
 
 /** RFC 6749 §6. */
 export interface RefreshTokenParameters {
@@ -78,6 +79,7 @@ export class RefreshTokenGrant implements GrantHandler<RefreshTokenParameters> {
       tokenType: client.accessTokenType,
       authTime: token.authTime,
       sid: token.sid,
+      amr: token.amr,
       dpop: dpopJkt === undefined ? undefined : { jkt: dpopJkt, bindRefreshToken: client.isPublic },
       ...this.jwtAccessTokens.restrictedTo(audience, client),
       refreshAudience: grantedResources ?? undefined,
@@ -92,7 +94,7 @@ export class RefreshTokenGrant implements GrantHandler<RefreshTokenParameters> {
     // original auth_time, a new iat, and no nonce (the refresh is no authentication request).
     const idToken =
       token.userId !== null && holdsOpenId(issued.scope)
-        ? await this.idTokens.issue({ client, userId: token.userId, authTime: token.authTime, sid: token.sid, accessToken: issued.accessToken })
+        ? await this.idTokens.issue({ client, userId: token.userId, authTime: token.authTime, amr: parseAmr(token.amr), sid: token.sid, accessToken: issued.accessToken })
         : undefined;
     return toTokenResponse(issued, idToken);
   }

@@ -7,6 +7,7 @@ import { InteractionExceptionFilter } from '../errors/interaction-exception.filt
 import { sendOutcome } from './interaction-responder.js';
 import { LoginSession } from './login-session.js';
 import { Pages } from './pages.js';
+import { SecondFactors } from '../../factors/second-factors.service.js';
 
 /** Read once at start-up: the pages' only stylesheet. */
 const STYLESHEET = readFileSync(join(PROJECT_ROOT, 'public', 'latchkey.css'), 'utf8');
@@ -19,6 +20,7 @@ export class HomeController {
   constructor(
     private readonly session: LoginSession,
     private readonly pages: Pages,
+    private readonly factors: SecondFactors,
   ) {}
 
   /** Who is signed in here, on how many other browsers, with sign-out buttons for this one and the others. */
@@ -27,7 +29,8 @@ export class HomeController {
     const user = await this.session.currentUser(request);
     const others = user ? await this.session.otherSessionCount(user) : 0;
     const endedCount = typeof ended === 'string' && /^\d{1,6}$/.test(ended) ? Number(ended) : undefined;
-    sendOutcome(reply, this.pages.home(request, user, { others, ended: endedCount }));
+    const factors = user ? await this.factors.summary(user.id) : undefined;
+    sendOutcome(reply, this.pages.home(request, user, { others, ended: endedCount }, factors));
   }
 
   /** "Sign out everywhere else" (OWASP ASVS 3.3.4): ends every other session of the signed-in person, on every instance. */

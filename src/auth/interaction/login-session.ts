@@ -5,6 +5,7 @@ import { Clock } from '../../common/clock.js';
 import { constantTimeEqual } from '../../common/secrets.js';
 import { sessionConfig, type SessionConfig } from '../../config/session.config.js';
 import type { User } from '../../users/user.entity.js';
+import type { AuthenticationMethod } from '../../common/authentication-context.js';
 import { SessionsService } from '../../sessions/sessions.service.js';
 import { UsersService } from '../../users/users.service.js';
 
@@ -24,15 +25,14 @@ declare module '@fastify/secure-session' {
     signedInAt?: number;
     /** How the person proved who they are in this session: RFC 8176 authentication method references. */
     amr?: AuthenticationMethod[];
+    /** A right password (or a password-only session stepping up) waiting for the second factor: who, since when (epoch ms), and where to go next. No one is signed in by it. */
+    pendingFactor?: { uid: string; at: number; returnTo: string };
+    /** The one-time-code secret being enrolled, until the person confirms it with a first code. */
+    enrolSecret?: string;
   }
 }
 
-/**
- * RFC 8176 §2 authentication method reference values this server records: `pwd` (a password),
- * `otp` (a one-time code), `hwk`/`swk` (proof of a hardware- or software-held key: a passkey),
- * `user` (the authenticator verified the person: WebAuthn user verification), `mfa` (more than one factor).
- */
-export type AuthenticationMethod = 'pwd' | 'otp' | 'hwk' | 'swk' | 'user' | 'mfa';
+export type { AuthenticationMethod };
 
 /**
  * The browser's login session: an encrypted, signed, HttpOnly cookie (@fastify/secure-session)
@@ -132,6 +132,46 @@ export class LoginSession {
     request.session.set('sid', secret);
     request.session.set('amr', [...methods]);
     request.session.set('csrf', newCsrfToken());
+  }
+
+  /**
+   * The password was right but the person has a second factor: remember who, for a short while,
+   * without signing anyone in (no uid, no server-side session) until the code is checked.
+   */
+  awaitSecondFactor(request: FastifyRequest, user: User, returnTo: string): void {
+    request.session.set('pendingFactor', { uid: user.id, at: this.clock.now().getTime(), returnTo });
+  }
+
+  /** The person waiting for their second factor, and where they go next; null when none, or the wait (SECOND_FACTOR_WAIT_SECONDS) is over. */
+  async pendingSecondFactor(request: FastifyRequest, maxAgeSeconds: number): Promise<{ user: User; returnTo: string } | null> {
+    const pending = request.session.get('pendingFactor');
+    if (!pending || this.clock.now().getTime() - pending.at > maxAgeSeconds * 1000) return null;
+    const user = await this.users.findById(pending.uid);
+    return user ? { user, returnTo: pending.returnTo } : null;
+  }
+
+  forgetPendingSecondFactor(request: FastifyRequest): void {
+    if (request.session.get('pendingFactor') !== undefined) request.session.set('pendingFactor', undefined);
+  }
+
+  /** Whether the signed-in person signed in within the last `seconds` (changing a factor asks for a recent sign-in). */
+  signedInWithin(request: FastifyRequest, seconds: number): boolean {
+    const signedInAt = request.session.get('signedInAt');
+    return signedInAt !== undefined && this.clock.now().getTime() - signedInAt <= seconds * 1000;
+  }
+
+  /** The one-time-code secret being enrolled in this browser (kept in the encrypted cookie only), created when there is none. */
+  enrolmentSecret(request: FastifyRequest, create: () => string): string {
+    let secret = request.session.get('enrolSecret');
+    if (!secret) {
+      secret = create();
+      request.session.set('enrolSecret', secret);
+    }
+    return secret;
+  }
+
+  forgetEnrolmentSecret(request: FastifyRequest): void {
+    request.session.set('enrolSecret', undefined);
   }
 
   /** Ends the server-side session, then forgets it in the cookie. */

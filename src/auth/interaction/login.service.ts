@@ -4,10 +4,16 @@ import { clientAddress } from '../../rate-limit/client-address.js';
 import { parse as parseQuery } from 'node:querystring';
 import { LoginThrottle } from '../../rate-limit/login-throttle.service.js';
 import { UsersService } from '../../users/users.service.js';
+import { SecondFactors } from '../../factors/second-factors.service.js';
 import { AuthorizationRequestValidator } from '../authorize/authorization-request.validator.js';
 import type { InteractionOutcome } from './interaction-responder.js';
 import { LoginSession } from './login-session.js';
 import { Pages } from './pages.js';
+
+/** Where a person enrols one-time codes (also where one who must have a second factor is sent). */
+export const ONE_TIME_CODES_PAGE = '/account/one-time-codes';
+/** Where the second step of a sign-in asks for the code. */
+export const SECOND_FACTOR_PAGE = '/login/code';
 
 export interface LoginForm {
   username?: unknown;
@@ -17,9 +23,9 @@ export interface LoginForm {
 }
 
 /** Where login may send the browser next: only our own authorization endpoint or home page, never elsewhere. */
-function safeReturnTo(value: unknown): string {
+export function safeReturnTo(value: unknown): string {
   // Printable ASCII only: the value becomes a Location header, where CR or LF would split the response.
-  return typeof value === 'string' && (value === '/' || value === '/account/access' || /^\/authorize\?[\x21-\x7E]*$/.test(value)) ? value : '/';
+  return typeof value === 'string' && (value === '/' || value === '/account/access' || value === ONE_TIME_CODES_PAGE || /^\/authorize\?[\x21-\x7E]*$/.test(value)) ? value : '/';
 }
 
 @Injectable()
@@ -30,6 +36,7 @@ export class LoginService {
     private readonly validator: AuthorizationRequestValidator,
     private readonly pages: Pages,
     private readonly throttle: LoginThrottle,
+    private readonly factors: SecondFactors,
   ) {}
 
   async page(request: FastifyRequest): Promise<InteractionOutcome> {
@@ -59,6 +66,12 @@ export class LoginService {
       return this.pages.login(request, { returnTo, authorization, username, failed: true });
     }
     await this.throttle.succeeded(clientAddress(request), username);
+    // Enrolling is opting in: a person with a second factor is always asked for it, and nobody is
+    // signed in until it is checked (the cookie only remembers, briefly, whose password was right).
+    if (await this.factors.hasSecondFactor(user.id)) {
+      this.session.awaitSecondFactor(request, user, returnTo);
+      return { kind: 'redirect', status: 303, location: SECOND_FACTOR_PAGE };
+    }
     await this.session.logIn(request, user);
     // 303: the browser follows with GET (RFC 9700 §4.12 warns against 307 after a credential POST).
     return { kind: 'redirect', status: 303, location: returnTo };

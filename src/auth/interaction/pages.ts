@@ -4,6 +4,7 @@ import { ScopeCatalog } from '../../scopes/scope-catalog.js';
 import type { GrantedAccess } from '../../consents/access-withdrawal.service.js';
 import type { Client } from '../../clients/client.entity.js';
 import type { User } from '../../users/user.entity.js';
+import type { EnrolmentView, FactorSummary } from '../../factors/second-factors.service.js';
 import type { AuthorizationRequest } from '../authorize/authorization-request.js';
 import { formTargetOf, type InteractionOutcome } from './interaction-responder.js';
 import { LoginSession } from './login-session.js';
@@ -74,9 +75,34 @@ export class Pages {
     return { kind: 'page', page };
   }
 
+  /** The second step of a sign-in (or a step-up): the code from the authenticator app, or a recovery code. */
+  secondFactor(request: FastifyRequest, user: User, options: { authorization?: AuthorizationRequest; failed?: boolean } = {}): InteractionOutcome {
+    const { authorization } = options;
+    const page = this.renderer.render(
+      'second-factor',
+      { title: 'Enter your code', clientName: authorization?.client.name, username: user.username, failed: options.failed ?? false, csrfToken: this.session.csrfToken(request) },
+      { status: options.failed ? 401 : 200, formTargets: authorization ? [formTargetOf(authorization.redirectUri)] : [] },
+    );
+    return { kind: 'page', page };
+  }
+
+  /** Enrolment of one-time codes: the QR code and the key, and the field for the first code. `required`: the person may not go on without. */
+  enrolOneTimeCodes(request: FastifyRequest, enrolment: EnrolmentView, options: { returnTo: string; required?: boolean; failed?: boolean; formTargets?: string[] }): InteractionOutcome {
+    const page = this.renderer.render(
+      'enrol-one-time-codes',
+      { title: 'Set up one-time codes', qrSvg: enrolment.qrSvg, groupedSecret: enrolment.groupedSecret, required: options.required ?? false, failed: options.failed ?? false, returnTo: options.returnTo, csrfToken: this.session.csrfToken(request) },
+      { status: options.failed ? 400 : 200, formTargets: options.formTargets ?? [] },
+    );
+    return { kind: 'page', page };
+  }
+
+  /** Recovery codes, shown once, right after they were made. */
+  recoveryCodes(codes: string[], options: { message: string; continueTo: string }): InteractionOutcome {
+    return { kind: 'page', page: this.renderer.render('recovery-codes', { title: 'Your recovery codes', codes, message: options.message, continueTo: options.continueTo }) };
+  }
+
   /** The applications holding access to the person's data, each with a Withdraw button. */
   access(request: FastifyRequest, user: User, grants: GrantedAccess[], withdrawn?: string): InteractionOutcome {
-    const when = (date: Date) => date.toISOString().slice(0, 16).replace('T', ' ') + ' UTC';
     const page = this.renderer.render('access', {
       title: 'Applications with access',
       username: user.username,
@@ -93,13 +119,17 @@ export class Pages {
     return { kind: 'page', page };
   }
 
-  /** `sessions`: how many other browsers the person is signed in on, and how many were just signed out. */
-  home(request: FastifyRequest, user: User | null, sessions: { others: number; ended?: number } = { others: 0 }): InteractionOutcome {
+  /** `sessions`: how many other browsers the person is signed in on, and how many were just signed out; `factors`: their second factors. */
+  home(request: FastifyRequest, user: User | null, sessions: { others: number; ended?: number } = { others: 0 }, factors?: FactorSummary): InteractionOutcome {
     const page = this.renderer.render('home', {
       title: user ? 'Signed in' : 'Latchkey',
       username: user?.username,
       otherSessions: sessions.others,
       endedSessions: sessions.ended,
+      factors: factors && {
+        totp: factors.totp && { createdAt: when(factors.totp.createdAt), lastUsedAt: factors.totp.lastUsedAt && when(factors.totp.lastUsedAt) },
+        recoveryCodesLeft: factors.recoveryCodes.left,
+      },
       csrfToken: this.session.csrfToken(request),
     });
     return { kind: 'page', page };
@@ -125,6 +155,10 @@ export class Pages {
     const page = this.renderer.render('error', { title: titleFor(status), status, error, message, retryUrl: options.retryUrl }, { status });
     return { kind: 'page', page };
   }
+}
+
+function when(date: Date): string {
+  return date.toISOString().slice(0, 16).replace('T', ' ') + ' UTC';
 }
 
 function titleFor(status: number): string {

@@ -3,6 +3,7 @@ import type { Client } from '../../clients/client.entity.js';
 import { ClientsService } from '../../clients/clients.service.js';
 import { DPOP_SCHEME } from '../../common/oauth.constants.js';
 import { SubjectIdentifiers } from '../../openid/subject-identifiers.js';
+import { acrOf, parseAmr } from '../../common/authentication-context.js';
 import { IntrospectionAccess } from '../../resource-servers/introspection-access.js';
 import { TokenKind, type Token } from '../../tokens/token.entity.js';
 import { TokensService } from '../../tokens/tokens.service.js';
@@ -21,6 +22,9 @@ export interface IntrospectionResponse {
   cnf?: { jkt: string };
   /** RFC 7662 §2.2, RFC 8707: the resources the token is restricted to. */
   aud?: string[];
+  /** When the person signed in, and the level that sign-in reached (authentication-context.ts): for resource servers that require one (issue 33). */
+  auth_time?: number;
+  acr?: string;
 }
 
 const INACTIVE: IntrospectionResponse = { active: false };
@@ -60,6 +64,8 @@ export class TokenIntrospection {
       ...(token.kind === TokenKind.Access ? { token_type: token.dpopJkt !== null ? DPOP_SCHEME : token.tokenType } : {}),
       ...(token.dpopJkt !== null ? { cnf: { jkt: token.dpopJkt } } : {}),
       ...(token.audience !== null ? { aud: token.audience.split(' ') } : {}),
+      // Tokens a person's sign-in led to; not client_credentials ones, which no one signed in for.
+      ...(token.userId !== null && token.authTime !== null ? { auth_time: Math.floor(token.authTime.getTime() / 1000), acr: acrOf(parseAmr(token.amr)) } : {}),
     };
   }
 

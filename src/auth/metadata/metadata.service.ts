@@ -1,3 +1,4 @@
+import { ACR_VALUES_SUPPORTED } from '../../common/authentication-context.js';
 import { Inject, Injectable } from '@nestjs/common';
 import { parConfig, type ParConfig } from '../../config/par.config.js';
 import { ASYMMETRIC_JWS_ALGORITHMS } from '../../common/asymmetric-algorithms.js';
@@ -61,13 +62,14 @@ export interface OpenIdProviderMetadata extends AuthorizationServerMetadata {
   subject_types_supported: string[];
   id_token_signing_alg_values_supported: string[];
   claims_supported: string[];
+  acr_values_supported: string[];
   claims_parameter_supported: boolean;
   request_parameter_supported: boolean;
   request_uri_parameter_supported: boolean;
 }
 
 /** The claims an ID token carries (Core §2), then those userinfo releases by scope (§5.4). */
-const ID_TOKEN_CLAIMS = ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'amr', 'sid'];
+const ID_TOKEN_CLAIMS = ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'amr', 'acr', 'sid'];
 const CLAIMS_SUPPORTED = [...new Set([...ID_TOKEN_CLAIMS, ...USERINFO_CLAIMS])];
 
 @Injectable()
@@ -131,6 +133,8 @@ export class MetadataService {
       // RS256 by default, which every OpenID provider must offer (Core §15.1); ES256 and EdDSA per client.
       id_token_signing_alg_values_supported: algorithms(SIGNING_ALGORITHMS),
       claims_supported: CLAIMS_SUPPORTED,
+      // Discovery §3: the levels an ID token's acr says and acr_values may ask for (common/authentication-context.ts).
+      acr_values_supported: [...ACR_VALUES_SUPPORTED],
       // Core §3.1.2.1; select_account shows the sign-in form, where another person may sign in.
       prompt_values_supported: Object.values(Prompt),
       claims_parameter_supported: false,
