@@ -103,5 +103,7 @@ import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
       useFactory: (...handlers: GrantHandler[]) => handlers,
     },
   ],
+  // The sign-in session and the pages, for capabilities built on them in their own folders (passkeys/).
+  exports: [LoginSession, Pages, PageRenderer],
 })
 export class AuthModule {}

@@ -14,6 +14,8 @@ import { SigningKey } from '../signing/signing-key.entity.js';
 import { Token } from '../tokens/token.entity.js';
 import { User } from '../users/user.entity.js';
 import { PushedAuthorizationRequest } from '../pushed-requests/pushed-request.entity.js';
+import { PasskeyChallenge } from '../passkeys/passkey-challenge.entity.js';
+import { Passkey } from '../passkeys/passkey.entity.js';
 
 /** Every entity, listed explicitly (no globs: the same list works compiled, under Jest and in the CLI). */
-export const ENTITIES = [User, Client, AuthorizationCode, Token, Consent, ServerKey, Item, AuditEvent, MacNonce, Session, SigningKey, SessionClient, LogoutDelivery, PushedAuthorizationRequest, JtiUse, ResourceServer];
+export const ENTITIES = [User, Client, AuthorizationCode, Token, Consent, ServerKey, Item, AuditEvent, MacNonce, Session, SigningKey, SessionClient, LogoutDelivery, PushedAuthorizationRequest, JtiUse, ResourceServer, Passkey, PasskeyChallenge];
