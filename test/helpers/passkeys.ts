@@ -20,14 +20,15 @@ export class PasskeyTestApp {
     readonly baseUrl: string,
   ) {}
 
+  /** `env.ISSUER` may name another instance's issuer: a second instance behind the same name, as behind a load balancer. */
   static async start(env: Record<string, string> = {}): Promise<PasskeyTestApp> {
     const port = await freePort();
-    Object.assign(process.env, env, { ISSUER: `http://localhost:${port}` });
+    Object.assign(process.env, { ISSUER: `http://localhost:${port}` }, env);
     await createTestDatabase();
     const nest = await createApp({ level: 'error' });
     await nest.listen(port, '127.0.0.1');
     await nest.getHttpAdapter().getInstance().ready();
-    return new PasskeyTestApp(nest, `http://localhost:${port}`, `http://127.0.0.1:${port}`);
+    return new PasskeyTestApp(nest, process.env.ISSUER!, `http://127.0.0.1:${port}`);
   }
 
   async stop(): Promise<void> {

@@ -7,6 +7,7 @@ import { jest } from '@jest/globals';
 import { auditActions, PasskeyTestApp, rowCount } from '../helpers/passkeys.js';
 import { SoftAuthenticator } from '../helpers/soft-authenticator.js';
 import { PasskeysService } from '../../src/passkeys/passkeys.service.js';
+import { Clock } from '../../src/common/clock.js';
 
 jest.setTimeout(60_000);
 
@@ -117,6 +118,40 @@ describe('passkey ceremonies under attack', () => {
     await again.postJson('/login/passkey/options', { csrf_token: token });
     expect((await again.postJson('/login/passkey', { csrf_token: token, return_to: '/', response })).status).toBe(401);
     expect((await again.get('/')).body).not.toContain('You are signed in');
+  });
+
+  it('the same assertion sent to two instances at once signs in exactly once (the challenge is in the shared database)', async () => {
+    const { authenticator } = await userWithPasskey();
+    const other = await PasskeyTestApp.start({ ISSUER: app.origin });
+    try {
+      const browser = app.browser();
+      const login = await browser.get('/login');
+      const csrf = /name="csrf_token" value="([^"]+)"/.exec(login.body)![1];
+      const options = JSON.parse((await browser.postJson('/login/passkey/options', { csrf_token: csrf })).body) as Record<string, unknown>;
+      const response = authenticator.assert(options);
+      const atOther = browser.copy(other.baseUrl);
+      const answers = await Promise.all([browser, atOther, browser.copy(), atOther.copy()].map((b) => b.postJson('/login/passkey', { csrf_token: csrf, return_to: '/', response })));
+      expect(answers.map((a) => a.status).sort()).toEqual([200, 401, 401, 401]);
+      // The other instance itself accepts a passkey sign-in it was asked for: it refused the copies for their challenge.
+      expect((await other.passkeySignIn(other.browser(), authenticator)).answer.status).toBe(200);
+    } finally {
+      await other.nest.close();
+    }
+  });
+
+  it('a challenge expires: an answer after the ceremony time (5 minutes) is refused', async () => {
+    const { authenticator } = await userWithPasskey();
+    const browser = app.browser();
+    const login = await browser.get('/login');
+    const csrf = /name="csrf_token" value="([^"]+)"/.exec(login.body)![1];
+    const options = JSON.parse((await browser.postJson('/login/passkey/options', { csrf_token: csrf })).body) as Record<string, unknown>;
+    const later = new Date(Date.now() + 6 * 60_000);
+    const clock = jest.spyOn(app.nest.get(Clock), 'now').mockImplementation(() => later);
+    try {
+      expect((await browser.postJson('/login/passkey', { csrf_token: csrf, return_to: '/', response: authenticator.assert(options) })).status).toBe(401);
+    } finally {
+      clock.mockRestore();
+    }
   });
 
   it('a replayed registration is refused and stores nothing more', async () => {
