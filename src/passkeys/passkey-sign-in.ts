@@ -92,10 +92,15 @@ export class PasskeySignIn {
         credential: { id: passkey.credentialId, publicKey: Buffer.from(passkey.publicKey, 'base64url'), counter: 0, transports: passkey.transports as AuthenticatorTransport[] },
         requireUserVerification: true,
       });
-    } catch {
+    } catch (error) {
+      // A known passkey's proof that does not hold (another origin: phishing; a bad signature; no UV): recorded, without the response.
+      await this.recordRefusal(passkey, error instanceof Error ? error.message : 'unverifiable');
       return null;
     }
-    if (!verification.verified || !verification.authenticationInfo.userVerified) return null;
+    if (!verification.verified || !verification.authenticationInfo.userVerified) {
+      await this.recordRefusal(passkey, 'not verified');
+      return null;
+    }
     const { newCounter, credentialBackedUp } = verification.authenticationInfo;
     // §6.1.1 and §7.2 step 21: a counter that does not grow, when either is non-zero, means two
     // authenticators hold this key (a cloned authenticator): refused, and recorded.
@@ -109,6 +114,10 @@ export class PasskeySignIn {
       return null;
     }
     return passkey;
+  }
+
+  private recordRefusal(passkey: Passkey, reason: string): Promise<void> {
+    return this.audit.record({ actor: `user:${passkey.userId}`, action: 'passkey.sign_in_refused', subject: `user:${passkey.userId}`, details: { passkey: passkey.id, reason: reason.slice(0, 200) } });
   }
 
   private recordClone(passkey: Passkey, presented: number): Promise<void> {

@@ -18,7 +18,7 @@ import { ClientsService } from '../../src/clients/clients.service.js';
 import { PROJECT_ROOT } from '../../src/common/project-root.js';
 import { PasskeysService } from '../../src/passkeys/passkeys.service.js';
 import { PasskeyTestApp } from '../helpers/passkeys.js';
-import { watchPage } from './support/a11y.js';
+import { pageStructure, textContrast, watchPage } from './support/a11y.js';
 import { launchChromium } from './support/chromium.js';
 
 jest.setTimeout(120_000);
@@ -97,6 +97,9 @@ describe('passkeys in a real browser with a virtual authenticator', () => {
     await expect(page.getByRole('status').textContent()).resolves.toBe('Your passkey was added.');
     await expect(page.locator('ul.passkeys h2').allTextContents()).resolves.toEqual(['Virtual key']);
     await page.screenshot({ path: join(SCREENSHOTS, `${DATABASE}-passkeys-account.png`), fullPage: true });
+    // The account page has the basics every page has: lang, title, one h1, main, labelled controls, contrast.
+    await expect(pageStructure(page)).resolves.toEqual({ lang: 'en', title: 'Passkeys · Latchkey', h1Count: 1, mainCount: 1, unlabelledControls: [], stylesheetsLoaded: true, icon: 'data:,' });
+    await expect(textContrast(page).then((report) => report.failures)).resolves.toEqual([]);
     const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
     expect(credentials).toHaveLength(1);
     expect(credentials[0].isResidentCredential).toBe(true);

@@ -86,6 +86,9 @@ describe('passkey ceremonies under attack', () => {
 
     const { authenticator } = await userWithPasskey();
     expect((await app.passkeySignIn(app.browser(), authenticator, { origin: 'https://login.example-phish.test' })).answer.status).toBe(401);
+    const refusals = (await app.dataSource.query(`SELECT "details" FROM "audit_events" WHERE "action" = 'passkey.sign_in_refused'`)) as { details: unknown }[];
+    const reasons = refusals.map((row) => (typeof row.details === 'string' ? JSON.parse(row.details) : row.details) as { reason: string }).map((d) => d.reason);
+    expect(reasons.some((reason) => reason.includes('https://login.example-phish.test'))).toBe(true);
     expect((await app.passkeySignIn(app.browser(), authenticator)).answer.status).toBe(200);
   });
 
