@@ -1,5 +1,5 @@
 import { registerAs, type ConfigType } from '@nestjs/config';
-import { IsOptional, IsString } from 'class-validator';
+import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
 import { isIP } from 'node:net';
 import { appConfig } from './app.config.js';
 import { ConfigValidationError, validateEnv } from './validate-env.js';
@@ -12,6 +12,10 @@ class PasskeyEnv {
    */
   @IsOptional() @IsString()
   PASSKEY_RP_ID?: string;
+
+  /** Ceremonies (challenges stored) one address may begin per minute; 0 switches the limit off. */
+  @IsOptional() @IsInt() @Min(0) @Max(100_000)
+  PASSKEY_CEREMONIES_PER_MINUTE?: number;
 }
 
 /** A host name as WebAuthn accepts it for an RP ID: lower-case labels, no port, no trailing dot. */
@@ -51,6 +55,8 @@ export const passkeyConfig = registerAs('passkey', () => {
     ceremonySeconds: 300,
     /** Adding or removing a passkey needs a sign-in at most this old. */
     recentSignInSeconds: 300,
+    /** Each ceremony stores a challenge: an address may begin this many per minute (the sign-in page begins one for autofill). */
+    ceremoniesPerMinute: env.PASSKEY_CEREMONIES_PER_MINUTE ?? 60,
   };
 });
 

@@ -9,7 +9,8 @@ import { passkeyConfig, type PasskeyConfig } from '../config/passkey.config.js';
 import { jsonObjectBody } from '../http/content-negotiation.js';
 import type { User } from '../users/user.entity.js';
 import { PASSKEY_NAME_MAX, PasskeyRegistration } from './passkey-registration.js';
-import { jsonError, PASSKEY_ROUTES, type JsonOutcome } from './passkey-routes.js';
+import { CeremonyRateLimit } from './ceremony-rate-limit.js';
+import { jsonError, PASSKEY_ROUTES, tooManyCeremonies, type JsonOutcome } from './passkey-routes.js';
 import { PasskeysService } from './passkeys.service.js';
 
 /** A name as a person types it: trimmed, printable, not empty, at most PASSKEY_NAME_MAX characters. */
@@ -36,6 +37,7 @@ export class PasskeyAccount {
     private readonly renderer: PageRenderer,
     private readonly passkeys: PasskeysService,
     private readonly registration: PasskeyRegistration,
+    private readonly ceremonies: CeremonyRateLimit,
     private readonly clock: Clock,
     @Inject(passkeyConfig.KEY) private readonly config: PasskeyConfig,
   ) {}
@@ -79,6 +81,8 @@ export class PasskeyAccount {
   async registrationOptions(request: FastifyRequest): Promise<JsonOutcome> {
     const allowed = await this.mayChange(request);
     if ('status' in allowed) return allowed;
+    const wait = await this.ceremonies.wait(request);
+    if (wait > 0) return tooManyCeremonies(wait);
     return { status: 200, body: { ...(await this.registration.options(request, allowed.user, allowed.rpId)) } };
   }
 

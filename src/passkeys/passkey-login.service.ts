@@ -4,8 +4,9 @@ import { LoginSession } from '../auth/interaction/login-session.js';
 import { safeReturnTo } from '../auth/interaction/login.service.js';
 import { passkeyConfig, type PasskeyConfig } from '../config/passkey.config.js';
 import { jsonObjectBody } from '../http/content-negotiation.js';
+import { CeremonyRateLimit } from './ceremony-rate-limit.js';
 import { PasskeySignIn } from './passkey-sign-in.js';
-import { jsonError, type JsonOutcome } from './passkey-routes.js';
+import { jsonError, tooManyCeremonies, type JsonOutcome } from './passkey-routes.js';
 
 /** The sign-in page's passkey endpoints (JSON, posted by /assets/passkeys.js with the page's CSRF token). */
 @Injectable()
@@ -13,6 +14,7 @@ export class PasskeyLogin {
   constructor(
     private readonly session: LoginSession,
     private readonly signIn: PasskeySignIn,
+    private readonly ceremonies: CeremonyRateLimit,
     @Inject(passkeyConfig.KEY) private readonly config: PasskeyConfig,
   ) {}
 
@@ -20,6 +22,8 @@ export class PasskeyLogin {
   async options(request: FastifyRequest): Promise<JsonOutcome> {
     const checked = this.check(request);
     if ('status' in checked) return checked;
+    const wait = await this.ceremonies.wait(request);
+    if (wait > 0) return tooManyCeremonies(wait);
     return { status: 200, body: { ...(await this.signIn.options(request, checked.rpId)) } };
   }
 

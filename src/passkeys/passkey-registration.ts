@@ -75,7 +75,7 @@ export class PasskeyRegistration {
     if (!verification.verified || !info || !info.userVerified) return { added: false, reason: 'The passkey could not be verified.' };
     if (await this.store.findByCredentialId(info.credential.id)) return { added: false, reason: 'This passkey is already registered.' };
     const id = uuidv7();
-    await this.store.insert({
+    const inserted = this.store.insert({
       id,
       userId: user.id,
       credentialId: info.credential.id,
@@ -88,6 +88,8 @@ export class PasskeyRegistration {
       createdAt: this.clock.now(),
       lastUsedAt: null,
     });
+    // Two registrations of one credential racing: the unique credential_id index lets one in (WebAuthn §7.1 step 26).
+    if (!(await inserted.then(() => true, () => false))) return { added: false, reason: 'This passkey is already registered.' };
     await this.audit.record({ actor: `user:${user.id}`, action: 'passkey.added', subject: `user:${user.id}`, details: { passkey: id, name, synced: info.credentialDeviceType === 'multiDevice' } });
     return { added: true };
   }

@@ -23,3 +23,8 @@ export interface JsonOutcome {
 export function jsonError(status: number, error: string, description: string): JsonOutcome {
   return { status, body: { error, error_description: description } };
 }
+
+/** 429 (RFC 6585 §4) with Retry-After, for an address that began too many ceremonies (CeremonyRateLimit). */
+export function tooManyCeremonies(retryAfterSeconds: number): JsonOutcome {
+  return { ...jsonError(429, 'too_many_requests', `Too many passkey requests. Try again in ${retryAfterSeconds} seconds.`), headers: { 'Retry-After': String(retryAfterSeconds) } };
+}

@@ -5,6 +5,7 @@ import { AuthModule } from '../auth/auth.module.js';
 import { CommonModule } from '../common/common.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { UsersModule } from '../users/users.module.js';
+import { CeremonyRateLimit } from './ceremony-rate-limit.js';
 import { PasskeyAccount } from './passkey-account.service.js';
 import { PasskeyChallenge } from './passkey-challenge.entity.js';
 import { PasskeyChallengeStore } from './passkey-challenge.store.js';
@@ -25,7 +26,7 @@ import { PasskeysService } from './passkeys.service.js';
 @Module({
   imports: [CommonModule, AuditModule, RateLimitModule, UsersModule, AuthModule, TypeOrmModule.forFeature([Passkey, PasskeyChallenge])],
   controllers: [PasskeysController],
-  providers: [PasskeyStore, PasskeyChallengeStore, PasskeyChallenges, PasskeyRegistration, PasskeySignIn, PasskeyAccount, PasskeyLogin, PasskeysService],
+  providers: [CeremonyRateLimit, PasskeyStore, PasskeyChallengeStore, PasskeyChallenges, PasskeyRegistration, PasskeySignIn, PasskeyAccount, PasskeyLogin, PasskeysService],
   exports: [PasskeysService],
 })
 export class PasskeysModule {}

@@ -17,7 +17,7 @@ describe('passkey ceremonies under attack', () => {
 
   beforeAll(async () => {
     // Generous failures, so that the refusals below do not run into the rate limit, tested last with its own address.
-    app = await PasskeyTestApp.start({ LOGIN_FREE_FAILURES: '50', LOGIN_IP_FREE_FAILURES: '200' });
+    app = await PasskeyTestApp.start({ LOGIN_FREE_FAILURES: '50', LOGIN_IP_FREE_FAILURES: '200', PASSKEY_CEREMONIES_PER_MINUTE: '1000' });
     rpId = new URL(app.origin).hostname;
   });
   afterAll(async () => {
@@ -177,6 +177,23 @@ describe('passkey ceremonies under attack', () => {
     const response = new SoftAuthenticator(rpId, app.origin).register({ ...signInOptions, user: { id: 'x' } });
     expect((await browser.postJson('/account/passkeys/registration', { csrf_token: csrf, name: 'Crossed', response })).status).toBe(400);
     expect(await app.nest.get(PasskeysService).countFor(user.id)).toBe(0);
+  });
+
+  it('beginning ceremonies is limited per address, so nobody fills the challenge table', async () => {
+    const limited = await PasskeyTestApp.start({ PASSKEY_CEREMONIES_PER_MINUTE: '3' });
+    try {
+      const browser = limited.browser();
+      const login = await browser.get('/login');
+      const csrf = /name="csrf_token" value="([^"]+)"/.exec(login.body)![1];
+      const before = await rowCount(limited.dataSource, 'passkey_challenges');
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) statuses.push((await browser.postJson('/login/passkey/options', { csrf_token: csrf })).status);
+      expect(statuses).toEqual([200, 200, 200, 429, 429]);
+      expect(await rowCount(limited.dataSource, 'passkey_challenges')).toBe(before + 3);
+    } finally {
+      await limited.nest.close();
+      delete process.env.PASSKEY_CEREMONIES_PER_MINUTE;
+    }
   });
 
   it('failed passkey sign-ins are rate limited like passwords (429 with Retry-After)', async () => {
