@@ -70,7 +70,8 @@
         if (!cancelled(e)) show(error, e);
       });
     });
-    // Conditional mediation: the browser offers passkeys in the username field's autofill.
+    // Conditional mediation: the browser offers passkeys in the username field's autofill (the sign-in page has one).
+    if (!document.querySelector('input[autocomplete~="webauthn"]')) return;
     webauthn.browserSupportsWebAuthnAutofill().then(function (supported) {
       if (supported) signIn(true).catch(function () {});
     });

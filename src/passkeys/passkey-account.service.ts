@@ -119,6 +119,6 @@ export class PasskeyAccount {
   }
 
   private staleMessage(): string {
-    return `For your safety, adding or removing a passkey needs a sign-in of the last ${Math.round(this.config.recentSignInSeconds / 60)} minutes. Sign out, sign in again, and come back.`;
+    return `For your safety, adding or removing a passkey needs a sign-in of the last ${Math.round(this.config.recentSignInSeconds / 60)} minutes. Confirm it's you on the passkeys page, then try again.`;
   }
 }

@@ -15,6 +15,7 @@ import * as oidc from 'openid-client';
 import type { Browser as Chromium, BrowserContext, CDPSession, Page } from 'playwright-core';
 import { LoginSession } from '../../src/auth/interaction/login-session.js';
 import { ClientsService } from '../../src/clients/clients.service.js';
+import { Clock } from '../../src/common/clock.js';
 import { PROJECT_ROOT } from '../../src/common/project-root.js';
 import { PasskeysService } from '../../src/passkeys/passkeys.service.js';
 import { PasskeyTestApp } from '../helpers/passkeys.js';
@@ -154,7 +155,7 @@ describe('passkeys in a real browser with a virtual authenticator', () => {
     expect(watcher.problems()).toEqual({ consoleErrors: [], pageErrors: [], failedRequests: [] });
   });
 
-  it("the browser's autofill offers the passkey on the sign-in page (conditional mediation) and signs in with it", async () => {
+  it("the browser's autofill offers the passkey on the sign-in page (conditional mediation) and signs in with it; later it confirms a change", async () => {
     const user = await app.createUser('katherine.johnson', 'orbital mechanics 1962');
     const page = await context.newPage();
     const watcher = watchPage(page, app.origin);
@@ -179,6 +180,21 @@ describe('passkeys in a real browser with a virtual authenticator', () => {
     await expect(page.locator('.lead').textContent()).resolves.toBe(`as ${user.username}`);
     expect(logIn.mock.calls.map((call) => call[2])).toEqual([['hwk', 'user', 'mfa']]);
     logIn.mockRestore();
+
+    // Six minutes on, the account page asks to confirm before a change; the passkey confirms it.
+    const clock = jest.spyOn(app.nest.get(Clock), 'now').mockImplementation(() => new Date(Date.now() + 6 * 60_000));
+    try {
+      await page.goto(`${app.origin}/account/passkeys`);
+      await expect(page.getByRole('heading', { level: 2, name: "Confirm it's you" }).isVisible()).resolves.toBe(true);
+      await expect(page.getByRole('button', { name: 'Add a passkey' }).count()).resolves.toBe(0);
+      const confirm = page.getByRole('button', { name: 'Confirm with a passkey' });
+      await confirm.waitFor({ state: 'visible' });
+      await confirm.click();
+      await page.getByRole('button', { name: 'Add a passkey' }).waitFor();
+      await expect(page.getByRole('button', { name: 'Remove the passkey Autofill key' }).isVisible()).resolves.toBe(true);
+    } finally {
+      clock.mockRestore();
+    }
     await page.waitForLoadState('networkidle');
     expect(watcher.problems()).toEqual({ consoleErrors: [], pageErrors: [], failedRequests: [] });
   });

@@ -83,6 +83,17 @@ describe('changing passkeys needs a recent sign-in of the owner', () => {
     expect(page.body).not.toContain('action="/account/passkeys/remove"');
     expect(await tables()).toEqual(before);
     expect(await app.nest.get(PasskeysService).countFor(user.id)).toBe(1);
+
+    // Confirming with the password (a new sign-in, now) makes the change possible again.
+    const wrong = await browser.submit(page, '/login', { password: 'not the password' });
+    expect(wrong.status).toBe(401);
+    const confirmed = await browser.submit(page, '/login', { password: user.password });
+    expect(confirmed.status).toBe(303);
+    expect(confirmed.location).toBe('/account/passkeys');
+    const fresh = await browser.get('/account/passkeys');
+    expect(fresh.body).not.toContain('id="passkeys-reauthenticate"');
+    expect((await browser.submit(fresh, '/account/passkeys/remove', { passkey_id: passkeyId })).status).toBe(303);
+    expect(await app.nest.get(PasskeysService).countFor(user.id)).toBe(0);
   });
 
   it("someone cannot remove another person's passkey", async () => {
