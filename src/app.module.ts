@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { AccountsModule } from './accounts/accounts.module.js';
 import { AuthModule } from './auth/auth.module.js';
+import { PasskeysModule } from './passkeys/passkeys.module.js';
 import { AuditModule } from './audit/audit.module.js';
 import { CollectionsModule } from './collections/collections.module.js';
 import { CommonModule } from './common/common.module.js';
@@ -26,6 +27,7 @@ import { oauthConfig } from './config/oauth.config.js';
 import { rateLimitConfig } from './config/rate-limit.config.js';
 import { redisConfig } from './config/redis.config.js';
 import { sessionConfig } from './config/session.config.js';
+import { passkeyConfig } from './config/passkey.config.js';
 import { DatabaseModule } from './schema/database.module.js';
 import { SqliteCheckpointer } from './database/sqlite-checkpointer.js';
 import { HealthModule } from './health/health.module.js';
@@ -37,7 +39,7 @@ import { ResourcesModule } from './resources/resources.module.js';
 
 @Module({
   imports: [
-    ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, appConfig, clientAuthConfig, databaseConfig, dpopConfig, factorsConfig, fapiConfig, housekeepingConfig, legacyGrantsConfig, logoutConfig, outboundConfig, macTokenConfig, metricsConfig, oauthConfig, openIdConfig, parConfig, rateLimitConfig, redisConfig, sessionConfig] }),
+    ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, appConfig, clientAuthConfig, databaseConfig, dpopConfig, factorsConfig, fapiConfig, housekeepingConfig, legacyGrantsConfig, logoutConfig, outboundConfig, macTokenConfig, metricsConfig, oauthConfig, openIdConfig, parConfig, rateLimitConfig, redisConfig, sessionConfig, passkeyConfig] }),
     CommonModule,
     MetricsModule,
     CollectionsModule,
@@ -46,6 +48,7 @@ import { ResourcesModule } from './resources/resources.module.js';
     AuditModule,
     KeysModule,
     AuthModule,
+    PasskeysModule,
     LogoutModule,
     BackchannelLogoutSenderModule,
     AccountsModule,

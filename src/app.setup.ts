@@ -34,12 +34,14 @@ import { oauthConfig } from './config/oauth.config.js';
 import { rateLimitConfig } from './config/rate-limit.config.js';
 import { redisConfig } from './config/redis.config.js';
 import { sessionConfig, type SessionConfig } from './config/session.config.js';
+import { passkeyConfig } from './config/passkey.config.js';
+import { PASSKEY_COOKIE_ROUTES } from './passkeys/passkey-routes.js';
 import { setUpApiDocs } from './resources/openapi/api-docs.js';
 import { ResourceRoutes } from './resources/resource-routes.js';
 import { ServerKeysService } from './keys/server-keys.service.js';
 
 /** Routes that a browser submits with the session cookie: the only ones that need CSRF protection. */
-const COOKIE_FORM_ROUTES = new Set(['/login', '/logout', '/consent', '/account/access/withdraw', '/account/sessions/end-others']);
+const COOKIE_FORM_ROUTES = new Set(['/login', '/logout', '/consent', '/account/access/withdraw', '/account/sessions/end-others', ...PASSKEY_COOKIE_ROUTES]);
 
 export type CreateAppOptions = LoggingOptions;
 
@@ -47,7 +49,7 @@ export type CreateAppOptions = LoggingOptions;
 export async function createApp(options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
   // Every config namespace, and the collections file, is checked before anything connects: a wrong
   // value stops start-up here with its message, leaving no database connection open behind it.
-  for (const validate of [databaseConfig, housekeepingConfig, legacyGrantsConfig, logoutConfig, outboundConfig, macTokenConfig, metricsConfig, oauthConfig, openIdConfig, rateLimitConfig, redisConfig, sessionConfig]) validate();
+  for (const validate of [databaseConfig, housekeepingConfig, legacyGrantsConfig, logoutConfig, outboundConfig, macTokenConfig, metricsConfig, oauthConfig, openIdConfig, rateLimitConfig, redisConfig, sessionConfig, passkeyConfig]) validate();
   loadCollections(apiConfig().collectionsFile);
   const app = appConfig();
   assertSafeForProduction({ app, database: readDatabaseConfig(), session: sessionConfig(), macToken: macTokenConfig(), openId: openIdConfig() });

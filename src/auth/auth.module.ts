@@ -109,5 +109,7 @@ import { AccountFactorsService } from './interaction/account-factors.service.js'
       useFactory: (...handlers: GrantHandler[]) => handlers,
     },
   ],
+  // The sign-in session and the pages, for capabilities built on them in their own folders (passkeys/).
+  exports: [LoginSession, Pages, PageRenderer],
 })
 export class AuthModule {}

@@ -162,7 +162,7 @@ describe('the authorization-code flow in a real browser (RFC 6749 §4.1, RFC 763
     // A wrong password: the form comes back with an announced error, the username kept.
     await page.getByLabel('Username').fill(user.username);
     await page.getByLabel('Password').fill('not the password');
-    const [failed] = await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Sign in' }).click()]);
+    const [failed] = await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Sign in', exact: true }).click()]);
     expect(failed?.status()).toBe(401);
     const alert = page.getByRole('alert');
     await expect(alert.textContent()).resolves.toBe('The username or password is incorrect. Please try again.');
@@ -223,7 +223,7 @@ describe('the authorization-code flow in a real browser (RFC 6749 §4.1, RFC 763
     await page.goto(app.url(authorizeUrl(client, { scope: 'notes:write', state, code_challenge: pkce.challenge, code_challenge_method: 'S256' })));
     await page.getByLabel('Username').fill(user.username);
     await page.getByLabel('Password').fill(user.password);
-    await Promise.all([page.waitForURL((url) => url.pathname === '/authorize'), page.getByRole('button', { name: 'Sign in' }).click()]);
+    await Promise.all([page.waitForURL((url) => url.pathname === '/authorize'), page.getByRole('button', { name: 'Sign in', exact: true }).click()]);
     await expect(page.locator('ul.scopes code').allTextContents()).resolves.toEqual(['notes:write']);
 
     const callback = callbacks.nextCallback();

@@ -23,6 +23,11 @@ export class Browser {
     return this.request('POST', pathOrUrl, new URLSearchParams(fields).toString(), { 'content-type': 'application/x-www-form-urlencoded', ...headers });
   }
 
+  /** Posts a JSON body, as a page's script does with fetch(). */
+  async postJson(pathOrUrl: string, body: unknown, headers: Record<string, string> = {}): Promise<Page> {
+    return this.request('POST', pathOrUrl, JSON.stringify(body), { 'content-type': 'application/json', ...headers });
+  }
+
   /** Submits the page's form whose action is `action`, with its hidden fields plus `fields` (and the clicked button). */
   async submit(page: Page, action: string, fields: Record<string, string> = {}): Promise<Page> {
     return this.post(action, { ...hiddenFields(page.body, action), ...fields });

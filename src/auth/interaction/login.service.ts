@@ -22,10 +22,10 @@ export interface LoginForm {
   return_to?: unknown;
 }
 
-/** Where login may send the browser next: only our own authorization endpoint or home page, never elsewhere. */
+/** Where login may send the browser next: only our own authorization endpoint, home or account pages, never elsewhere. */
 export function safeReturnTo(value: unknown): string {
   // Printable ASCII only: the value becomes a Location header, where CR or LF would split the response.
-  return typeof value === 'string' && (value === '/' || value === '/account/access' || value === ONE_TIME_CODES_PAGE || /^\/authorize\?[\x21-\x7E]*$/.test(value)) ? value : '/';
+  return typeof value === 'string' && (value === '/' || value === '/account/access' || value === '/account/passkeys' || value === ONE_TIME_CODES_PAGE || /^\/authorize\?[\x21-\x7E]*$/.test(value)) ? value : '/';
 }
 
 @Injectable()

@@ -3,7 +3,7 @@ import { Eta } from 'eta';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../../common/project-root.js';
 
-export type PageName = 'login' | 'consent' | 'error' | 'home' | 'access' | 'logout' | 'signed-out' | 'second-factor' | 'enrol-one-time-codes' | 'recovery-codes';
+export type PageName = 'login' | 'consent' | 'error' | 'home' | 'access' | 'logout' | 'signed-out' | 'second-factor' | 'enrol-one-time-codes' | 'recovery-codes' | 'passkeys';
 
 export interface Page {
   status: number;
@@ -11,18 +11,20 @@ export interface Page {
   /** Origins the page's form may eventually navigate to (CSP form-action follows redirects). */
   formTargets: string[];
   headers?: Record<string, string>;
+  /** The page loads our own scripts (/assets/…): only the passkey pages, which WebAuthn needs JavaScript for. */
+  scripts?: boolean;
 }
 
 /**
  * Renders the server-side pages with Eta (auto-escaping on; templates compiled once and cached).
- * Pages work without JavaScript: there is none.
+ * Pages work without JavaScript; only the passkey parts need it (Page.scripts).
  */
 @Injectable()
 export class PageRenderer {
   private readonly eta = new Eta({ views: join(PROJECT_ROOT, 'views'), cache: true, autoEscape: true, autoTrim: false });
 
-  render(name: PageName, data: Record<string, unknown>, options: { status?: number; formTargets?: string[]; headers?: Record<string, string> } = {}): Page {
+  render(name: PageName, data: Record<string, unknown>, options: { status?: number; formTargets?: string[]; headers?: Record<string, string>; scripts?: boolean } = {}): Page {
     const html = this.eta.render(`./${name}`, data);
-    return { status: options.status ?? 200, html, formTargets: options.formTargets ?? [], headers: options.headers };
+    return { status: options.status ?? 200, html, formTargets: options.formTargets ?? [], headers: options.headers, scripts: options.scripts };
   }
 }

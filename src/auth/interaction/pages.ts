@@ -1,4 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { passkeyConfig, type PasskeyConfig } from '../../config/passkey.config.js';
 import type { FastifyRequest } from 'fastify';
 import { ScopeCatalog } from '../../scopes/scope-catalog.js';
 import type { GrantedAccess } from '../../consents/access-withdrawal.service.js';
@@ -17,6 +18,7 @@ export class Pages {
     private readonly renderer: PageRenderer,
     private readonly session: LoginSession,
     private readonly scopes: ScopeCatalog,
+    @Inject(passkeyConfig.KEY) private readonly passkeys: PasskeyConfig,
   ) {}
 
   /** The login form. `returnTo` is where to continue after login (an /authorize URL or /). */
@@ -31,9 +33,12 @@ export class Pages {
         failed: options.failed ?? false,
         csrfToken: this.session.csrfToken(request),
         returnTo: options.returnTo,
+        // "Sign in with a passkey" (views/passkey-sign-in.eta), or why there is none: an IP-address issuer.
+        passkeys: { available: this.passkeys.rpId !== null },
       },
       {
         status: options.failed ? 401 : 200,
+        scripts: this.passkeys.rpId !== null,
         formTargets: authorization ? [formTargetOf(authorization.redirectUri)] : [],
         headers: options.failed ? { 'WWW-Authenticate': 'Form realm="latchkey"' } : undefined,
       },

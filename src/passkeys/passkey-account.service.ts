@@ -1,0 +1,124 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import type { InteractionOutcome } from '../auth/interaction/interaction-responder.js';
+import { LoginSession } from '../auth/interaction/login-session.js';
+import { PageRenderer } from '../auth/interaction/page-renderer.js';
+import { Pages } from '../auth/interaction/pages.js';
+import { Clock } from '../common/clock.js';
+import { passkeyConfig, type PasskeyConfig } from '../config/passkey.config.js';
+import { jsonObjectBody } from '../http/content-negotiation.js';
+import type { User } from '../users/user.entity.js';
+import { PASSKEY_NAME_MAX, PasskeyRegistration } from './passkey-registration.js';
+import { CeremonyRateLimit } from './ceremony-rate-limit.js';
+import { jsonError, PASSKEY_ROUTES, tooManyCeremonies, type JsonOutcome } from './passkey-routes.js';
+import { PasskeysService } from './passkeys.service.js';
+
+/** A name as a person types it: trimmed, printable, not empty, at most PASSKEY_NAME_MAX characters. */
+function passkeyName(value: unknown): string | null {
+  if (typeof value !== 'string') return null;
+  const name = value.trim().replace(/\s+/g, ' ');
+  return name.length > 0 && name.length <= PASSKEY_NAME_MAX && !/\p{Cc}/u.test(name) ? name : null;
+}
+
+function when(date: Date): string {
+  return date.toISOString().slice(0, 16).replace('T', ' ') + ' UTC';
+}
+
+/**
+ * The account page's passkeys: listed to the signed-in person, added and removed by them. Adding
+ * and removing need a sign-in of the last few minutes (PasskeyConfig.recentSignInSeconds), so a
+ * browser left signed in does not let someone else plant or remove a key.
+ */
+@Injectable()
+export class PasskeyAccount {
+  constructor(
+    private readonly session: LoginSession,
+    private readonly pages: Pages,
+    private readonly renderer: PageRenderer,
+    private readonly passkeys: PasskeysService,
+    private readonly registration: PasskeyRegistration,
+    private readonly ceremonies: CeremonyRateLimit,
+    private readonly clock: Clock,
+    @Inject(passkeyConfig.KEY) private readonly config: PasskeyConfig,
+  ) {}
+
+  async page(request: FastifyRequest, notice?: unknown): Promise<InteractionOutcome> {
+    const user = await this.session.currentUser(request);
+    if (!user) return this.pages.login(request, { returnTo: PASSKEY_ROUTES.account });
+    const list = await this.passkeys.listFor(user.id);
+    const page = this.renderer.render(
+      'passkeys',
+      {
+        title: 'Passkeys',
+        username: user.username,
+        csrfToken: this.session.csrfToken(request),
+        available: this.config.rpId !== null,
+        recent: this.signedInRecently(request),
+        recentMinutes: Math.round(this.config.recentSignInSeconds / 60),
+        nameMax: PASSKEY_NAME_MAX,
+        notice: notice === 'added' ? 'Your passkey was added.' : notice === 'removed' ? 'The passkey was removed.' : undefined,
+        passkeys: list.map((p) => ({ id: p.id, name: p.name, createdAt: when(p.createdAt), lastUsedAt: p.lastUsedAt ? when(p.lastUsedAt) : undefined, synced: p.synced })),
+      },
+      { scripts: this.config.rpId !== null },
+    );
+    return { kind: 'page', page };
+  }
+
+  /** POST /account/passkeys/remove: a form with the CSRF token and the passkey's id. */
+  async remove(request: FastifyRequest, form: Record<string, unknown> | undefined): Promise<InteractionOutcome> {
+    const user = await this.session.currentUser(request);
+    if (!user) return this.pages.login(request, { returnTo: PASSKEY_ROUTES.account });
+    if (!this.session.csrfMatches(request, form?.csrf_token)) {
+      return this.pages.error(403, 'invalid_request', 'This form has expired or was not sent from this site. Please try again.', { retryUrl: PASSKEY_ROUTES.account });
+    }
+    if (!this.signedInRecently(request)) return this.pages.error(403, 'login_required', this.staleMessage(), { retryUrl: PASSKEY_ROUTES.account });
+    const id = typeof form?.passkey_id === 'string' ? form.passkey_id : '';
+    if (!(await this.passkeys.remove(user.id, id))) return this.pages.error(404, 'not_found', 'There is no such passkey on your account.', { retryUrl: PASSKEY_ROUTES.account });
+    return { kind: 'redirect', status: 303, location: `${PASSKEY_ROUTES.account}?done=removed` };
+  }
+
+  /** POST /account/passkeys/registration/options (JSON): the creation options, with a challenge for this person. */
+  async registrationOptions(request: FastifyRequest): Promise<JsonOutcome> {
+    const allowed = await this.mayChange(request);
+    if ('status' in allowed) return allowed;
+    const wait = await this.ceremonies.wait(request);
+    if (wait > 0) return tooManyCeremonies(wait);
+    return { status: 200, body: { ...(await this.registration.options(request, allowed.user, allowed.rpId)) } };
+  }
+
+  /** POST /account/passkeys/registration (JSON): the name and the authenticator's response. */
+  async register(request: FastifyRequest): Promise<JsonOutcome> {
+    const allowed = await this.mayChange(request);
+    if ('status' in allowed) return allowed;
+    const name = passkeyName(allowed.body.name);
+    if (!name) return jsonError(400, 'invalid_request', `Give the passkey a name of at most ${PASSKEY_NAME_MAX} characters.`);
+    const outcome = await this.registration.verify(request, allowed.user, allowed.rpId, name, allowed.body.response);
+    if (!outcome.added) return jsonError(400, 'invalid_request', outcome.reason);
+    return { status: 200, body: { location: `${PASSKEY_ROUTES.account}?done=added` } };
+  }
+
+  /** The checks before any change: passkeys work here, signed in, recently, and the page's CSRF token. */
+  private async mayChange(request: FastifyRequest): Promise<JsonOutcome | { user: User; rpId: string; body: Record<string, unknown> }> {
+    let body: Record<string, unknown>;
+    try {
+      body = jsonObjectBody(request, ['application/json']);
+    } catch {
+      return jsonError(400, 'invalid_request', 'Send a JSON object.');
+    }
+    const user = await this.session.currentUser(request);
+    if (!user) return jsonError(401, 'login_required', 'Sign in first.');
+    if (!this.session.csrfMatches(request, body.csrf_token)) return jsonError(403, 'invalid_request', 'This page has expired. Reload it and try again.');
+    if (!this.signedInRecently(request)) return jsonError(403, 'login_required', this.staleMessage());
+    if (this.config.rpId === null) return jsonError(409, 'passkeys_unavailable', 'Passkeys need the server to have a domain name.');
+    return { user, rpId: this.config.rpId, body };
+  }
+
+  private signedInRecently(request: FastifyRequest): boolean {
+    const authTime = this.session.authTime(request);
+    return authTime !== null && this.clock.now().getTime() - authTime.getTime() <= this.config.recentSignInSeconds * 1000;
+  }
+
+  private staleMessage(): string {
+    return `For your safety, adding or removing a passkey needs a sign-in of the last ${Math.round(this.config.recentSignInSeconds / 60)} minutes. Confirm it's you on the passkeys page, then try again.`;
+  }
+}
