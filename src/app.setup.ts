@@ -24,6 +24,7 @@ import { logoutConfig } from './config/logout.config.js';
 import { outboundConfig } from './config/outbound.config.js';
 import { legacyGrantsConfig } from './config/legacy-grants.config.js';
 import { metricsConfig } from './config/metrics.config.js';
+import { factorsConfig } from './config/factors.config.js';
 import { assertSafeForProduction } from './config/production-guards.js';
 import { clientErrorHandler } from './http/client-error-handler.js';
 import { enforceTransportSecurity } from './http/transport-security.js';
@@ -52,7 +53,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<NestFas
   for (const validate of [databaseConfig, housekeepingConfig, legacyGrantsConfig, logoutConfig, outboundConfig, macTokenConfig, metricsConfig, oauthConfig, openIdConfig, rateLimitConfig, redisConfig, sessionConfig, passkeyConfig]) validate();
   loadCollections(apiConfig().collectionsFile);
   const app = appConfig();
-  assertSafeForProduction({ app, database: readDatabaseConfig(), session: sessionConfig(), macToken: macTokenConfig(), openId: openIdConfig() });
+  assertSafeForProduction({ app, database: readDatabaseConfig(), session: sessionConfig(), macToken: macTokenConfig(), openId: openIdConfig(), factors: factorsConfig() });
   const adapter = new FastifyAdapter({
     // No Express-style middleware is used (request logging is a Fastify hook), so no @fastify/middie.
     skipMiddie: true,

@@ -158,6 +158,7 @@ export const COMMANDS: Record<string, Command> = {
         factors: [
           ...(factors.totp ? [{ kind: 'totp', created_at: factors.totp.createdAt.toISOString(), last_used_at: factors.totp.lastUsedAt?.toISOString() ?? null }] : []),
           ...(factors.recoveryCodes.createdAt ? [{ kind: 'recovery_codes', created_at: factors.recoveryCodes.createdAt.toISOString(), left: factors.recoveryCodes.left }] : []),
+          ...factors.passkeys.map((p) => ({ kind: 'passkey', name: p.name, created_at: p.createdAt.toISOString(), last_used_at: p.lastUsedAt?.toISOString() ?? null, synced: p.synced })),
         ],
       };
     },
@@ -165,10 +166,11 @@ export const COMMANDS: Record<string, Command> = {
   'users:mfa-reset': {
     usage: 'users:mfa-reset --username NAME',
     options: { username: { type: 'string' } },
-    // For a person who lost their authenticator and their recovery codes: removes both (audited as factor.removed by cli).
+    // For a person who lost their authenticator, recovery codes or passkeys: removes every factor (audited as factor.removed by cli).
     async run(app, flags) {
       const user = await (await usersService(app)).require(required(flags, 'username'));
-      return { username: user.username, one_time_codes_removed: await (await factorRecords(app)).removeAll(user.id, 'cli') };
+      const removed = await (await factorRecords(app)).removeAll(user.id, 'cli');
+      return { username: user.username, one_time_codes_removed: removed.totp, recovery_codes_removed: removed.recoveryCodes, passkeys_removed: removed.passkeys };
     },
   },
   'users:list': {

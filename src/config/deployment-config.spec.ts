@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { appConfig } from './app.config.js';
 import { readDatabaseConfig } from './database.config.js';
+import { factorsConfig } from './factors.config.js';
 import { macTokenConfig } from './mac-token.config.js';
 import { openIdConfig } from './openid.config.js';
 import { productionProblems } from './production-guards.js';
@@ -11,7 +12,7 @@ import { ConfigValidationError } from './validate-env.js';
 import { clearEnvForEachTest } from '../../test/helpers/with-env.js';
 
 /** The deployment settings of issue #5: proxies, TLS, unsafe defaults, and what production refuses. */
-const VARIABLES = ['NODE_ENV', 'ISSUER', 'PORT', 'TRUST_PROXY', 'TLS_CERT_FILE', 'TLS_KEY_FILE', 'ALLOW_UNSAFE', 'SESSION_SECRET', 'SHUTDOWN_TIMEOUT_SECONDS', 'TOKEN_ENCRYPTION_KEY', 'SIGNING_KEY_ENCRYPTION_KEY'];
+const VARIABLES = ['NODE_ENV', 'ISSUER', 'PORT', 'TRUST_PROXY', 'TLS_CERT_FILE', 'TLS_KEY_FILE', 'ALLOW_UNSAFE', 'SESSION_SECRET', 'SHUTDOWN_TIMEOUT_SECONDS', 'TOKEN_ENCRYPTION_KEY', 'SIGNING_KEY_ENCRYPTION_KEY', 'FACTOR_ENCRYPTION_KEY'];
 const SECRET = 'x'.repeat(40);
 const ENCRYPTION_KEY = Buffer.alloc(32, 7).toString('base64');
 const POSTGRES = { DATABASE_URL: 'postgres://latchkey@db.internal:5432/latchkey' };
@@ -28,7 +29,7 @@ function problemsOf(factory: () => unknown): string[] {
 
 function production(env: Record<string, string>, database: Record<string, string> = POSTGRES): string[] {
   Object.assign(process.env, { NODE_ENV: 'production' }, env);
-  return productionProblems({ app: appConfig(), database: readDatabaseConfig(database), session: sessionConfig(), macToken: macTokenConfig(), openId: openIdConfig() });
+  return productionProblems({ app: appConfig(), database: readDatabaseConfig(database), session: sessionConfig(), macToken: macTokenConfig(), openId: openIdConfig(), factors: factorsConfig() });
 }
 
 describe('deployment configuration', () => {
@@ -85,26 +86,28 @@ describe('deployment configuration', () => {
 
   describe(productionProblems.name, () => {
     it('accepts a safe production configuration', () => {
-      expect(production({ ISSUER: 'https://auth.example.com', SESSION_SECRET: SECRET, TOKEN_ENCRYPTION_KEY: ENCRYPTION_KEY, SIGNING_KEY_ENCRYPTION_KEY: ENCRYPTION_KEY })).toEqual([]);
+      expect(production({ ISSUER: 'https://auth.example.com', SESSION_SECRET: SECRET, TOKEN_ENCRYPTION_KEY: ENCRYPTION_KEY, SIGNING_KEY_ENCRYPTION_KEY: ENCRYPTION_KEY, FACTOR_ENCRYPTION_KEY: ENCRYPTION_KEY })).toEqual([]);
     });
 
     it('refuses the zero-set-up defaults in production, one message each', () => {
       const problems = production({}, {});
-      expect(problems).toHaveLength(5);
+      expect(problems).toHaveLength(6);
       expect(problems[0]).toMatch(/^DATABASE_URL: SQLite/);
       expect(problems[1]).toMatch(/^ISSUER: must be an https URL in production, got "http:\/\/localhost:3000"/);
       expect(problems[2]).toMatch(/^SESSION_SECRET: /);
       expect(problems[3]).toMatch(/^TOKEN_ENCRYPTION_KEY: /);
       expect(problems[4]).toMatch(/^SIGNING_KEY_ENCRYPTION_KEY: /);
+      expect(problems[5]).toMatch(/^FACTOR_ENCRYPTION_KEY: /);
     });
 
     it.each([
-      ['sqlite', {}, { ISSUER: 'https://a.example', SESSION_SECRET: SECRET, TOKEN_ENCRYPTION_KEY: ENCRYPTION_KEY, SIGNING_KEY_ENCRYPTION_KEY: ENCRYPTION_KEY }, 1],
-      ['http', POSTGRES, { ISSUER: 'http://a.example', SESSION_SECRET: SECRET, TOKEN_ENCRYPTION_KEY: ENCRYPTION_KEY, SIGNING_KEY_ENCRYPTION_KEY: ENCRYPTION_KEY }, 1],
-      ['generated-keys', POSTGRES, { ISSUER: 'https://a.example' }, 3],
-      ['generated-keys', POSTGRES, { ISSUER: 'https://a.example', SESSION_SECRET: SECRET, TOKEN_ENCRYPTION_KEY: ENCRYPTION_KEY }, 1],
-      ['generated-keys', POSTGRES, { ISSUER: 'https://a.example', TOKEN_ENCRYPTION_KEY: ENCRYPTION_KEY, SIGNING_KEY_ENCRYPTION_KEY: ENCRYPTION_KEY }, 1],
-      ['generated-keys', POSTGRES, { ISSUER: 'https://a.example', SESSION_SECRET: SECRET, SIGNING_KEY_ENCRYPTION_KEY: ENCRYPTION_KEY }, 1],
+      ['sqlite', {}, { ISSUER: 'https://a.example', SESSION_SECRET: SECRET, TOKEN_ENCRYPTION_KEY: ENCRYPTION_KEY, SIGNING_KEY_ENCRYPTION_KEY: ENCRYPTION_KEY, FACTOR_ENCRYPTION_KEY: ENCRYPTION_KEY }, 1],
+      ['http', POSTGRES, { ISSUER: 'http://a.example', SESSION_SECRET: SECRET, TOKEN_ENCRYPTION_KEY: ENCRYPTION_KEY, SIGNING_KEY_ENCRYPTION_KEY: ENCRYPTION_KEY, FACTOR_ENCRYPTION_KEY: ENCRYPTION_KEY }, 1],
+      ['generated-keys', POSTGRES, { ISSUER: 'https://a.example' }, 4],
+      ['generated-keys', POSTGRES, { ISSUER: 'https://a.example', SESSION_SECRET: SECRET, TOKEN_ENCRYPTION_KEY: ENCRYPTION_KEY, FACTOR_ENCRYPTION_KEY: ENCRYPTION_KEY }, 1],
+      ['generated-keys', POSTGRES, { ISSUER: 'https://a.example', SESSION_SECRET: SECRET, TOKEN_ENCRYPTION_KEY: ENCRYPTION_KEY, SIGNING_KEY_ENCRYPTION_KEY: ENCRYPTION_KEY }, 1],
+      ['generated-keys', POSTGRES, { ISSUER: 'https://a.example', TOKEN_ENCRYPTION_KEY: ENCRYPTION_KEY, SIGNING_KEY_ENCRYPTION_KEY: ENCRYPTION_KEY, FACTOR_ENCRYPTION_KEY: ENCRYPTION_KEY }, 1],
+      ['generated-keys', POSTGRES, { ISSUER: 'https://a.example', SESSION_SECRET: SECRET, SIGNING_KEY_ENCRYPTION_KEY: ENCRYPTION_KEY, FACTOR_ENCRYPTION_KEY: ENCRYPTION_KEY }, 1],
     ])('lets ALLOW_UNSAFE=%s through, and only that', (allowed, database, env, refused) => {
       expect(production(env as Record<string, string>, database as Record<string, string>)).toHaveLength(refused as number);
       expect(production({ ...(env as Record<string, string>), ALLOW_UNSAFE: allowed }, database as Record<string, string>)).toEqual([]);
@@ -112,7 +115,7 @@ describe('deployment configuration', () => {
 
     it('refuses nothing outside production', () => {
       process.env.NODE_ENV = 'development';
-      expect(productionProblems({ app: appConfig(), database: readDatabaseConfig({}), session: sessionConfig(), macToken: macTokenConfig(), openId: openIdConfig() })).toEqual([]);
+      expect(productionProblems({ app: appConfig(), database: readDatabaseConfig({}), session: sessionConfig(), macToken: macTokenConfig(), openId: openIdConfig(), factors: factorsConfig() })).toEqual([]);
     });
   });
 });

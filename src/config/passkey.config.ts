@@ -2,6 +2,7 @@ import { registerAs, type ConfigType } from '@nestjs/config';
 import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
 import { isIP } from 'node:net';
 import { appConfig } from './app.config.js';
+import { factorsConfig } from './factors.config.js';
 import { ConfigValidationError, validateEnv } from './validate-env.js';
 
 class PasskeyEnv {
@@ -53,8 +54,8 @@ export const passkeyConfig = registerAs('passkey', () => {
     rpName: 'Latchkey',
     /** A registration or sign-in ceremony must finish within this long (WebAuthn's timeout, and the challenge's life). */
     ceremonySeconds: 300,
-    /** Adding or removing a passkey needs a sign-in at most this old. */
-    recentSignInSeconds: 300,
+    /** Adding or removing a passkey needs a sign-in at most this old: FACTOR_CHANGE_RECENT_SECONDS, one rule for every factor. */
+    recentSignInSeconds: factorsConfig().recentSignInSeconds,
     /** Each ceremony stores a challenge: an address may begin this many per minute (the sign-in page begins one for autofill). */
     ceremoniesPerMinute: env.PASSKEY_CEREMONIES_PER_MINUTE ?? 60,
   };

@@ -1,5 +1,6 @@
 import type { AppConfig } from './app.config.js';
 import type { DatabaseConfig } from './database.config.js';
+import type { FactorsConfig } from './factors.config.js';
 import type { MacTokenConfig } from './mac-token.config.js';
 import type { OpenIdConfig } from './openid.config.js';
 import type { SessionConfig } from './session.config.js';
@@ -11,6 +12,7 @@ interface DeploymentSettings {
   session: SessionConfig;
   macToken: MacTokenConfig;
   openId: OpenIdConfig;
+  factors: FactorsConfig;
 }
 
 /**
@@ -18,7 +20,7 @@ interface DeploymentSettings {
  * each is safe on a laptop and wrong in a deployment. ALLOW_UNSAFE names the ones an operator
  * accepts anyway (a benchmark, a single-instance demo), so the choice is explicit and visible.
  */
-export function productionProblems({ app, database, session, macToken, openId }: DeploymentSettings): string[] {
+export function productionProblems({ app, database, session, macToken, openId, factors }: DeploymentSettings): string[] {
   if (!app.production) return [];
   const problems: string[] = [];
 
@@ -40,6 +42,10 @@ export function productionProblems({ app, database, session, macToken, openId }:
   // And for the key that seals the ID-token signing keys: whoever reads the database could sign as us.
   if (openId.signingKeyEncryptionKeys.length === 0 && !app.allowUnsafe.has('generated-keys')) {
     problems.push('SIGNING_KEY_ENCRYPTION_KEY: set the base64 of 32 random bytes in production (openssl rand -base64 32), the same on every instance (or ALLOW_UNSAFE=generated-keys)');
+  }
+  // And for the key that seals one-time-code secrets: whoever reads the database could compute everyone's codes.
+  if (factors.encryptionKeys.length === 0 && !app.allowUnsafe.has('generated-keys')) {
+    problems.push('FACTOR_ENCRYPTION_KEY: set the base64 of 32 random bytes in production (openssl rand -base64 32), the same on every instance (or ALLOW_UNSAFE=generated-keys)');
   }
   return problems;
 }

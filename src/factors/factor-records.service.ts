@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service.js';
 import { Transactions } from '../database/transactions.js';
+import { ACR, type Acr } from '../common/authentication-context.js';
+import { PasskeyStore } from './passkey.store.js';
 import { RecoveryCodeStore } from './recovery-code.store.js';
 import { TotpFactorStore } from './totp-factor.store.js';
 
@@ -8,6 +10,7 @@ import { TotpFactorStore } from './totp-factor.store.js';
 export interface FactorSummary {
   totp: { createdAt: Date; lastUsedAt: Date | null } | null;
   recoveryCodes: { left: number; createdAt: Date | null };
+  passkeys: { name: string; createdAt: Date; lastUsedAt: Date | null; synced: boolean }[];
 }
 
 /**
@@ -19,16 +22,39 @@ export class FactorRecords {
   constructor(
     private readonly totps: TotpFactorStore,
     private readonly recoveryCodes: RecoveryCodeStore,
+    private readonly passkeys: PasskeyStore,
     private readonly transactions: Transactions,
     private readonly audit: AuditService,
   ) {}
 
   async summary(userId: string): Promise<FactorSummary> {
-    const [totp, codes] = await Promise.all([this.totps.find(userId), this.recoveryCodes.list(userId)]);
+    const [totp, codes, passkeys] = await Promise.all([this.totps.find(userId), this.recoveryCodes.list(userId), this.passkeys.listFor(userId)]);
     return {
       totp: totp ? { createdAt: totp.createdAt, lastUsedAt: totp.lastUsedAt } : null,
       recoveryCodes: { left: codes.filter((code) => code.usedAt === null).length, createdAt: codes[0]?.createdAt ?? null },
+      passkeys: passkeys.map((p) => ({ name: p.name, createdAt: p.createdAt, lastUsedAt: p.lastUsedAt, synced: p.backupEligible })),
     };
+  }
+
+  /**
+   * The level of the strongest factor the person has (issue 33: changing a factor needs a recent
+   * sign-in with it): a passkey is phishing-resistant, one-time codes a second factor, else the password.
+   */
+  async strongestLevel(userId: string): Promise<Acr> {
+    if ((await this.passkeys.countFor(userId)) > 0) return ACR.phishingResistant;
+    return (await this.totps.find(userId)) !== null ? ACR.multiFactor : ACR.password;
+  }
+
+  /** Which factors the person has: one-time codes, passkeys. */
+  async enrolled(userId: string): Promise<{ oneTimeCodes: boolean; passkeys: boolean }> {
+    const [totp, passkeys] = await Promise.all([this.totps.find(userId), this.passkeys.countFor(userId)]);
+    return { oneTimeCodes: totp !== null, passkeys: passkeys > 0 };
+  }
+
+  /** How many factors beyond the password the person has: one-time codes count as one, each passkey as one. */
+  async factorCount(userId: string): Promise<number> {
+    const [totp, passkeys] = await Promise.all([this.totps.find(userId), this.passkeys.countFor(userId)]);
+    return (totp ? 1 : 0) + passkeys;
   }
 
   /** Whether the person has enrolled a second factor (enrolling is opting in: it is then always asked for). */
@@ -36,13 +62,24 @@ export class FactorRecords {
     return (await this.totps.find(userId)) !== null;
   }
 
-  /** Removes the authenticator and the recovery codes; whether there was an authenticator. `actor`: `user:<id>` or `cli`. */
-  async removeAll(userId: string, actor: string): Promise<boolean> {
+  /** Removes the authenticator and the recovery codes; whether there was an authenticator. `actor`: `user:<id>`. */
+  async removeOneTimeCodes(userId: string, actor: string): Promise<boolean> {
     return this.transactions.run(async (manager) => {
       const removed = await this.totps.delete(userId, manager);
       const codes = await this.recoveryCodes.deleteAll(userId, manager);
       await this.audit.record({ actor, action: 'factor.removed', subject: `user:${userId}`, details: { totp: removed, recovery_codes: codes } }, manager);
       return removed;
+    });
+  }
+
+  /** users:mfa-reset: removes every factor, one-time codes, recovery codes and passkeys, in one transaction (audited as factor.removed). */
+  async removeAll(userId: string, actor: string): Promise<{ totp: boolean; recoveryCodes: number; passkeys: number }> {
+    return this.transactions.run(async (manager) => {
+      const totp = await this.totps.delete(userId, manager);
+      const recoveryCodes = await this.recoveryCodes.deleteAll(userId, manager);
+      const passkeys = await this.passkeys.deleteAll(userId, manager);
+      await this.audit.record({ actor, action: 'factor.removed', subject: `user:${userId}`, details: { totp, recovery_codes: recoveryCodes, passkeys } }, manager);
+      return { totp, recoveryCodes, passkeys };
     });
   }
 }

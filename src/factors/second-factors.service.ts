@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { toString as qrToString } from 'qrcode';
 import { AuditService } from '../audit/audit.service.js';
+import type { Acr } from '../common/authentication-context.js';
 import { Clock } from '../common/clock.js';
 import { appConfig, type AppConfig } from '../config/app.config.js';
 import { factorsConfig, type FactorsConfig } from '../config/factors.config.js';
@@ -53,6 +54,11 @@ export class SecondFactors {
 
   hasSecondFactor(userId: string): Promise<boolean> {
     return this.records.hasSecondFactor(userId);
+  }
+
+  /** Which factors the person has: one-time codes, passkeys. */
+  enrolled(userId: string): Promise<{ oneTimeCodes: boolean; passkeys: boolean }> {
+    return this.records.enrolled(userId);
   }
 
   /** Whether an administrator (per person or server-wide) requires a second factor of this person. */
@@ -125,8 +131,22 @@ export class SecondFactors {
     return codes;
   }
 
-  removeAll(userId: string, actor: string): Promise<boolean> {
-    return this.records.removeAll(userId, actor);
+  /** Turns one-time codes off: the authenticator and its recovery codes (passkeys stay). */
+  removeOneTimeCodes(userId: string, actor: string): Promise<boolean> {
+    return this.records.removeOneTimeCodes(userId, actor);
+  }
+
+  /** The level of the strongest factor the person has: a recent sign-in with it is what changing a factor needs. */
+  strongestLevel(userId: string): Promise<Acr> {
+    return this.records.strongestLevel(userId);
+  }
+
+  /**
+   * Whether removing one factor would leave a person who must have a second factor (per person or
+   * server-wide) with none: one-time codes and each passkey count as one.
+   */
+  async removalWouldLeaveNone(user: User): Promise<boolean> {
+    return this.mustHaveSecondFactor(user) && (await this.records.factorCount(user.id)) <= 1;
   }
 
   private async accept(user: User, typed: string): Promise<'otp' | 'recovery' | undefined> {

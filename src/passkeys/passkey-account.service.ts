@@ -4,7 +4,9 @@ import type { InteractionOutcome } from '../auth/interaction/interaction-respond
 import { LoginSession } from '../auth/interaction/login-session.js';
 import { PageRenderer } from '../auth/interaction/page-renderer.js';
 import { Pages } from '../auth/interaction/pages.js';
+import { meetsAcr } from '../common/authentication-context.js';
 import { Clock } from '../common/clock.js';
+import { SecondFactors } from '../factors/second-factors.service.js';
 import { passkeyConfig, type PasskeyConfig } from '../config/passkey.config.js';
 import { jsonObjectBody } from '../http/content-negotiation.js';
 import type { User } from '../users/user.entity.js';
@@ -38,6 +40,7 @@ export class PasskeyAccount {
     private readonly passkeys: PasskeysService,
     private readonly registration: PasskeyRegistration,
     private readonly ceremonies: CeremonyRateLimit,
+    private readonly factors: SecondFactors,
     private readonly clock: Clock,
     @Inject(passkeyConfig.KEY) private readonly config: PasskeyConfig,
   ) {}
@@ -53,7 +56,7 @@ export class PasskeyAccount {
         username: user.username,
         csrfToken: this.session.csrfToken(request),
         available: this.config.rpId !== null,
-        recent: this.signedInRecently(request),
+        recent: await this.signedInRecently(request, user),
         recentMinutes: Math.round(this.config.recentSignInSeconds / 60),
         nameMax: PASSKEY_NAME_MAX,
         notice: notice === 'added' ? 'Your passkey was added.' : notice === 'removed' ? 'The passkey was removed.' : undefined,
@@ -71,7 +74,10 @@ export class PasskeyAccount {
     if (!this.session.csrfMatches(request, form?.csrf_token)) {
       return this.pages.error(403, 'invalid_request', 'This form has expired or was not sent from this site. Please try again.', { retryUrl: PASSKEY_ROUTES.account });
     }
-    if (!this.signedInRecently(request)) return this.pages.error(403, 'login_required', this.staleMessage(), { retryUrl: PASSKEY_ROUTES.account });
+    if (!(await this.signedInRecently(request, user))) return this.pages.error(403, 'login_required', this.staleMessage(), { retryUrl: PASSKEY_ROUTES.account });
+    if (await this.factors.removalWouldLeaveNone(user)) {
+      return this.pages.error(403, 'access_denied', 'Your account must have a second factor, and this passkey is your only one. Add another passkey or one-time codes first.', { retryUrl: PASSKEY_ROUTES.account });
+    }
     const id = typeof form?.passkey_id === 'string' ? form.passkey_id : '';
     if (!(await this.passkeys.remove(user.id, id))) return this.pages.error(404, 'not_found', 'There is no such passkey on your account.', { retryUrl: PASSKEY_ROUTES.account });
     return { kind: 'redirect', status: 303, location: `${PASSKEY_ROUTES.account}?done=removed` };
@@ -108,14 +114,19 @@ export class PasskeyAccount {
     const user = await this.session.currentUser(request);
     if (!user) return jsonError(401, 'login_required', 'Sign in first.');
     if (!this.session.csrfMatches(request, body.csrf_token)) return jsonError(403, 'invalid_request', 'This page has expired. Reload it and try again.');
-    if (!this.signedInRecently(request)) return jsonError(403, 'login_required', this.staleMessage());
+    if (!(await this.signedInRecently(request, user))) return jsonError(403, 'login_required', this.staleMessage());
     if (this.config.rpId === null) return jsonError(409, 'passkeys_unavailable', 'Passkeys need the server to have a domain name.');
     return { user, rpId: this.config.rpId, body };
   }
 
-  private signedInRecently(request: FastifyRequest): boolean {
+  /**
+   * A sign-in of the last few minutes with the strongest factor the person has (issue 33): with a
+   * passkey once they have one, with the one-time code once they have that, else the password.
+   */
+  private async signedInRecently(request: FastifyRequest, user: User): Promise<boolean> {
     const authTime = this.session.authTime(request);
-    return authTime !== null && this.clock.now().getTime() - authTime.getTime() <= this.config.recentSignInSeconds * 1000;
+    if (authTime === null || this.clock.now().getTime() - authTime.getTime() > this.config.recentSignInSeconds * 1000) return false;
+    return meetsAcr(this.session.authenticationMethods(request), await this.factors.strongestLevel(user.id));
   }
 
   private staleMessage(): string {

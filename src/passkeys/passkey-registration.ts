@@ -8,7 +8,7 @@ import { passkeyConfig, type PasskeyConfig } from '../config/passkey.config.js';
 import type { User } from '../users/user.entity.js';
 import { CEREMONY } from './passkey-challenge.entity.js';
 import { PasskeyChallenges } from './passkey-challenges.js';
-import { PasskeyStore } from './passkey.store.js';
+import { PasskeyStore } from '../factors/passkey.store.js';
 
 /** The longest name a person may give a passkey (the column's length). */
 export const PASSKEY_NAME_MAX = 64;

@@ -10,8 +10,8 @@ import { LoginSession, type AuthenticationMethod } from '../auth/interaction/log
 import { UsersService } from '../users/users.service.js';
 import { CEREMONY } from './passkey-challenge.entity.js';
 import { PasskeyChallenges } from './passkey-challenges.js';
-import type { Passkey } from './passkey.entity.js';
-import { PasskeyStore } from './passkey.store.js';
+import type { Passkey } from '../factors/passkey.entity.js';
+import { PasskeyStore } from '../factors/passkey.store.js';
 import { userHandleOf } from './passkey-registration.js';
 
 /**

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service.js';
-import { PasskeyStore } from './passkey.store.js';
+import { PasskeyStore } from '../factors/passkey.store.js';
 
 /** What the rest of Latchkey may know of a passkey: never its key material. */
 export interface PasskeySummary {

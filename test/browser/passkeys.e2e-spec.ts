@@ -116,7 +116,7 @@ describe('passkeys in a real browser with a virtual authenticator', () => {
     const verifier = oidc.randomPKCECodeVerifier();
     const state = oidc.randomState();
     const nonce = oidc.randomNonce();
-    const authorize = oidc.buildAuthorizationUrl(config, { redirect_uri: callbacks.redirectUri, scope: 'openid', state, nonce, code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
+    const authorize = oidc.buildAuthorizationUrl(config, { redirect_uri: callbacks.redirectUri, scope: 'openid', state, nonce, acr_values: 'urn:latchkey:acr:phr', code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
     const logIn = jest.spyOn(app.nest.get(LoginSession), 'logIn');
     // With presence simulated, Chromium's virtual authenticator would answer the autofill request
     // at once (tested last): off while the page loads, so that the button is what signs in here.
@@ -145,6 +145,9 @@ describe('passkeys in a real browser with a virtual authenticator', () => {
     expect(claims.aud).toBe(client.id);
     expect(typeof claims.sub).toBe('string');
     expect(claims.auth_time).toBeGreaterThan(Math.floor(Date.now() / 1000) - 120);
+    // Phishing-resistant (RFC 8176: a hardware-held key, the person verified by it, two factors in one).
+    expect(claims.acr).toBe('urn:latchkey:acr:phr');
+    expect(claims.amr).toEqual(['hwk', 'user', 'mfa']);
     const info = await oidc.fetchUserInfo(config, tokens.access_token, claims.sub);
     expect(info.preferred_username ?? claims.sub).toBeTruthy();
 

@@ -16,10 +16,11 @@ const PRODUCTION = {
   SESSION_SECRET: 'a-session-secret-of-at-least-32-characters',
   TOKEN_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64'),
   SIGNING_KEY_ENCRYPTION_KEY: Buffer.alloc(32, 2).toString('base64'),
+  FACTOR_ENCRYPTION_KEY: Buffer.alloc(32, 3).toString('base64'),
   // The suite also runs on SQLite; everything else about this configuration is production's.
   ALLOW_UNSAFE: 'sqlite',
 };
-const DEPLOYMENT_VARIABLES = ['NODE_ENV', 'ISSUER', 'SESSION_SECRET', 'TOKEN_ENCRYPTION_KEY', 'SIGNING_KEY_ENCRYPTION_KEY', 'ALLOW_UNSAFE', 'TRUST_PROXY', 'TLS_CERT_FILE', 'TLS_KEY_FILE'];
+const DEPLOYMENT_VARIABLES = ['NODE_ENV', 'ISSUER', 'SESSION_SECRET', 'TOKEN_ENCRYPTION_KEY', 'SIGNING_KEY_ENCRYPTION_KEY', 'FACTOR_ENCRYPTION_KEY', 'ALLOW_UNSAFE', 'TRUST_PROXY', 'TLS_CERT_FILE', 'TLS_KEY_FILE'];
 
 /** Sets exactly `env` among the deployment variables (the others unset), then starts the app. */
 function startWith(env: Record<string, string>): Promise<TestApp> {

@@ -240,7 +240,7 @@ describe('browser-side threats', () => {
 
     beforeAll(async () => {
       app = await withEnv(
-        { NODE_ENV: 'production', ISSUER: 'https://auth.example.test', SESSION_SECRET: 'a-session-secret-of-at-least-32-characters', TOKEN_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'), SIGNING_KEY_ENCRYPTION_KEY: Buffer.alloc(32, 8).toString('base64'), ALLOW_UNSAFE: 'sqlite', TRUST_PROXY: '127.0.0.1' },
+        { NODE_ENV: 'production', ISSUER: 'https://auth.example.test', SESSION_SECRET: 'a-session-secret-of-at-least-32-characters', TOKEN_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'), SIGNING_KEY_ENCRYPTION_KEY: Buffer.alloc(32, 8).toString('base64'), FACTOR_ENCRYPTION_KEY: Buffer.alloc(32, 9).toString('base64'), ALLOW_UNSAFE: 'sqlite', TRUST_PROXY: '127.0.0.1' },
         () => TestApp.start(),
       );
     });

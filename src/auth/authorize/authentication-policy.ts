@@ -28,8 +28,9 @@ export interface Presence {
   signedInSinceAsked: boolean;
   /** How the signed-in person proved who they are (RFC 8176). */
   amr: readonly AuthenticationMethod[];
-  /** Whether they have a second factor enrolled, and whether an administrator requires one of them (per person or server-wide). */
-  hasSecondFactor: boolean;
+  /** Which factors the person has enrolled (read only when the level asked is not met). */
+  factors: () => Promise<{ oneTimeCodes: boolean; passkeys: boolean }>;
+  /** Whether an administrator requires a second factor of them (per person or server-wide). */
   secondFactorRequired: boolean;
 }
 
@@ -81,7 +82,13 @@ export class AuthenticationPolicy {
     if (signInNeeded) return { kind: 'login', returnTo };
     // A requested level is met or asked for, never silently passed over (no downgrade).
     if (!levelMet) {
-      if (required === ACR.multiFactor) return presence.hasSecondFactor ? { kind: 'second_factor', user, returnTo } : { kind: 'enrol', user, returnTo };
+      if (required === ACR.multiFactor) {
+        const enrolled = await presence.factors();
+        if (enrolled.oneTimeCodes) return { kind: 'second_factor', user, returnTo };
+        // A passkey answers too: the sign-in page offers it. After a sign-in this request asked for that still does not reach the level, enrolment.
+        if (enrolled.passkeys && !signedInSinceAsked) return { kind: 'login', returnTo };
+        return { kind: 'enrol', user, returnTo };
+      }
       // Phishing-resistant: only a passkey sign-in reaches it. After a sign-in this request asked for that still does not, refuse rather than loop.
       if (signedInSinceAsked) return { kind: 'refuse', error: new AccessDeniedError(`This application requires ${required}: a sign-in with a passkey`) };
       return { kind: 'login', returnTo };

@@ -199,9 +199,10 @@ export class AuthorizeService {
     const authTime = user ? this.session.authTime(request) : null;
     const signedInSinceAsked = this.session.signedInSinceAsked(request, signInRequestKey(authorization.rawQuery));
     const amr = this.session.authenticationMethods(request);
-    const hasSecondFactor = user ? await this.factors.hasSecondFactor(user.id) : false;
     const secondFactorRequired = user ? this.factors.mustHaveSecondFactor(user) : false;
-    const step = await this.policy.next(authorization, { user, authTime, consented, signedInSinceAsked, amr, hasSecondFactor, secondFactorRequired });
+    // Read only when the level asked is not met: most requests need no lookup of the person's factors.
+    const factors = () => (user ? this.factors.enrolled(user.id) : Promise.resolve({ oneTimeCodes: false, passkeys: false }));
+    const step = await this.policy.next(authorization, { user, authTime, consented, signedInSinceAsked, amr, factors, secondFactorRequired });
     if (step.kind !== 'refuse') return step;
     await this.useUpPushedRequest(authorization);
     throw new AuthorizationRedirectError(step.error, authorization.redirectUri, authorization.state, authorization.responseMode);

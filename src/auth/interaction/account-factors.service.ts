@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { factorsConfig, type FactorsConfig } from '../../config/factors.config.js';
 import { SecondFactors } from '../../factors/second-factors.service.js';
-import { ACR, meetsAcr } from '../../common/authentication-context.js';
+import { meetsAcr } from '../../common/authentication-context.js';
 import { clientAddress } from '../../rate-limit/client-address.js';
 import type { User } from '../../users/user.entity.js';
 import type { InteractionOutcome } from './interaction-responder.js';
@@ -72,10 +72,10 @@ export class AccountFactorsService {
   async remove(request: FastifyRequest, form: FactorForm): Promise<InteractionOutcome> {
     const checked = await this.checkForm(request, form);
     if ('kind' in checked) return checked;
-    if (this.factors.mustHaveSecondFactor(checked.user)) {
-      return this.pages.error(403, 'access_denied', 'Your account must have a second factor, so one-time codes cannot be turned off. An administrator can reset them.', { retryUrl: '/' });
+    if (await this.factors.removalWouldLeaveNone(checked.user)) {
+      return this.pages.error(403, 'access_denied', 'Your account must have a second factor, and one-time codes are your only one, so they cannot be turned off. Add a passkey first, or ask an administrator to reset them.', { retryUrl: '/' });
     }
-    await this.factors.removeAll(checked.user.id, `user:${checked.user.id}`);
+    await this.factors.removeOneTimeCodes(checked.user.id, `user:${checked.user.id}`);
     return { kind: 'redirect', status: 303, location: '/' };
   }
 
@@ -87,8 +87,8 @@ export class AccountFactorsService {
       return this.pages.error(403, 'invalid_request', 'This form has expired or was not sent from this site. Please try again.', { retryUrl: '/' });
     }
     if (!this.recent(request)) return this.signInAgain();
-    // With the strongest factor the person has: a password-only session from before the enrolment does not count.
-    if ((await this.factors.hasSecondFactor(user.id)) && !meetsAcr(this.session.authenticationMethods(request), ACR.multiFactor)) return this.signInAgain();
+    // With the strongest factor the person has (a passkey, else the code): a password-only session from before the enrolment does not count.
+    if (!meetsAcr(this.session.authenticationMethods(request), await this.factors.strongestLevel(user.id))) return this.signInAgain();
     return { user };
   }
 

@@ -56,6 +56,7 @@ export function sharedEnv(issuer: string, sessionSecret: string): Record<string,
     // One key for every instance (it must be shared, like the session secret), derived from this run's secret.
     TOKEN_ENCRYPTION_KEY: createHash('sha256').update(`token-encryption:${sessionSecret}`).digest('base64'),
     SIGNING_KEY_ENCRYPTION_KEY: createHash('sha256').update(`signing-key-encryption:${sessionSecret}`).digest('base64'),
+    FACTOR_ENCRYPTION_KEY: createHash('sha256').update(`factor-encryption:${sessionSecret}`).digest('base64'),
     REDIS_URL,
     RATE_LIMIT_KEY_PREFIX,
     // Counted in Redis as in production, but too high to be reached: the limits are not under test here.

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource, Repository } from 'typeorm';
+import type { DataSource, EntityManager, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import { dateParameter, execute } from '../database/prepared-statement.js';
 import { Transactions } from '../database/transactions.js';
@@ -48,6 +48,11 @@ export class PasskeyStore {
     const backedUp = this.dialect === 'postgres' ? use.backedUp : Number(use.backedUp);
     const parameters = [use.counter, backedUp, dateParameter(use.at, this.dialect), id, seenCounter];
     return (await this.transactions.write((manager) => execute(manager, sql, parameters))) === 1;
+  }
+
+  /** Deletes every passkey of a person (users:mfa-reset), in the caller's transaction; returns how many. */
+  deleteAll(userId: string, manager: EntityManager): Promise<number> {
+    return execute(manager, 'DELETE FROM "passkeys" WHERE "user_id" = ?', [userId]);
   }
 
   /** Deletes the passkey `id` if it is `userId`'s; true when it was. */
