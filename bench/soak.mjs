@@ -12,7 +12,10 @@
  * every 30 s with no grace period), so the tokens table reaches the size where the purge keeps up;
  * reads use the newest access tokens the refreshes and code flows issued.
  *
- * BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test), BENCH_SKIP_BUILD=1.
+ * SOAK_RATE=<ops/s> offers that rate instead of SOAK_LOAD × the calibrated maximum.
+ * BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test), BENCH_SKIP_BUILD=1. Where
+ * the server runs with autovacuum off, the soak turns it on for the run (it needs a superuser) and
+ * off again afterwards; SOAK_KEEP_AUTOVACUUM=1 measures with it off.
  * Writes bench/results/soak-latest.json and soak-latest.svg, and prints its verdicts.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -52,6 +55,17 @@ mkdirSync('bench/results', { recursive: true });
 const server = await target.start({ port: 47000 + Math.floor(Math.random() * 1000), cpu: pinning ? 0 : null, logFile: join('bench/results', 'latchkey-soak.log') });
 const database = new pg.Client({ connectionString: databaseUrl });
 await database.connect();
+// The database as a default installation runs it: autovacuum makes the space of the rows the purge
+// deletes reusable. Some development machines turn it off (this one did: the tokens table kept every
+// deleted row, and the database grew with the purge's whole throughput); the soak turns it on for
+// its run and restores the setting afterwards. SOAK_KEEP_AUTOVACUUM=1 leaves it as it is.
+const autovacuumWasOff = (await database.query('SHOW autovacuum')).rows[0].autovacuum === 'off';
+const turnAutovacuumOn = autovacuumWasOff && !process.env.SOAK_KEEP_AUTOVACUUM;
+if (turnAutovacuumOn) {
+  await database.query('ALTER SYSTEM SET autovacuum = on');
+  await database.query('SELECT pg_reload_conf()');
+  console.log('autovacuum is off on this PostgreSQL: on for the soak, as in a default installation, and off again afterwards');
+}
 
 try {
   const ctx = await target.prepare(server.baseUrl, { workers: 16 });
@@ -129,8 +143,9 @@ try {
   }));
   const maximum = window.latencies.length / calibrateSeconds;
   if (window.errors > 0) throw new Error(`calibration had ${window.errors} errors; first: ${window.firstError}`);
-  const rate = maximum * load;
-  console.log(`maximum ${Math.round(maximum)} ops/s; offering ${Math.round(rate)} ops/s (${load}×) for ${seconds} s`);
+  // SOAK_RATE fixes the offered rate instead (ops/s): to repeat a run whose calibration the machine disturbed.
+  const rate = process.env.SOAK_RATE ? Number(process.env.SOAK_RATE) : maximum * load;
+  console.log(`maximum ${Math.round(maximum)} ops/s; offering ${Math.round(rate)} ops/s (${(rate / maximum).toFixed(2)}×) for ${seconds} s`);
 
   // The soak: open-loop at `rate`, a window every WINDOW_SECONDS.
   const windows = [];
@@ -168,7 +183,8 @@ try {
   while (inFlight > 0) await new Promise((resolve) => setTimeout(resolve, 10));
 
   const verdicts = judge(windows, rate);
-  const results = { date: new Date().toISOString(), node: process.version, seconds, load, maximum, rate, mix: Object.fromEntries(MIX), windows, verdicts };
+  const autovacuum = autovacuumWasOff && !turnAutovacuumOn ? 'off' : 'on';
+  const results = { date: new Date().toISOString(), node: process.version, seconds, load: Number((rate / maximum).toFixed(2)), maximum, rate, mix: Object.fromEntries(MIX), autovacuum, windows, verdicts };
   writeFileSync('bench/results/soak-latest.json', JSON.stringify(results, null, 2));
   writeFileSync('bench/results/soak-latest.svg', renderSvg(results));
   console.log('');
@@ -176,6 +192,10 @@ try {
   console.log('\nWritten: bench/results/soak-latest.json, bench/results/soak-latest.svg');
 } finally {
   closeAgents();
+  if (turnAutovacuumOn) {
+    await database.query('ALTER SYSTEM RESET autovacuum');
+    await database.query('SELECT pg_reload_conf()');
+  }
   await database.end();
   await server.stop();
 }

@@ -36,10 +36,13 @@
 
   function setUpSignIn() {
     var button = document.getElementById('passkey-sign-in');
+    // The page's sign-in form carries the CSRF token and where to go next; where there is none (the
+    // account page of a person who has a passkey, confirmed by a passkey only), the button does.
     var form = document.querySelector('form[action="/login"]');
-    if (!button || !form || !webauthn.browserSupportsWebAuthn()) return;
-    var csrf = form.querySelector('input[name="csrf_token"]').value;
-    var returnTo = form.querySelector('input[name="return_to"]').value;
+    if (!button || !webauthn.browserSupportsWebAuthn()) return;
+    var csrf = form ? form.querySelector('input[name="csrf_token"]').value : button.getAttribute('data-csrf-token');
+    var returnTo = form ? form.querySelector('input[name="return_to"]').value : button.getAttribute('data-return-to');
+    if (!csrf || !returnTo) return;
     var error = document.getElementById('passkey-error');
     // One options request at a time: the session cookie names the latest challenge only.
     var queue = Promise.resolve();

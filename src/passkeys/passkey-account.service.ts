@@ -11,6 +11,7 @@ import { passkeyConfig, type PasskeyConfig } from '../config/passkey.config.js';
 import { jsonObjectBody } from '../http/content-negotiation.js';
 import type { User } from '../users/user.entity.js';
 import { PASSKEY_NAME_MAX, PasskeyRegistration } from './passkey-registration.js';
+import { passkeyMethods } from './passkey-sign-in.js';
 import { CeremonyRateLimit } from './ceremony-rate-limit.js';
 import { jsonError, PASSKEY_ROUTES, tooManyCeremonies, type JsonOutcome } from './passkey-routes.js';
 import { PasskeysService } from './passkeys.service.js';
@@ -100,6 +101,11 @@ export class PasskeyAccount {
     if (!name) return jsonError(400, 'invalid_request', `Give the passkey a name of at most ${PASSKEY_NAME_MAX} characters.`);
     const outcome = await this.registration.verify(request, allowed.user, allowed.rpId, name, allowed.body.response);
     if (!outcome.added) return jsonError(400, 'invalid_request', outcome.reason);
+    // The person has just proved the new passkey, verified by it (registration requires user
+    // verification): the same session now records that proof too, as after a passkey sign-in, so
+    // the next change (a second passkey, removing codes) is not refused for want of the strongest
+    // factor, which this passkey now is.
+    this.session.raise(request, passkeyMethods(outcome));
     return { status: 200, body: { location: `${PASSKEY_ROUTES.account}?done=added` } };
   }
 

@@ -13,7 +13,7 @@ import { PasskeyStore } from '../factors/passkey.store.js';
 /** The longest name a person may give a passkey (the column's length). */
 export const PASSKEY_NAME_MAX = 64;
 
-export type RegistrationOutcome = { added: true } | { added: false; reason: string };
+export type RegistrationOutcome = { added: true; backupEligible: boolean } | { added: false; reason: string };
 
 /** The WebAuthn user handle of a person (§14.6.1: no personal information): the bytes of their opaque id. */
 export function userHandleOf(userId: string): Uint8Array<ArrayBuffer> {
@@ -91,6 +91,6 @@ export class PasskeyRegistration {
     // Two registrations of one credential racing: the unique credential_id index lets one in (WebAuthn §7.1 step 26).
     if (!(await inserted.then(() => true, () => false))) return { added: false, reason: 'This passkey is already registered.' };
     await this.audit.record({ actor: `user:${user.id}`, action: 'passkey.added', subject: `user:${user.id}`, details: { passkey: id, name, synced: info.credentialDeviceType === 'multiDevice' } });
-    return { added: true };
+    return { added: true, backupEligible: info.credentialDeviceType === 'multiDevice' };
   }
 }

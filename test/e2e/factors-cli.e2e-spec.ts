@@ -40,7 +40,7 @@ describe('admin CLI and second factors', () => {
     expect(printed).not.toContain('v1.');
     for (const code of recoveryCodes) expect(printed).not.toContain(code);
 
-    expect(await cliJson(['users:mfa-reset', '--username', user.username])).toEqual({ username: user.username, one_time_codes_removed: true });
+    expect(await cliJson(['users:mfa-reset', '--username', user.username])).toEqual({ username: user.username, one_time_codes_removed: true, recovery_codes_removed: 10, passkeys_removed: 0 });
     expect((await cliJson<Record<string, unknown>>(['users:show', '--username', user.username])).factors).toEqual([]);
     const audit = await cliJson<{ actor: string; action: string; subject: string }[]>(['audit:list', '--limit', '5']);
     expect(audit[0]).toMatchObject({ actor: 'cli', action: 'factor.removed' });

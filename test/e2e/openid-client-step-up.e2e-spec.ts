@@ -55,7 +55,7 @@ describe('step-up through openid-client', () => {
     return { verifier, nonce, state, url: async () => oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT_URI, scope: 'openid notes:read', nonce, state, code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', ...params }) };
   }
 
-  it('the library asks for acr mfa; a password-only session is asked only for the code; the new ID token says mfa with a new auth_time', async () => {
+  it('the library asks for acr mfa; a password-only session is asked only for the code; the new ID token says mfa with a new auth_time, in the same session (sid)', async () => {
     expect(config.serverMetadata().acr_values_supported).toContain(MFA);
 
     // A session with the password only, and an ID token that says so.
@@ -82,5 +82,8 @@ describe('step-up through openid-client', () => {
     expect(claims.acr).toBe(MFA);
     expect(claims.amr).toEqual(['pwd', 'otp', 'mfa']);
     expect(claims.auth_time).toBeGreaterThan(firstTokens.claims()!.auth_time!);
+    // The same sign-in session, raised: its sid is unchanged, so the client signed in through it is
+    // not signed out (no back-channel logout for a step-up), and its first ID token is still valid for logout.
+    expect(claims.sid).toBe(firstTokens.claims()!.sid);
   });
 });

@@ -29,9 +29,10 @@ describe('changing passkeys needs a recent sign-in of the owner', () => {
   async function owner() {
     const user = await app.createUser();
     const browser = await app.signedIn(user);
-    expect((await app.addPasskey(browser, new SoftAuthenticator(rpId, app.origin), 'Mine')).status).toBe(200);
+    const authenticator = new SoftAuthenticator(rpId, app.origin);
+    expect((await app.addPasskey(browser, authenticator, 'Mine')).status).toBe(200);
     const [passkey] = await app.nest.get(PasskeysService).listFor(user.id);
-    return { user, browser, passkeyId: passkey.id };
+    return { user, browser, authenticator, passkeyId: passkey.id };
   }
 
   async function tables(): Promise<[number, number]> {
@@ -63,8 +64,8 @@ describe('changing passkeys needs a recent sign-in of the owner', () => {
     expect(await tables()).toEqual(before);
   });
 
-  it('a sign-in older than 5 minutes: no options, no registration of a ceremony begun in time, no removal', async () => {
-    const { user, browser, passkeyId } = await owner();
+  it('a sign-in older than 5 minutes, or a password sign-in of a person who has a passkey: no options, no registration of a ceremony begun in time, no removal', async () => {
+    const { user, browser, authenticator, passkeyId } = await owner();
     const csrf = await app.accountCsrf(browser);
     const options = JSON.parse((await browser.postJson('/account/passkeys/registration/options', { csrf_token: csrf })).body) as Record<string, unknown>;
     const before = await tables();
@@ -84,15 +85,22 @@ describe('changing passkeys needs a recent sign-in of the owner', () => {
     expect(await tables()).toEqual(before);
     expect(await app.nest.get(PasskeysService).countFor(user.id)).toBe(1);
 
-    // Confirming with the password (a new sign-in, now) makes the change possible again.
-    const wrong = await browser.submit(page, '/login', { password: 'not the password' });
-    expect(wrong.status).toBe(401);
-    const confirmed = await browser.submit(page, '/login', { password: user.password });
-    expect(confirmed.status).toBe(303);
-    expect(confirmed.location).toBe('/account/passkeys');
-    const fresh = await browser.get('/account/passkeys');
+    // The person has a passkey, the strongest factor they have: the page asks for it, not for the
+    // password, and a password sign-in (now) still does not allow the change.
+    expect(page.body).not.toContain('type="password"');
+    const withPassword = await app.signedIn(user);
+    const passwordPage = await withPassword.get('/account/passkeys');
+    expect(passwordPage.body).toContain('id="passkeys-reauthenticate"');
+    const passwordCsrf = /data-csrf-token="([^"]+)"/.exec(passwordPage.body)?.[1];
+    expect(passwordCsrf).toBeDefined();
+    expect((await withPassword.post('/account/passkeys/remove', { csrf_token: passwordCsrf!, passkey_id: passkeyId })).status).toBe(403);
+    expect(await tables()).toEqual(before);
+    // A sign-in with the passkey (now) makes the change possible again.
+    const withPasskey = app.browser();
+    expect((await app.passkeySignIn(withPasskey, authenticator)).answer.status).toBe(200);
+    const fresh = await withPasskey.get('/account/passkeys');
     expect(fresh.body).not.toContain('id="passkeys-reauthenticate"');
-    expect((await browser.submit(fresh, '/account/passkeys/remove', { passkey_id: passkeyId })).status).toBe(303);
+    expect((await withPasskey.submit(fresh, '/account/passkeys/remove', { passkey_id: passkeyId })).status).toBe(303);
     expect(await app.nest.get(PasskeysService).countFor(user.id)).toBe(0);
   });
 

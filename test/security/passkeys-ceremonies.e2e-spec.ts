@@ -165,7 +165,10 @@ describe('passkey ceremonies under attack', () => {
     const response = new SoftAuthenticator(rpId, app.origin).register(options);
     const copy = browser.copy();
     expect((await browser.postJson('/account/passkeys/registration', { csrf_token: csrf, name: 'First', response })).status).toBe(200);
-    expect((await copy.postJson('/account/passkeys/registration', { csrf_token: csrf, name: 'Again', response })).status).toBe(400);
+    // The same answer again, in the session that sent it (which now holds the passkey's proof): the challenge is spent.
+    expect((await browser.postJson('/account/passkeys/registration', { csrf_token: csrf, name: 'Again', response })).status).toBe(400);
+    // From a copy of the cookie taken before: that session has only the password, no longer the person's strongest factor.
+    expect((await copy.postJson('/account/passkeys/registration', { csrf_token: csrf, name: 'Again', response })).status).toBe(403);
     expect((await app.nest.get(PasskeysService).listFor(user.id)).map((p) => p.name)).toEqual(['First']);
   });
 
@@ -209,7 +212,7 @@ describe('passkey ceremonies under attack', () => {
       expect(answer.status).toBe(429);
       expect(Number(answer.headers.get('retry-after'))).toBeGreaterThan(0);
       // While the wait lasts, even a good passkey is not checked.
-      const { user } = await userWithPasskey();
+      const user = await limited.createUser();
       const good = new SoftAuthenticator(new URL(limited.origin).hostname, limited.origin);
       const browser = await limited.signedIn(user);
       expect((await limited.addPasskey(browser, good)).status).toBe(200);

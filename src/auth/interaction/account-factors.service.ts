@@ -56,8 +56,8 @@ export class AccountFactorsService {
       return this.pages.enrolOneTimeCodes(request, await this.factors.enrolmentView(user, secret), { returnTo, required: this.factors.mustHaveSecondFactor(user), failed: true });
     }
     this.session.forgetEnrolmentSecret(request);
-    // The person just proved the password (recently) and the authenticator: the session now has both factors.
-    await this.session.logIn(request, user, ['pwd', 'otp', 'mfa']);
+    // The person just proved the authenticator, in a session of a recent sign-in: the same session now records both factors.
+    this.session.raise(request, ['otp', 'mfa']);
     return this.pages.recoveryCodes(codes, { message: 'One-time codes are on. From now on you are asked for a code after your password.', continueTo: returnTo });
   }
 

@@ -135,6 +135,20 @@ export class LoginSession {
   }
 
   /**
+   * Step-up (OpenID Connect Core §3.1.2.1 acr_values, max_age): the signed-in person has just proved
+   * another factor. The same session goes on, with its sid, so the clients signed in through it stay
+   * signed in and no back-channel logout is sent; it now records both proofs (RFC 8176), and its
+   * auth_time is the latest factor's. The server-side session keeps its own expiry.
+   */
+  raise(request: FastifyRequest, methods: readonly AuthenticationMethod[]): void {
+    const now = this.clock.now().getTime();
+    request.session.set('amr', [...new Set([...this.authenticationMethods(request), ...methods])]);
+    request.session.set('authTime', Math.floor(now / 1000));
+    request.session.set('signedInAt', now);
+    this.forgetPendingSecondFactor(request);
+  }
+
+  /**
    * The password was right but the person has a second factor: remember who, for a short while,
    * without signing anyone in (no uid, no server-side session) until the code is checked.
    */

@@ -48,8 +48,12 @@ export class SecondFactorService {
     const check = await this.factors.check(pending.user, code, clientAddress(request));
     if (!check.ok && check.waitSeconds) return this.pages.loginThrottled(check.waitSeconds, SECOND_FACTOR_PAGE);
     if (!check.ok) return this.pages.secondFactor(request, pending.user, { authorization: await this.authorizationFor(pending.returnTo), failed: true });
-    // logIn starts a fresh session (the cookie is regenerated): the pending state goes with it.
-    await this.session.logIn(request, pending.user, ['pwd', 'otp', 'mfa']);
+    // Step-up of a live session of this person: the same session, raised (clients signed in through
+    // it stay signed in). Otherwise the sign-in itself: logIn starts a fresh session (the cookie is
+    // regenerated) and the pending state goes with it.
+    const current = await this.session.currentUser(request);
+    if (current?.id === pending.user.id) this.session.raise(request, ['pwd', 'otp', 'mfa']);
+    else await this.session.logIn(request, pending.user, ['pwd', 'otp', 'mfa']);
     return { kind: 'redirect', status: 303, location: pending.returnTo };
   }
 
