@@ -50,14 +50,17 @@ export class AccessWithdrawalService {
   }
 
   /** Withdraws everything the person granted the client. False when there was nothing to withdraw. */
-  withdraw(userId: string, clientId: string): Promise<boolean> {
-    return this.transactions.run(async (manager) => {
+  async withdraw(userId: string, clientId: string): Promise<boolean> {
+    const removed = await this.transactions.run(async (manager) => {
       const now = this.clock.now();
-      const removed = await this.consents.delete(userId, clientId, manager);
+      const deleted = await this.consents.delete(userId, clientId, manager);
       await this.codes.consumeAllOf(userId, clientId, now, manager);
       const revoked = await this.tokens.revokeAllOf(userId, clientId, now, manager);
       await this.audit.record({ actor: `user:${userId}`, action: 'consent.withdrawn', subject: `client:${clientId}`, details: { tokens_revoked: revoked } }, manager);
-      return removed;
+      return deleted;
     });
+    // The revoked tokens must not be honoured here while this instance's own notification is on its way.
+    this.tokens.forgetKept();
+    return removed;
   }
 }

@@ -4,7 +4,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { databaseConfig, type DatabaseConfig } from '../config/database.config.js';
 import { ChangeNotifications } from '../database/change-notifications.js';
 import { EntityRows } from '../database/entity-rows.js';
-import { NotifiedCache } from '../database/notified-cache.js';
+import { EVERY_ROW, NotifiedCache } from '../database/notified-cache.js';
 import type { Gate } from '../database/gate.js';
 import { InsertBatch } from '../database/insert-batch.js';
 import { dateParameter, execute, placeholders, postgresPool, PreparedStatement, rowDate } from '../database/prepared-statement.js';
@@ -98,6 +98,16 @@ export class TokenStore {
       values: [...gate.parameters, ...rows.flatMap((row) => this.values(row, createdAt))],
     });
     return result.rowCount === rows.length;
+  }
+
+  /**
+   * Forgets every access token this instance keeps: call once a revocation made here has committed.
+   * Other instances drop what changed when PostgreSQL's notification reaches them; this one must
+   * not wait for its own, or the client that was just told "revoked" (RFC 7009 §2.2) could get in
+   * with the token on its next request here. Revocations are rare: the cache fills again from reads.
+   */
+  forgetKept(): void {
+    this.cache.changed(EVERY_ROW);
   }
 
   /** The gate of a refresh token's rotation: it is marked consumed unless it already was, or was revoked. */

@@ -174,25 +174,28 @@ export class TokensService {
    * A client revokes one of its tokens (RFC 7009 §2.1): a refresh token ends its whole family, an
    * access token ends alone. Audited, with the token's id and never its value, in the same transaction.
    */
-  revokeForClient(token: Token, clientId: string): Promise<void> {
-    return this.transactions.run(async (manager) => {
+  async revokeForClient(token: Token, clientId: string): Promise<void> {
+    await this.transactions.run(async (manager) => {
       const now = this.clock.now();
       if (token.kind === TokenKind.Refresh) await this.tokenStore.revokeFamily(token.familyId, now, manager);
       else await this.tokenStore.revoke(token.id, now, manager);
       await this.audit.record({ actor: `client:${clientId}`, action: 'token.revoked', subject: `token:${token.id}`, details: { kind: token.kind, ...(token.userId ? { user: token.userId } : {}) } }, manager);
     });
+    this.tokenStore.forgetKept();
   }
 
   /**
    * Revokes every token of a family: what one authorization code started, across all rotations.
    * Automatic revocations (a replayed code, a reused refresh token) are audited in the same transaction.
    */
-  revokeFamily(familyId: string, audit?: { actor: string; reason: string }): Promise<number> {
-    return this.transactions.run(async (manager) => {
-      const revoked = await this.tokenStore.revokeFamily(familyId, this.clock.now(), manager);
-      if (audit && revoked > 0) await this.audit.record({ actor: audit.actor, action: 'token.family_revoked', subject: `family:${familyId}`, details: { reason: audit.reason, tokens_revoked: revoked } }, manager);
-      return revoked;
+  async revokeFamily(familyId: string, audit?: { actor: string; reason: string }): Promise<number> {
+    const revoked = await this.transactions.run(async (manager) => {
+      const count = await this.tokenStore.revokeFamily(familyId, this.clock.now(), manager);
+      if (audit && count > 0) await this.audit.record({ actor: audit.actor, action: 'token.family_revoked', subject: `family:${familyId}`, details: { reason: audit.reason, tokens_revoked: count } }, manager);
+      return count;
     });
+    if (revoked > 0) this.tokenStore.forgetKept();
+    return revoked;
   }
 
   private row(kind: TokenKind, value: string, grant: TokenGrant, scope: string, ttlSeconds: number, id: string = uuidv7()): TokenInsert {

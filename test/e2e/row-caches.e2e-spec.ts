@@ -12,7 +12,9 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createApp } from '../../src/app.setup.js';
 import { LISTENER_NAME } from '../../src/database/change-notifications.js';
 import { ClientsService } from '../../src/clients/clients.service.js';
+import { EVERY_ROW } from '../../src/database/notified-cache.js';
 import { PreparedStatement } from '../../src/database/prepared-statement.js';
+import { TokenStore } from '../../src/tokens/token.store.js';
 import { runCli } from '../helpers/cli.js';
 import { obtainTokens } from '../helpers/api-client.js';
 import { basicAuth, clientCredentialsStatus } from '../helpers/oauth-flow.js';
@@ -156,6 +158,31 @@ describe('Rows kept per instance on PostgreSQL: every change reaches every insta
       expect(revoked.status).toBe(200);
       expect(await within(1_000, () => reads(accessToken, 401))).toBe(true);
       expect(await active(second.baseUrl)).toBe(false);
+    });
+
+    it('a token revoked at this instance is refused by this instance on the very next request, before its own notification arrives', async () => {
+      const { accessToken } = await obtainTokens(app, client, person, 'notes:read');
+      const read = async (): Promise<number> => (await fetch(app.url('/api/v1/notes'), { headers: { authorization: `Bearer ${accessToken}` } })).status;
+      expect(await read()).toBe(200);
+      // Kept: the next read makes no lookup (on PostgreSQL).
+      const lookups = jest.spyOn(PreparedStatement.prototype, 'one');
+      try {
+        expect(await read()).toBe(200);
+        expect(lookups.mock.contexts.filter((statement) => (statement as unknown as { name: string }).name === 'latchkey_token_by_hash')).toHaveLength(postgres ? 0 : 1);
+      } finally {
+        lookups.mockRestore();
+      }
+      // Notifications about single tokens are held back on this instance: only what it does itself counts.
+      const cache = (app.app.get(TokenStore) as unknown as { cache: { changed(key: string | undefined): void } }).cache;
+      const changed = cache.changed.bind(cache);
+      const held = jest.spyOn(cache, 'changed').mockImplementation((key) => (key === EVERY_ROW ? changed(key) : undefined));
+      try {
+        const revoked = await fetch(app.url('/revoke'), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basicAuth(client.clientId, client.clientSecret!) }, body: new URLSearchParams({ token: accessToken }) });
+        expect(revoked.status).toBe(200);
+        expect(await read()).toBe(401);
+      } finally {
+        held.mockRestore();
+      }
     });
 
     it('the tokens of a person the CLI deletes, another process, are refused by both instances', async () => {
