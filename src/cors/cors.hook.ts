@@ -34,9 +34,11 @@ const PREFLIGHT_MAX_AGE_SECONDS = '600';
  * unknown origin gets nothing (the browser then keeps the answer from the page). Requests without
  * an Origin header are not looked at beyond the route's rule.
  *
- * Not @fastify/cors: it decides in a hook before the route runs, when /token's client is not yet
- * authenticated (its last hook is preSerialization, which errors skip), and it adds an `OPTIONS *`
- * route that would change every other path's answer to OPTIONS (405 with Allow, the data API's own).
+ * Not @fastify/cors: it decides in a hook that runs before /token's client is authenticated (the
+ * guards run inside the route's handler), or at the latest in preSerialization, which Fastify runs
+ * only for object payloads and so not for the errors and data API answers we send as JSON text;
+ * and it adds an `OPTIONS *` route that would change every other path's answer to OPTIONS (404,
+ * or 405 with Allow).
  */
 export function answerCors(fastify: FastifyInstance, origins: AllowedOrigins, api: CorsApiRoutes): void {
   const routes = new CorsRoutes(api);
