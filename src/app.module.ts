@@ -8,6 +8,8 @@ import { CollectionsModule } from './collections/collections.module.js';
 import { CommonModule } from './common/common.module.js';
 import { appConfig } from './config/app.config.js';
 import { apiConfig } from './config/api.config.js';
+import { corsConfig } from './config/cors.config.js';
+import { CorsModule } from './cors/cors.module.js';
 import { databaseConfig } from './config/database.config.js';
 import { housekeepingConfig } from './config/housekeeping.config.js';
 import { macTokenConfig } from './config/mac-token.config.js';
@@ -39,7 +41,7 @@ import { ResourcesModule } from './resources/resources.module.js';
 
 @Module({
   imports: [
-    ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, appConfig, clientAuthConfig, databaseConfig, dpopConfig, factorsConfig, fapiConfig, housekeepingConfig, legacyGrantsConfig, logoutConfig, outboundConfig, macTokenConfig, metricsConfig, oauthConfig, openIdConfig, parConfig, rateLimitConfig, redisConfig, sessionConfig, passkeyConfig] }),
+    ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, appConfig, clientAuthConfig, corsConfig, databaseConfig, dpopConfig, factorsConfig, fapiConfig, housekeepingConfig, legacyGrantsConfig, logoutConfig, outboundConfig, macTokenConfig, metricsConfig, oauthConfig, openIdConfig, parConfig, rateLimitConfig, redisConfig, sessionConfig, passkeyConfig] }),
     CommonModule,
     MetricsModule,
     CollectionsModule,
@@ -48,6 +50,7 @@ import { ResourcesModule } from './resources/resources.module.js';
     AuditModule,
     KeysModule,
     AuthModule,
+    CorsModule,
     PasskeysModule,
     LogoutModule,
     BackchannelLogoutSenderModule,

@@ -1,5 +1,7 @@
 import { DpopNonces } from './dpop/dpop-nonces.js';
 import { offerDpopNonces } from './dpop/dpop-nonce.hook.js';
+import { AllowedOrigins } from './cors/allowed-origins.js';
+import { answerCors } from './cors/cors.hook.js';
 import secureSession from '@fastify/secure-session';
 import { NestFactory } from '@nestjs/core';
 import { Logger, PinoLogger } from 'nestjs-pino';
@@ -15,6 +17,7 @@ import { JsonExceptionFilter } from './http/json-exception.filter.js';
 import { sendJsonError } from './http/json-error.js';
 import { loadCollections } from './collections/collections-loader.js';
 import { apiConfig } from './config/api.config.js';
+import { corsConfig } from './config/cors.config.js';
 import { appConfig, type AppConfig } from './config/app.config.js';
 import { databaseConfig, readDatabaseConfig } from './config/database.config.js';
 import { housekeepingConfig } from './config/housekeeping.config.js';
@@ -39,6 +42,7 @@ import { passkeyConfig } from './config/passkey.config.js';
 import { PASSKEY_COOKIE_ROUTES } from './passkeys/passkey-routes.js';
 import { setUpApiDocs } from './resources/openapi/api-docs.js';
 import { ResourceRoutes } from './resources/resource-routes.js';
+import { API_VERSION } from './resources/items/resource-links.js';
 import { ServerKeysService } from './keys/server-keys.service.js';
 
 /** Routes that a browser submits with the session cookie: the only ones that need CSRF protection. */
@@ -50,7 +54,7 @@ export type CreateAppOptions = LoggingOptions;
 export async function createApp(options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
   // Every config namespace, and the collections file, is checked before anything connects: a wrong
   // value stops start-up here with its message, leaving no database connection open behind it.
-  for (const validate of [databaseConfig, housekeepingConfig, legacyGrantsConfig, logoutConfig, outboundConfig, macTokenConfig, metricsConfig, oauthConfig, openIdConfig, rateLimitConfig, redisConfig, sessionConfig, passkeyConfig]) validate();
+  for (const validate of [corsConfig, databaseConfig, housekeepingConfig, legacyGrantsConfig, logoutConfig, outboundConfig, macTokenConfig, metricsConfig, oauthConfig, openIdConfig, rateLimitConfig, redisConfig, sessionConfig, passkeyConfig]) validate();
   loadCollections(apiConfig().collectionsFile);
   const app = appConfig();
   assertSafeForProduction({ app, database: readDatabaseConfig(), session: sessionConfig(), macToken: macTokenConfig(), openId: openIdConfig(), factors: factorsConfig() });
@@ -94,6 +98,8 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
   enforceTransportSecurity(app.getHttpAdapter().getInstance(), config);
   offerDpopNonces(app.getHttpAdapter().getInstance(), app.get(DpopNonces));
   const routes = app.get(ResourceRoutes);
+  // Browser apps: preflights answered before any guard, and which page may read an answer.
+  answerCors(app.getHttpAdapter().getInstance(), app.get(AllowedOrigins), { prefix: `/api/v${API_VERSION}/`, methodsOf: (path) => routes.allowedMethods(path) });
   // The fallback for errors no route's own filter caught; those Fastify raises before a route runs
   // go to the filter of the transport that route declares (the OAuth endpoints').
   app.useGlobalFilters(new JsonExceptionFilter({ allowedMethodsOf: (path) => routes.allowedMethods(path), transports: { [OAUTH_TRANSPORT]: app.get(OAuthExceptionFilter) } }));

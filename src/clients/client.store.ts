@@ -62,6 +62,12 @@ export class ClientStore {
     await manager.delete(Client, { id: clientId });
   }
 
+  /** Every client's id and redirect URIs, and nothing else: what the allowed browser origins are made of (src/cors/). */
+  async redirectUrisOfAll(): Promise<{ id: string; redirectUris: string[] }[]> {
+    const clients = await this.dataSource.manager.find(Client, { select: { id: true, redirectUris: true } });
+    return clients.map(({ id, redirectUris }) => ({ id, redirectUris }));
+  }
+
   findByIds(clientIds: string[]): Promise<Client[]> {
     return clientIds.length === 0 ? Promise.resolve([]) : this.dataSource.manager.findBy(Client, { id: In(clientIds) });
   }

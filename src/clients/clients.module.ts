@@ -7,10 +7,11 @@ import { ClientStore } from './client.store.js';
 import { SectorIdentifierVerifier } from './sector-identifier.verifier.js';
 import { AuditModule } from '../audit/audit.module.js';
 import { SecurityProfiles } from './security-profile.js';
+import { ClientChanges } from './client-changes.js';
 
 @Module({
   imports: [AuditModule, TypeOrmModule.forFeature([Client]), ScopesModule],
-  providers: [ClientStore, ClientsService, SectorIdentifierVerifier, SecurityProfiles],
-  exports: [ClientsService, ClientStore, SecurityProfiles],
+  providers: [ClientStore, ClientsService, SectorIdentifierVerifier, SecurityProfiles, ClientChanges],
+  exports: [ClientsService, ClientStore, SecurityProfiles, ClientChanges],
 })
 export class ClientsModule {}

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { DEFAULT_SIGNING_ALGORITHM } from '../signing/signing-algorithms.js';
 import { DomainError } from '../common/domain-error.js';
 import { ClientAuthMethod, GrantType, TokenType } from '../common/oauth.constants.js';
@@ -11,6 +12,7 @@ import { assertNotWidenedBySelf, CLI_ADMINISTRATOR, type ClientEditor } from './
 import { Client } from './client.entity.js';
 import { clientView, DESCRIPTIVE_FIELDS, descriptiveColumns, newClientId, type ClientView, type NewClient } from './client-information.js';
 import { ClientStore } from './client.store.js';
+import { ClientChanges } from './client-changes.js';
 import { clientKeysFrom, type ClientKeys } from './client-keys.js';
 import { SecurityProfiles } from './security-profile.js';
 import { SectorIdentifierVerifier } from './sector-identifier.verifier.js';
@@ -43,6 +45,7 @@ export class ClientsService {
     private readonly transactions: Transactions,
     private readonly sectors: SectorIdentifierVerifier,
     private readonly profiles: SecurityProfiles,
+    private readonly changes: ClientChanges,
   ) {}
 
   /** Registers a client. The secret (confidential clients) is returned here once and stored only as a hash. */
@@ -66,7 +69,7 @@ export class ClientsService {
       ...keys,
       openIdSettings,
     });
-    const saved = await this.transactions.run(async (manager) => {
+    const saved = await this.change(client.id, async (manager) => {
       const stored = await this.store.save(client, manager);
       await this.audit.record({ actor, action: 'client.registered', subject: `client:${stored.id}`, details: { client_name: stored.name, grant_types: stored.grantTypes, scope: stored.scope } }, manager);
       return stored;
@@ -125,7 +128,7 @@ export class ClientsService {
     }
     const changes = changedFields(this.toView(client), this.toView(next));
     if (Object.keys(changes).length === 0) return client;
-    return this.transactions.run(async (manager) => {
+    return this.change(client.id, async (manager) => {
       const saved = await this.store.save(next, manager);
       await this.audit.record({ actor: editor.actor, action: 'client.updated', subject: `client:${client.id}`, details: { changes } }, manager);
       return saved;
@@ -158,7 +161,7 @@ export class ClientsService {
     if (client.isPublic) throw new DomainError('public_client', `Client ${clientId} is public and has no secret.`);
     const secret = generateSecret(SECRET_PREFIX.clientSecret);
     client.secretHash = hashSecret(secret);
-    const saved = await this.transactions.run(async (manager) => {
+    const saved = await this.change(clientId, async (manager) => {
       const stored = await this.store.save(client, manager);
       await this.audit.record({ actor, action: 'client.secret_rotated', subject: `client:${clientId}` }, manager);
       return stored;
@@ -169,10 +172,17 @@ export class ClientsService {
   /** Deletes the client with its codes, tokens and consents (ON DELETE CASCADE). */
   async delete(clientId: string, actor = 'cli'): Promise<void> {
     const client = await this.require(clientId);
-    await this.transactions.run(async (manager) => {
+    await this.change(clientId, async (manager) => {
       await this.store.delete(clientId, manager);
       await this.audit.record({ actor, action: 'client.deleted', subject: `client:${clientId}`, details: { client_name: client.name } }, manager);
     });
+  }
+
+  /** Runs a change of `clientId` atomically, then tells this instance's listeners (ClientChanges) that it committed. */
+  private async change<T>(clientId: string, work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    const outcome = await this.transactions.run(work);
+    this.changes.committed(clientId);
+    return outcome;
   }
 
   toView(client: Client, secret?: string): ClientView {

@@ -42,7 +42,7 @@ export interface ChangeListener {
 @Injectable()
 export class ChangeNotifications implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(ChangeNotifications.name);
-  private readonly listeners = new Map<string, ChangeListener>();
+  private readonly listeners = new Map<string, ChangeListener[]>();
   private connection?: pg.Client;
   private heartbeat?: NodeJS.Timeout;
   /** The heartbeat sent and not yet heard. */
@@ -54,10 +54,10 @@ export class ChangeNotifications implements OnApplicationBootstrap, OnApplicatio
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** Tells `listener` of every notification on `channel` (a plain identifier), from start-up on. */
+  /** Tells `listener` of every notification on `channel` (a plain identifier), from start-up on; a channel may have several. */
   subscribe(channel: string, listener: ChangeListener): void {
     if (!/^[a-z_]+$/.test(channel)) throw new Error(`Not a channel name: ${channel}`);
-    this.listeners.set(channel, listener);
+    this.listeners.set(channel, [...(this.listeners.get(channel) ?? []), listener]);
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -74,7 +74,10 @@ export class ChangeNotifications implements OnApplicationBootstrap, OnApplicatio
     // The pool's own connection settings (URL, TLS, timeouts), for one connection of its own.
     const connection = new pg.Client({ ...(driver.master as pg.Pool).options, keepAlive: true, query_timeout: HEARTBEAT_TIMEOUT_MS, application_name: LISTENER_NAME });
     this.connection = connection;
-    connection.on('notification', ({ channel, payload }) => (channel === HEARTBEAT_CHANNEL ? this.heard(connection, payload) : this.listeners.get(channel)?.changed(payload)));
+    connection.on('notification', ({ channel, payload }) => {
+      if (channel === HEARTBEAT_CHANNEL) this.heard(connection, payload);
+      else for (const listener of this.listeners.get(channel) ?? []) listener.changed(payload);
+    });
     connection.on('error', () => this.lost(connection));
     connection.on('end', () => this.lost(connection));
     try {
@@ -115,7 +118,7 @@ export class ChangeNotifications implements OnApplicationBootstrap, OnApplicatio
     this.awaited = undefined;
     if (this.hearing) return;
     this.hearing = true;
-    for (const listener of this.listeners.values()) listener.hearing();
+    for (const listener of [...this.listeners.values()].flat()) listener.hearing();
   }
 
   private lost(connection: pg.Client | undefined): void {
@@ -126,7 +129,7 @@ export class ChangeNotifications implements OnApplicationBootstrap, OnApplicatio
     this.awaited = undefined;
     if (this.hearing) {
       this.hearing = false;
-      for (const listener of this.listeners.values()) listener.deaf();
+      for (const listener of [...this.listeners.values()].flat()) listener.deaf();
     }
     connection.end().catch(() => undefined);
     if (!this.stopped) this.relisten = setTimeout(() => void this.start(), RELISTEN_MS).unref();
