@@ -1,4 +1,7 @@
 import { jest } from '@jest/globals';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { PasskeyStore } from '../../src/factors/passkey.store.js';
+import { UsersService } from '../../src/users/users.service.js';
 import { Browser } from '../helpers/browser.js';
 import { runCli as cli } from '../helpers/cli.js';
 import { authorizeUrl, newPkce } from '../helpers/oauth-flow.js';
@@ -46,6 +49,26 @@ describe('admin CLI and second factors', () => {
     expect(audit[0]).toMatchObject({ actor: 'cli', action: 'factor.removed' });
     // The password alone signs in again.
     expect((await signInWithPassword(new Browser(app.baseUrl), user)).location).toBe('/');
+  });
+
+  it('users:show lists passkeys by name, dates and whether they sync, never key material; users:mfa-reset removes them with everything else', async () => {
+    const user = await app.createUser();
+    const userId = (await app.app.get(UsersService).require(user.username)).id;
+    // The row as a registration stores it (the ceremonies themselves are tested in test/e2e/passkeys and test/security/passkeys-*).
+    const credentialId = randomBytes(32).toString('base64url');
+    const publicKey = randomBytes(77).toString('base64url');
+    await app.app.get(PasskeyStore).insert({ id: randomUUID(), userId, credentialId, publicKey, counter: 0, transports: ['internal'], backupEligible: true, backedUp: true, name: 'Work laptop', createdAt: new Date(), lastUsedAt: null });
+
+    const shown = await cliJson<Record<string, unknown>>(['users:show', '--username', user.username]);
+    expect(shown.factors).toEqual([{ kind: 'passkey', name: 'Work laptop', created_at: expect.any(String), last_used_at: null, synced: true }]);
+    const printed = JSON.stringify(shown);
+    expect(printed).not.toContain(credentialId);
+    expect(printed).not.toContain(publicKey);
+
+    expect(await cliJson(['users:mfa-reset', '--username', user.username])).toEqual({ username: user.username, one_time_codes_removed: false, recovery_codes_removed: 0, passkeys_removed: 1 });
+    expect((await cliJson<Record<string, unknown>>(['users:show', '--username', user.username])).factors).toEqual([]);
+    const audit = await cliJson<{ actor: string; action: string; details: Record<string, unknown> }[]>(['audit:list', '--limit', '1']);
+    expect(audit[0]).toMatchObject({ actor: 'cli', action: 'factor.removed' });
   });
 
   it('users:update --require-mfa makes the person enrol after the password; they may not turn the factor off; --no-require-mfa lifts it', async () => {
