@@ -202,6 +202,10 @@ export class ClientsService {
     if (input.isPublic && grantTypes.includes(GrantType.Password)) {
       throw new DomainError('invalid_client_metadata', 'A public client cannot use the password grant.');
     }
+    // RFC 8693 §2.1: the exchanging client authenticates; a public one proves nothing about who acts.
+    if (input.isPublic && grantTypes.includes(GrantType.TokenExchange)) {
+      throw new DomainError('invalid_client_metadata', 'A public client cannot use the token exchange grant.');
+    }
     // RFC 6749 §4.4: only confidential clients may use client_credentials.
     if (input.isPublic && grantTypes.includes(GrantType.ClientCredentials)) {
       throw new DomainError('invalid_client_metadata', 'A public client cannot use the client_credentials grant.');
