@@ -1,3 +1,4 @@
+import { Clock } from '../common/clock.js';
 import { Injectable } from '@nestjs/common';
 import { DEFAULT_SIGNING_ALGORITHM } from '../signing/signing-algorithms.js';
 import { DomainError } from '../common/domain-error.js';
@@ -43,6 +44,7 @@ export class ClientsService {
     private readonly transactions: Transactions,
     private readonly sectors: SectorIdentifierVerifier,
     private readonly profiles: SecurityProfiles,
+    private readonly clock: Clock,
   ) {}
 
   /** Registers a client. The secret (confidential clients) is returned here once and stored only as a hash. */
@@ -170,7 +172,7 @@ export class ClientsService {
   async delete(clientId: string, actor = 'cli'): Promise<void> {
     const client = await this.require(clientId);
     await this.transactions.run(async (manager) => {
-      await this.store.delete(clientId, manager);
+      await this.store.delete(clientId, this.clock.now(), manager);
       await this.audit.record({ actor, action: 'client.deleted', subject: `client:${clientId}`, details: { client_name: client.name } }, manager);
     });
   }

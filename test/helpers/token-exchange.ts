@@ -125,3 +125,18 @@ export async function rowCounts(world: ExchangeWorld): Promise<{ tokens: number;
   const dataSource = world.nest.get<DataSource>(getDataSourceToken());
   return { tokens: await dataSource.getRepository(Token).count(), audit: await dataSource.getRepository(AuditEvent).count() };
 }
+
+/**
+ * Whether every one of `tokens` (each with the client that introspects it) is inactive within 1 s:
+ * on PostgreSQL an instance drops a cached token when the revocation's notification reaches it,
+ * in the time a notification takes, never the cache's 60 s (row-caches.e2e-spec).
+ */
+export async function inactiveSoon(world: ExchangeWorld, tokens: [Party, string][]): Promise<boolean> {
+  const deadline = Date.now() + 1_000;
+  for (;;) {
+    const views = await Promise.all(tokens.map(([caller, token]) => introspect(world, caller, token)));
+    if (views.every((view) => view.active === false && Object.keys(view).length === 1)) return true;
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
