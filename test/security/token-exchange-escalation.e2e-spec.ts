@@ -10,6 +10,7 @@ import type { DataSource } from 'typeorm';
 import { ClientsService } from '../../src/clients/clients.service.js';
 import { generateSecret, SECRET_PREFIX } from '../../src/common/secrets.js';
 import { startAtIssuer } from '../helpers/app-at-issuer.js';
+import { runCli } from '../helpers/cli.js';
 import { dropTestDatabase } from '../helpers/test-database.js';
 import { ACCESS_TOKEN_TYPE, exchange, inactiveSoon, introspect, LEDGER, ORDERS, ownToken, personTokens, postForm, rowCounts, setUpExchangeWorld, TOKEN_EXCHANGE, type ExchangeWorld, type Reply } from '../helpers/token-exchange.js';
 
@@ -113,6 +114,18 @@ describe('token exchange cannot escalate (RFC 8693 §2.2.2, §4.1)', () => {
 
   it('a client not registered for the grant is unauthorized_client', async () => {
     await refused(() => exchange(world, world.outsider, personToken, [ORDERS]), 'unauthorized_client');
+  });
+
+  it('an administrator registers a service for it with the CLI (clients:create --grant-type); a public client cannot have it', async () => {
+    const created = await runCli(['clients:create', '--name', 'Reports (D)', '--scope', 'tokens:introspect', '--grant-type', 'client_credentials', '--grant-type', TOKEN_EXCHANGE]);
+    expect(created.code).toBe(0);
+    const view = JSON.parse(created.stdout) as { client_id: string; client_secret: string; grant_types: string[] };
+    expect(view.grant_types).toContain(TOKEN_EXCHANGE);
+    // It may exchange only what it received: nothing yet.
+    await refused(() => exchange(world, { clientId: view.client_id, secret: view.client_secret }, personToken, [ORDERS]), 'invalid_request');
+    const publicClient = await runCli(['clients:create', '--name', 'SPA', '--public', '--redirect-uri', 'http://127.0.0.1:9/spa', '--grant-type', 'authorization_code', '--grant-type', TOKEN_EXCHANGE]);
+    expect(publicClient.code).not.toBe(0);
+    expect(publicClient.stderr).toContain('A public client cannot use the token exchange grant');
   });
 
   it('RFC 7592 self-management cannot add the grant: invalid_client_metadata, the row unchanged', async () => {
