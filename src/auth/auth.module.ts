@@ -28,6 +28,8 @@ import { ClientCredentialsGrant } from './grants/client-credentials.grant.js';
 import { GRANT_HANDLERS, type GrantHandler } from './grants/grant-handler.js';
 import { PasswordGrant } from './grants/password.grant.js';
 import { RefreshTokenGrant } from './grants/refresh-token.grant.js';
+import { TokenExchangeGrant } from './grants/token-exchange.grant.js';
+import { TokenExchangeModule } from '../token-exchange/token-exchange.module.js';
 import { AccessController } from './interaction/access.controller.js';
 import { HomeController } from './interaction/home.controller.js';
 import { LoginController } from './interaction/login.controller.js';
@@ -66,7 +68,7 @@ import { AccountFactorsService } from './interaction/account-factors.service.js'
 
 /** The authorization server: authorization and token endpoints, login and consent, metadata. */
 @Module({
-  imports: [CommonModule, AuditModule, MetricsModule, RateLimitModule, PassportModule, AccessModule, UsersModule, SessionsModule, ClientsModule, CodesModule, TokensModule, ConsentsModule, ScopesModule, OpenIdModule, PushedRequestsModule, DpopModule, ReplayModule, ResourceServersModule, FactorsModule],
+  imports: [CommonModule, AuditModule, MetricsModule, RateLimitModule, PassportModule, AccessModule, UsersModule, SessionsModule, ClientsModule, CodesModule, TokensModule, ConsentsModule, ScopesModule, OpenIdModule, PushedRequestsModule, DpopModule, ReplayModule, ResourceServersModule, FactorsModule, TokenExchangeModule],
   controllers: [EndSessionController, AuthorizeController, TokenController, ParController, RevocationController, IntrospectionController, RegistrationController, LoginController, SecondFactorController, HomeController, AccessController, MetadataController],
   providers: [
     AuthorizationRequestValidator,
@@ -103,9 +105,10 @@ import { AccountFactorsService } from './interaction/account-factors.service.js'
     RefreshTokenGrant,
     ClientCredentialsGrant,
     PasswordGrant,
+    TokenExchangeGrant,
     {
       provide: GRANT_HANDLERS,
-      inject: [AuthorizationCodeGrant, RefreshTokenGrant, ClientCredentialsGrant, PasswordGrant],
+      inject: [AuthorizationCodeGrant, RefreshTokenGrant, ClientCredentialsGrant, PasswordGrant, TokenExchangeGrant],
       useFactory: (...handlers: GrantHandler[]) => handlers,
     },
   ],

@@ -33,6 +33,7 @@ describe('a client managing itself', () => {
     ['client_credentials', { grantTypes: ['authorization_code', 'client_credentials'] }, 'grant_types', /only an administrator can widen/],
     ['the password grant', { grantTypes: ['password'] }, 'grant_types', /the password grant can be allowed only by an administrator/],
     ['the implicit grant', { grantTypes: ['implicit'] }, 'grant_types', /the implicit grant/],
+    ['token exchange (RFC 8693)', { grantTypes: ['urn:ietf:params:oauth:grant-type:token-exchange'] }, 'grant_types', /the urn:ietf:params:oauth:grant-type:token-exchange grant can be allowed only by an administrator/],
     ['a redirect URI', { redirectUris: ['https://app.example/cb', 'https://evil.example/cb'] }, 'redirect_uris', /evil\.example/],
     ['a redirect URI differing only in a trailing slash', { redirectUris: ['https://app.example/cb/'] }, 'redirect_uris', /new redirect URIs/],
     ['another token type', { accessTokenType: 'mac' }, 'access_token_type', /only an administrator can change it/],

@@ -1,5 +1,5 @@
 import { DomainError } from '../common/domain-error.js';
-import { LEGACY_GRANT_TYPES, type GrantType, type TokenType } from '../common/oauth.constants.js';
+import { ADMINISTRATOR_GRANT_TYPES, type GrantType, type TokenType } from '../common/oauth.constants.js';
 import { CLIENT_SCOPES } from '../scopes/scope-catalog.js';
 
 /**
@@ -66,8 +66,9 @@ export function assertNotWidenedBySelf(current: ClientRights, next: ClientRights
   }
   const addedGrants = added(current.grantTypes, next.grantTypes);
   if (addedGrants.length > 0) {
-    const legacy = addedGrants.filter((grant) => LEGACY_GRANT_TYPES.includes(grant));
-    const why = legacy.length > 0 ? `the ${legacy.join(' and ')} grant can be allowed only by an administrator` : 'only an administrator can widen a client';
+    // Legacy grants and token exchange (RFC 8693: tokens for other services) are named, as they are an administrator's decision even at registration.
+    const privileged = addedGrants.filter((grant) => ADMINISTRATOR_GRANT_TYPES.includes(grant));
+    const why = privileged.length > 0 ? `the ${privileged.join(' and ')} grant can be allowed only by an administrator` : 'only an administrator can widen a client';
     throw widening('grant_types', `adds ${addedGrants.join(', ')}; ${why}`);
   }
   const addedUris = added(current.redirectUris, next.redirectUris);

@@ -5,7 +5,7 @@ import { databaseConfig, type DatabaseConfig } from '../config/database.config.j
 import { ChangeNotifications } from '../database/change-notifications.js';
 import { EntityRows } from '../database/entity-rows.js';
 import { NotifiedCache } from '../database/notified-cache.js';
-import { PreparedStatement } from '../database/prepared-statement.js';
+import { dateParameter, execute, PreparedStatement } from '../database/prepared-statement.js';
 import { Client } from './client.entity.js';
 
 /** The channel the clients table's trigger notifies with a client's id (migration ChangeNotifications1765000000000). */
@@ -57,8 +57,15 @@ export class ClientStore {
     return manager.save(client);
   }
 
-  /** Deletes the client; its codes, tokens and consents go with it (ON DELETE CASCADE). */
-  async delete(clientId: string, manager: EntityManager): Promise<void> {
+  /**
+   * Deletes the client; its codes, tokens and consents go with it (ON DELETE CASCADE). The tokens
+   * other clients obtained by exchanging its tokens (RFC 8693; TokenStore's parent_id) are of other
+   * clients, so no cascade reaches them: they are revoked first, at any depth, as TokenStore revokes
+   * the descendants of a revoked token (the tokens table cannot be imported here: tokens name their client).
+   */
+  async delete(clientId: string, now: Date, manager: EntityManager): Promise<void> {
+    const exchanged = `WITH RECURSIVE "chain"("id") AS (SELECT "id" FROM "tokens" WHERE "parent_id" IN (SELECT "id" FROM "tokens" WHERE "client_id" = ?) UNION SELECT "t"."id" FROM "tokens" "t" JOIN "chain" "c" ON "t"."parent_id" = "c"."id") UPDATE "tokens" SET "revoked_at" = ? WHERE "id" IN (SELECT "id" FROM "chain") AND "revoked_at" IS NULL`;
+    await execute(manager, exchanged, [clientId, dateParameter(now, this.dataSource.options.type)]);
     await manager.delete(Client, { id: clientId });
   }
 

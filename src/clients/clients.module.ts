@@ -6,11 +6,12 @@ import { ClientsService } from './clients.service.js';
 import { ClientStore } from './client.store.js';
 import { SectorIdentifierVerifier } from './sector-identifier.verifier.js';
 import { AuditModule } from '../audit/audit.module.js';
+import { CommonModule } from '../common/common.module.js';
 import { SecurityProfiles } from './security-profile.js';
 import { ClientChanges } from './client-changes.js';
 
 @Module({
-  imports: [AuditModule, TypeOrmModule.forFeature([Client]), ScopesModule],
+  imports: [AuditModule, CommonModule, TypeOrmModule.forFeature([Client]), ScopesModule],
   providers: [ClientStore, ClientsService, SectorIdentifierVerifier, SecurityProfiles, ClientChanges],
   exports: [ClientsService, ClientStore, SecurityProfiles, ClientChanges],
 })

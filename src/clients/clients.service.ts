@@ -1,3 +1,4 @@
+import { Clock } from '../common/clock.js';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { DEFAULT_SIGNING_ALGORITHM } from '../signing/signing-algorithms.js';
@@ -46,6 +47,7 @@ export class ClientsService {
     private readonly sectors: SectorIdentifierVerifier,
     private readonly profiles: SecurityProfiles,
     private readonly changes: ClientChanges,
+    private readonly clock: Clock,
   ) {}
 
   /** Registers a client. The secret (confidential clients) is returned here once and stored only as a hash. */
@@ -173,7 +175,7 @@ export class ClientsService {
   async delete(clientId: string, actor = 'cli'): Promise<void> {
     const client = await this.require(clientId);
     await this.change(clientId, async (manager) => {
-      await this.store.delete(clientId, manager);
+      await this.store.delete(clientId, this.clock.now(), manager);
       await this.audit.record({ actor, action: 'client.deleted', subject: `client:${clientId}`, details: { client_name: client.name } }, manager);
     });
   }
@@ -211,6 +213,10 @@ export class ClientsService {
     // try passwords through it (RFC 9700 §2.4).
     if (input.isPublic && grantTypes.includes(GrantType.Password)) {
       throw new DomainError('invalid_client_metadata', 'A public client cannot use the password grant.');
+    }
+    // RFC 8693 §2.1: the exchanging client authenticates; a public one proves nothing about who acts.
+    if (input.isPublic && grantTypes.includes(GrantType.TokenExchange)) {
+      throw new DomainError('invalid_client_metadata', 'A public client cannot use the token exchange grant.');
     }
     // RFC 6749 §4.4: only confidential clients may use client_credentials.
     if (input.isPublic && grantTypes.includes(GrantType.ClientCredentials)) {

@@ -8,8 +8,20 @@ export const GrantType = {
   Implicit: 'implicit',
   /** RFC 6749 §4.3; only for confidential clients an administrator opts in (RFC 9700 §2.4). */
   Password: 'password',
+  /** RFC 8693 §2.1; only for confidential clients an administrator registers for it. */
+  TokenExchange: 'urn:ietf:params:oauth:grant-type:token-exchange',
 } as const;
 export type GrantType = (typeof GrantType)[keyof typeof GrantType];
+
+/** RFC 8693 §3: the token type identifiers Latchkey accepts and issues in a token exchange (access tokens only). */
+export const ExchangeTokenType = { AccessToken: 'urn:ietf:params:oauth:token-type:access_token' } as const;
+export type ExchangeTokenType = (typeof ExchangeTokenType)[keyof typeof ExchangeTokenType];
+
+/**
+ * Grants a client can be given only by an administrator (the CLI, or a clients:register token):
+ * the legacy ones, and token exchange, which lets a client obtain tokens for other services.
+ */
+export const ADMINISTRATOR_GRANT_TYPES: readonly GrantType[] = [GrantType.Implicit, GrantType.Password, GrantType.TokenExchange];
 
 /** RFC 6749 §3.1.1; `token` (implicit) only for clients registered for the implicit grant. */
 export const ResponseType = { Code: 'code', Token: 'token' } as const;

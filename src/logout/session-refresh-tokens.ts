@@ -8,8 +8,10 @@ import { TokenStore } from '../tokens/token.store.js';
 /**
  * Back-Channel Logout 1.0 §2.7: "Refresh tokens issued without the offline_access property to a
  * session being logged out SHOULD be revoked." When a session ends (sign-out, RP-initiated logout,
- * a password change, an administrator), the refresh tokens its OpenID grants hold stop working, in
- * the transaction that ends it; those granted offline_access outlive it, as Core §11 intends.
+ * a password change, an administrator), the grants made in it stop working, in the transaction that
+ * ends it: their refresh tokens, their access tokens and the tokens exchanged from those (issue 34:
+ * a person who signs out ends what services do for them too); grants made with offline_access
+ * outlive it, as Core §11 intends.
  */
 @Injectable()
 export class SessionRefreshTokens implements OnModuleInit {
@@ -26,6 +28,9 @@ export class SessionRefreshTokens implements OnModuleInit {
   /** Within the session's end: everything through `manager`, nothing else awaited (Transactions' rule). */
   private async sessionsEnded(ended: readonly EndedSession[], manager: EntityManager): Promise<void> {
     const now = this.clock.now();
-    for (const session of ended) await this.tokens.revokeSessionRefreshTokens(session.userId, publicSessionId(session.id), now, manager);
+    for (const session of ended) await this.tokens.revokeSessionGrants(session.userId, publicSessionId(session.id), now, manager);
+    // The access tokens this instance keeps go now, not when its own notification comes back; a
+    // read in the instant before the commit may keep one again until that notification drops it.
+    if (ended.length > 0) this.tokens.forgetKept();
   }
 }

@@ -99,6 +99,19 @@ export class Token {
   @Column({ type: 'text', nullable: true })
   audience: string | null;
 
+  /**
+   * RFC 8693: the access token this one was exchanged from (its subject token); null for a token
+   * not issued by an exchange. Revoking a token revokes every token exchanged from it, at any depth
+   * (TokenStore walks this column); an exchanged token also joins its subject token's family.
+   */
+  @Index()
+  @Column({ name: 'parent_id', type: UUID, length: UUID_LENGTH, nullable: true })
+  parentId: string | null;
+
+  /** RFC 8693 §4.1: the act claim of an exchanged token (the acting client, nesting the earlier ones), as JSON; null otherwise. */
+  @Column({ type: 'text', nullable: true })
+  act: string | null;
+
   @CreateDateColumn({ name: 'created_at', type: TIMESTAMP })
   createdAt: Date;
 }

@@ -35,6 +35,8 @@ export class TokenStore {
   private readonly rows: EntityRows<Token>;
   private readonly byHash: PreparedStatement<Record<string, unknown>>;
   private readonly insertColumns: string;
+  /** One row's placeholders, in the order of insertColumns. */
+  private readonly rowPlaceholders: string;
   /** The columns' types in the order of insertColumns (PostgreSQL casts the rotation's VALUES to them). */
   private readonly columnTypes: string[];
   /** PostgreSQL: the INSERTs of tokens issued outside a transaction, grouped per turn of the event loop. */
@@ -50,8 +52,9 @@ export class TokenStore {
   ) {
     this.rows = new EntityRows(dataSource.getMetadata(Token));
     this.byHash = new PreparedStatement(dataSource, 'latchkey_token_by_hash', `SELECT ${this.rows.selectList} FROM ${this.rows.table} WHERE "token_hash" = ?`);
-    const columns = ['id', 'kind', 'token_hash', 'family_id', 'client_id', 'user_id', 'scope', 'expires_at', 'consumed_at', 'revoked_at', 'created_at', 'token_type', 'mac_key', 'auth_time', 'sid', 'dpop_jkt', 'audience', 'amr'];
+    const columns = ['id', 'kind', 'token_hash', 'family_id', 'client_id', 'user_id', 'scope', 'expires_at', 'consumed_at', 'revoked_at', 'created_at', 'token_type', 'mac_key', 'auth_time', 'sid', 'dpop_jkt', 'audience', 'amr', 'parent_id', 'act'];
     this.insertColumns = columns.map((c) => `"${c}"`).join(', ');
+    this.rowPlaceholders = `(${columns.map(() => '?').join(', ')})`;
     const metadata = dataSource.getMetadata(Token);
     this.columnTypes = columns.map((name) => String(metadata.findColumnWithDatabaseName(name)!.type));
     if (dataSource.options.type === 'postgres') this.batch = new InsertBatch(dataSource, 'latchkey_tokens_insert', 'tokens', columns);
@@ -129,12 +132,25 @@ export class TokenStore {
     );
   }
 
-  /** Revokes one token, in the caller's transaction; nothing if it already was. */
+  /** Revokes one token and every token exchanged from it (RFC 8693), in the caller's transaction; nothing if it already was. */
   async revoke(tokenId: string, now: Date, manager: EntityManager): Promise<void> {
     await execute(manager, 'UPDATE "tokens" SET "revoked_at" = ? WHERE "id" = ? AND "revoked_at" IS NULL', [dateParameter(now, this.dialect), tokenId]);
+    await this.revokeExchangedFrom('?', [tokenId], now, manager);
   }
 
-  /** Revokes every live token of a family, in the caller's transaction; returns how many. */
+  /**
+   * Revokes, in the caller's transaction, every live token exchanged (RFC 8693) from the tokens whose
+   * ids `roots` selects (a subquery or one placeholder, with its parameters), at any depth: one
+   * recursive walk down the parent_id index. Every UPDATE of an access token notifies the other
+   * instances (the tokens table's trigger), so none keeps a revoked descendant in its cache.
+   * Returns how many were revoked.
+   */
+  private revokeExchangedFrom(roots: string, parameters: unknown[], now: Date, manager: EntityManager): Promise<number> {
+    const sql = `WITH RECURSIVE "chain"("id") AS (SELECT "id" FROM "tokens" WHERE "parent_id" IN (${roots}) UNION SELECT "t"."id" FROM "tokens" "t" JOIN "chain" "c" ON "t"."parent_id" = "c"."id") UPDATE "tokens" SET "revoked_at" = ? WHERE "id" IN (SELECT "id" FROM "chain") AND "revoked_at" IS NULL`;
+    return execute(manager, sql, [...parameters, dateParameter(now, this.dialect)]);
+  }
+
+  /** Revokes every live token of a family, in the caller's transaction; returns how many. Tokens exchanged from one of them are of its family (RFC 8693). */
   revokeFamily(familyId: string, now: Date, manager: EntityManager): Promise<number> {
     return execute(manager, 'UPDATE "tokens" SET "revoked_at" = ? WHERE "family_id" = ? AND "revoked_at" IS NULL', [dateParameter(now, this.dialect), familyId]);
   }
@@ -144,7 +160,7 @@ export class TokenStore {
   }
 
   private async insertRows(rows: readonly TokenInsert[], createdAt: Date, manager: EntityManager): Promise<void> {
-    const values = rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
+    const values = rows.map(() => this.rowPlaceholders).join(', ');
     const parameters = rows.flatMap((row) => this.values(row, createdAt));
     await execute(manager, `INSERT INTO "tokens" (${this.insertColumns}) VALUES ${values}`, parameters);
   }
@@ -152,7 +168,7 @@ export class TokenStore {
   /** A row's values in the order of insertColumns. */
   private values(r: TokenInsert, createdAt: Date): unknown[] {
     const date = (value: Date | null) => (value === null ? null : dateParameter(value, this.dialect));
-    return [r.id, r.kind, r.tokenHash, r.familyId, r.clientId, r.userId, r.scope, date(r.expiresAt), date(r.consumedAt), date(r.revokedAt), date(createdAt), r.tokenType, r.macKey, date(r.authTime), r.sid, r.dpopJkt, r.audience, r.amr];
+    return [r.id, r.kind, r.tokenHash, r.familyId, r.clientId, r.userId, r.scope, date(r.expiresAt), date(r.consumedAt), date(r.revokedAt), date(createdAt), r.tokenType, r.macKey, date(r.authTime), r.sid, r.dpopJkt, r.audience, r.amr, r.parentId, r.act];
   }
 
   /**
@@ -166,20 +182,18 @@ export class TokenStore {
     return this.transactions.write((manager) => execute(manager, sql, [dateParameter(cutoff, this.dialect), limit]));
   }
 
-  /** Revokes every live token of a person for a client (consent withdrawn), in the caller's transaction; returns how many. */
-  revokeAllOf(userId: string, clientId: string, now: Date, manager: EntityManager): Promise<number> {
+  /** Revokes every live token of a person for a client (consent withdrawn), and every token exchanged from them, in the caller's transaction; returns how many. */
+  async revokeAllOf(userId: string, clientId: string, now: Date, manager: EntityManager): Promise<number> {
     const sql = 'UPDATE "tokens" SET "revoked_at" = ? WHERE "user_id" = ? AND "client_id" = ? AND "revoked_at" IS NULL';
-    return execute(manager, sql, [dateParameter(now, this.dialect), userId, clientId]);
+    const revoked = await execute(manager, sql, [dateParameter(now, this.dialect), userId, clientId]);
+    const roots = 'SELECT "id" FROM "tokens" WHERE "user_id" = ? AND "client_id" = ?';
+    return revoked + (await this.revokeExchangedFrom(roots, [userId, clientId], now, manager));
   }
 
-  /**
-   * Revokes the refresh tokens a sign-in session's OpenID grants hold, unless they were granted
-   * offline_access (Back-Channel Logout 1.0 §2.7), in the caller's transaction; returns how many.
-   * `sid` is the session's public id, which those tokens carry; the (user_id, client_id) index finds them.
-   */
-  revokeSessionRefreshTokens(userId: string, sid: string, now: Date, manager: EntityManager): Promise<number> {
-    const sql = `UPDATE "tokens" SET "revoked_at" = ? WHERE "user_id" = ? AND "sid" = ? AND "kind" = ? AND "revoked_at" IS NULL AND (' ' || "scope" || ' ') NOT LIKE '% offline_access %'`;
-    return execute(manager, sql, [dateParameter(now, this.dialect), userId, sid, TokenKind.Refresh]);
+  revokeSessionGrants(userId: string, sid: string, now: Date, manager: EntityManager): Promise<number> {
+    const families = `SELECT "family_id" FROM "tokens" WHERE "user_id" = ? AND "sid" = ? GROUP BY "family_id" HAVING SUM(CASE WHEN (' ' || "scope" || ' ') LIKE '% offline_access %' THEN 1 ELSE 0 END) = 0`;
+    const sql = `UPDATE "tokens" SET "revoked_at" = ? WHERE "family_id" IN (${families}) AND "revoked_at" IS NULL`;
+    return execute(manager, sql, [dateParameter(now, this.dialect), userId, sid]);
   }
 
   /** When a token was last issued to each client for this person: one grouped read over the (user_id, client_id) index. */

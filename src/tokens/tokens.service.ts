@@ -8,6 +8,7 @@ import { generateSecret, hashSecret, SECRET_PREFIX } from '../common/secrets.js'
 import { oauthConfig, type OAuthConfig } from '../config/oauth.config.js';
 import { Transactions } from '../database/transactions.js';
 import { MacKeyCipher } from './mac-key-cipher.js';
+import type { Actor } from './actor-claim.js';
 import { TokenKind, type Token } from './token.entity.js';
 import type { Gate } from '../database/gate.js';
 import { TokenStore, type TokenInsert } from './token.store.js';
@@ -24,6 +25,8 @@ export interface AccessTokenClaims {
   expiresAt: Date;
   authTime: Date | null;
   dpopJkt: string | null;
+  /** RFC 8693 §4.1: who acts for the subject, when the token was issued by a token exchange. */
+  act?: Actor;
 }
 
 /** Signs a JWT access token; given when the token's resource asked for JWTs (JwtAccessTokens). */
@@ -59,6 +62,11 @@ export interface TokenGrant {
   refreshAudience?: readonly string[];
   /** RFC 9068: the access token is a JWT this signs, rather than an opaque random string. Needs `audience`. */
   jwt?: AccessTokenSigner;
+  /**
+   * RFC 8693: the access token is exchanged from the token with this id, and acts as `act` says
+   * (§4.1). Revoking that token revokes this one. A grant with `exchangedFrom` has no refresh token.
+   */
+  exchangedFrom?: { parentId: string; act: Actor };
 }
 
 /** Tokens made by TokensService.mint, to be stored by TokensService.store. */
@@ -108,7 +116,7 @@ export class TokensService {
     const expiresAt = this.clock.inSeconds(accessTtl);
     const accessToken =
       grant.jwt && grant.audience
-        ? await grant.jwt({ jti: id, clientId: grant.clientId, userId: grant.userId, scope: grant.scope, audience: grant.audience, issuedAt: this.clock.now(), expiresAt, authTime: grant.authTime ?? null, dpopJkt: grant.dpop?.jkt ?? null })
+        ? await grant.jwt({ jti: id, clientId: grant.clientId, userId: grant.userId, scope: grant.scope, audience: grant.audience, issuedAt: this.clock.now(), expiresAt, authTime: grant.authTime ?? null, dpopJkt: grant.dpop?.jkt ?? null, ...(grant.exchangedFrom ? { act: grant.exchangedFrom.act } : {}) })
         : generateSecret(SECRET_PREFIX.accessToken);
     // The id was made first: a JWT access token carries it as its jti.
     const access = { ...this.row(TokenKind.Access, accessToken, grant, grant.scope, accessTtl, id), expiresAt };
@@ -121,6 +129,10 @@ export class TokensService {
     }
     if (grant.dpop) access.dpopJkt = grant.dpop.jkt;
     if (grant.audience) access.audience = grant.audience.join(' ');
+    if (grant.exchangedFrom) {
+      access.parentId = grant.exchangedFrom.parentId;
+      access.act = JSON.stringify(grant.exchangedFrom.act);
+    }
     const rows: TokenInsert[] = [access];
     let refreshToken: string | undefined;
     if (grant.refreshScope !== undefined) {
@@ -172,7 +184,7 @@ export class TokensService {
 
   /**
    * A client revokes one of its tokens (RFC 7009 §2.1): a refresh token ends its whole family, an
-   * access token ends alone. Audited, with the token's id and never its value, in the same transaction.
+   * access token ends with the tokens exchanged from it (RFC 8693), and nothing else. Audited, with the token's id and never its value, in the same transaction.
    */
   async revokeForClient(token: Token, clientId: string): Promise<void> {
     await this.transactions.run(async (manager) => {
@@ -219,6 +231,8 @@ export class TokensService {
       amr: grant.amr ?? null,
       dpopJkt: null,
       audience: null,
+      parentId: null,
+      act: null,
     };
   }
 }

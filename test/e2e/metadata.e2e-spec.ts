@@ -72,7 +72,8 @@ describe('authorization server metadata (RFC 8414)', () => {
       // token, implicit and password work only for clients an administrator allowed (test/e2e/implicit-grant, password-grant).
       expect(metadata.response_types_supported).toEqual(['code', 'token']);
       expect(metadata.code_challenge_methods_supported).toEqual(['S256']);
-      expect([...metadata.grant_types_supported].sort()).toEqual(['authorization_code', 'client_credentials', 'implicit', 'password', 'refresh_token']);
+      // Token exchange (RFC 8693) too, for the clients an administrator registered for it (test/e2e/token-exchange).
+      expect([...metadata.grant_types_supported].sort()).toEqual(['authorization_code', 'client_credentials', 'implicit', 'password', 'refresh_token', 'urn:ietf:params:oauth:grant-type:token-exchange']);
       // RFC 9207 §3.
       expect(metadata.authorization_response_iss_parameter_supported).toBe(true);
       if (metadata.response_modes_supported !== undefined) expect(metadata.response_modes_supported).toEqual(['query', 'fragment']);
@@ -178,11 +179,12 @@ describe('authorization server metadata (RFC 8414)', () => {
           body: new URLSearchParams({ grant_type: grantType, code: 'lk_ac_unknown', refresh_token: 'lk_rt_unknown' }).toString(),
         });
         // client_credentials needs no grant to present: it succeeds outright.
-        // password reaches the dispatcher, which refuses this client: it was not opted in.
+        // password and token exchange reach the dispatcher, which refuses this client: it was not registered for them.
+        const refusedClient = grantType === 'password' || grantType === 'urn:ietf:params:oauth:grant-type:token-exchange';
         const expected =
           grantType === 'client_credentials'
             ? { status: 200, body: expect.objectContaining({ token_type: 'bearer' }) }
-            : { status: 400, body: expect.objectContaining({ error: grantType === 'password' ? 'unauthorized_client' : 'invalid_grant' }) };
+            : { status: 400, body: expect.objectContaining({ error: refusedClient ? 'unauthorized_client' : 'invalid_grant' }) };
         expect({ grantType, status: result.status, body: await result.json() }).toEqual({ grantType, ...expected });
       }
     });

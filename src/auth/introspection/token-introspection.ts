@@ -5,6 +5,7 @@ import { DPOP_SCHEME } from '../../common/oauth.constants.js';
 import { SubjectIdentifiers } from '../../openid/subject-identifiers.js';
 import { acrOf, parseAmr } from '../../common/authentication-context.js';
 import { IntrospectionAccess } from '../../resource-servers/introspection-access.js';
+import { parseActor, type Actor } from '../../tokens/actor-claim.js';
 import { TokenKind, type Token } from '../../tokens/token.entity.js';
 import { TokensService } from '../../tokens/tokens.service.js';
 import { InvalidRequestError, UnauthorizedClientError } from '../errors/oauth-error.js';
@@ -25,6 +26,8 @@ export interface IntrospectionResponse {
   /** When the person signed in, and the level that sign-in reached (authentication-context.ts): for resource servers that require one (issue 33). */
   auth_time?: number;
   acr?: string;
+  /** RFC 8693 §4.1: who acts for the subject (client_id), nesting the earlier actors, for a token from a token exchange. */
+  act?: Actor;
 }
 
 const INACTIVE: IntrospectionResponse = { active: false };
@@ -66,6 +69,7 @@ export class TokenIntrospection {
       ...(token.audience !== null ? { aud: token.audience.split(' ') } : {}),
       // Tokens a person's sign-in led to; not client_credentials ones, which no one signed in for.
       ...(token.userId !== null && token.authTime !== null ? { auth_time: Math.floor(token.authTime.getTime() / 1000), acr: acrOf(parseAmr(token.amr)) } : {}),
+      ...(token.act !== null ? { act: parseActor(token.act) } : {}),
     };
   }
 

@@ -46,6 +46,8 @@ export class JwtAccessTokens {
       ...(claims.authTime ? { auth_time: Math.floor(claims.authTime.getTime() / 1000) } : {}),
       // RFC 9449 §6.1: a DPoP-bound token names its key.
       ...(claims.dpopJkt ? { cnf: { jkt: claims.dpopJkt } } : {}),
+      // RFC 8693 §4.1: a token from a token exchange names who acts for the subject, never impersonates it.
+      ...(claims.act ? { act: claims.act } : {}),
     })
       .setProtectedHeader({ alg: signer.alg, kid: signer.kid, typ: 'at+jwt' })
       .setIssuer(this.app.issuer)

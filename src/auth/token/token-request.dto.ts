@@ -9,10 +9,14 @@ const MAX = 'The $property parameter is too long';
  */
 export class TokenRequestDto {
   /** RFC 8707 §2: resource may appear several times; ResourceIndicators checks each value. */
-  static readonly repeatable = ['resource'] as const;
+  static readonly repeatable = ['resource', 'audience'] as const;
 
   @IsOptional()
   resource?: string | string[] = undefined;
+
+  /** RFC 8693 §2.1: may appear several times; read as resource identifiers (TokenExchangeGrant). */
+  @IsOptional()
+  audience?: string | string[] = undefined;
 
   @IsOptional() @IsString() @MaxLength(64, { message: MAX })
   grant_type?: string = undefined;
@@ -43,4 +47,20 @@ export class TokenRequestDto {
   /** RFC 6749 §4.3.2 (password grant). */
   @IsOptional() @IsString() @MaxLength(512, { message: MAX })
   password?: string = undefined;
+
+  /** RFC 8693 §2.1 (token exchange): an access token, opaque or a JWT (with a nested act, longer). */
+  @IsOptional() @IsString() @MaxLength(8192, { message: MAX })
+  subject_token?: string = undefined;
+
+  @IsOptional() @IsString() @MaxLength(128, { message: MAX })
+  subject_token_type?: string = undefined;
+
+  @IsOptional() @IsString() @MaxLength(8192, { message: MAX })
+  actor_token?: string = undefined;
+
+  @IsOptional() @IsString() @MaxLength(128, { message: MAX })
+  actor_token_type?: string = undefined;
+
+  @IsOptional() @IsString() @MaxLength(128, { message: MAX })
+  requested_token_type?: string = undefined;
 }

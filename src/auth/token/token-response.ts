@@ -13,6 +13,8 @@ export interface TokenResponse {
   scope: string;
   /** OpenID Connect Core §3.1.3.3: when the grant holds openid. */
   id_token?: string;
+  /** RFC 8693 §2.2.1: the type of the token a token exchange issued. */
+  issued_token_type?: string;
 }
 
 export function toTokenResponse(issued: IssuedTokens, idToken?: string): TokenResponse {
