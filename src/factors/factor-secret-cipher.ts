@@ -1,5 +1,5 @@
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
-import { SealedBox } from '../common/sealed-box.js';
+import type { SealedBox } from '../common/sealed-box.js';
 import { factorsConfig, type FactorsConfig } from '../config/factors.config.js';
 import { ServerKeysService } from '../keys/server-keys.service.js';
 
@@ -13,8 +13,6 @@ export const GENERATED_FACTOR_KEY_NAME = 'factor-secret-encryption';
  */
 @Injectable()
 export class FactorSecretCipher implements OnApplicationBootstrap {
-  private box?: Promise<SealedBox>;
-
   constructor(
     @Inject(factorsConfig.KEY) private readonly config: FactorsConfig,
     private readonly serverKeys: ServerKeysService,
@@ -34,13 +32,6 @@ export class FactorSecretCipher implements OnApplicationBootstrap {
   }
 
   private sealedBox(): Promise<SealedBox> {
-    this.box ??= (async () => {
-      const keys = this.config.encryptionKeys.length > 0 ? this.config.encryptionKeys : [await this.serverKeys.getOrCreate(GENERATED_FACTOR_KEY_NAME)];
-      return new SealedBox(GENERATED_FACTOR_KEY_NAME, keys);
-    })().catch((error: unknown) => {
-      this.box = undefined;
-      throw error;
-    });
-    return this.box;
+    return this.serverKeys.sealedBox(GENERATED_FACTOR_KEY_NAME, this.config.encryptionKeys);
   }
 }

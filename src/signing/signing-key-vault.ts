@@ -3,7 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { calculateJwkThumbprint, importJWK, type JWK } from 'jose';
 import { AuditService } from '../audit/audit.service.js';
 import { Clock } from '../common/clock.js';
-import { SealedBox } from '../common/sealed-box.js';
+import type { SealedBox } from '../common/sealed-box.js';
 import { openIdConfig, type OpenIdConfig } from '../config/openid.config.js';
 import { Transactions } from '../database/transactions.js';
 import { ServerKeysService } from '../keys/server-keys.service.js';
@@ -43,7 +43,6 @@ export class RotationConflictError extends Error {}
  */
 @Injectable()
 export class SigningKeyVault {
-  private box?: Promise<SealedBox>;
   /** Imported private keys by kid, kept across reloads: importing is done once per key and process. */
   private readonly imported = new Map<string, webcrypto.CryptoKey | undefined>();
 
@@ -134,13 +133,6 @@ export class SigningKeyVault {
   }
 
   private sealedBox(): Promise<SealedBox> {
-    this.box ??= (async () => {
-      const keys = this.config.signingKeyEncryptionKeys.length > 0 ? this.config.signingKeyEncryptionKeys : [await this.serverKeys.getOrCreate(GENERATED_SIGNING_KEY_ENCRYPTION_NAME)];
-      return new SealedBox(GENERATED_SIGNING_KEY_ENCRYPTION_NAME, keys);
-    })().catch((error: unknown) => {
-      this.box = undefined;
-      throw error;
-    });
-    return this.box;
+    return this.serverKeys.sealedBox(GENERATED_SIGNING_KEY_ENCRYPTION_NAME, this.config.signingKeyEncryptionKeys);
   }
 }

@@ -1,5 +1,5 @@
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
-import { SealedBox } from '../common/sealed-box.js';
+import type { SealedBox } from '../common/sealed-box.js';
 import { macTokenConfig, type MacTokenConfig } from '../config/mac-token.config.js';
 import { ServerKeysService } from '../keys/server-keys.service.js';
 
@@ -13,8 +13,6 @@ export const GENERATED_MAC_KEY_NAME = 'mac-key-encryption';
  */
 @Injectable()
 export class MacKeyCipher implements OnApplicationBootstrap {
-  private box?: Promise<SealedBox>;
-
   constructor(
     @Inject(macTokenConfig.KEY) private readonly config: MacTokenConfig,
     private readonly serverKeys: ServerKeysService,
@@ -37,17 +35,8 @@ export class MacKeyCipher implements OnApplicationBootstrap {
     return (await this.sealedBox()).open(sealed, boundTo);
   }
 
-  /** Loaded once per process. */
+  /** Loaded once per process (ServerKeysService.sealedBox). */
   private sealedBox(): Promise<SealedBox> {
-    this.box ??= this.load().catch((error: unknown) => {
-      this.box = undefined;
-      throw error;
-    });
-    return this.box;
-  }
-
-  private async load(): Promise<SealedBox> {
-    const keys = this.config.encryptionKeys.length > 0 ? this.config.encryptionKeys : [await this.serverKeys.getOrCreate(GENERATED_MAC_KEY_NAME)];
-    return new SealedBox(GENERATED_MAC_KEY_NAME, keys);
+    return this.serverKeys.sealedBox(GENERATED_MAC_KEY_NAME, this.config.encryptionKeys);
   }
 }
