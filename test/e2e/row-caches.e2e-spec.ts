@@ -19,18 +19,10 @@ import { runCli } from '../helpers/cli.js';
 import { obtainTokens } from '../helpers/api-client.js';
 import { basicAuth, clientCredentialsStatus } from '../helpers/oauth-flow.js';
 import { TestApp, type RegisteredClient, type TestUser } from '../helpers/test-app.js';
+import { within } from '../helpers/within.js';
 
 const postgres = Boolean(process.env.TEST_DATABASE_URL);
 
-/** Polls `check` every 5 ms until it holds or `withinMs` passed; resolves to whether it held. */
-async function within(withinMs: number, check: () => Promise<boolean>): Promise<boolean> {
-  const deadline = Date.now() + withinMs;
-  for (;;) {
-    if (await check()) return true;
-    if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 describe('Rows kept per instance on PostgreSQL: every change reaches every instance at once', () => {
   let app: TestApp;

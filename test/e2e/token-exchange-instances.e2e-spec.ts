@@ -13,16 +13,8 @@ import { startAtIssuer } from '../helpers/app-at-issuer.js';
 import { Browser, hiddenFields } from '../helpers/browser.js';
 import { dropTestDatabase } from '../helpers/test-database.js';
 import { exchange, introspect, LEDGER, ORDERS, personTokens, setUpExchangeWorld, type ExchangeWorld, type Party } from '../helpers/token-exchange.js';
+import { within } from '../helpers/within.js';
 
-/** Polls `check` every 5 ms until it holds or `withinMs` passed; resolves to whether it held. */
-async function within(withinMs: number, check: () => Promise<boolean>): Promise<boolean> {
-  const deadline = Date.now() + withinMs;
-  for (;;) {
-    if (await check()) return true;
-    if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 describe('a chain of three services on three instances (issue 34)', () => {
   let first: NestFastifyApplication;
