@@ -35,6 +35,8 @@ const CONFIG_VARIABLES = [
   'COLLECTIONS_FILE',
   'API_DEFAULT_LIMIT',
   'API_MAX_LIMIT',
+  'IDEMPOTENCY_KEY_TTL_SECONDS',
+  'IDEMPOTENCY_CLAIM_SECONDS',
 ];
 
 /** The error a config factory throws, or undefined when it succeeds. */
@@ -297,6 +299,15 @@ describe('configuration validation', () => {
   describe('api', () => {
     it('defaults to 20 items a page and at most 100', () => {
       expect(apiConfig()).toMatchObject({ defaultLimit: 20, maxLimit: 100 });
+    });
+
+    it('keeps an Idempotency-Key 24 h and lets a claim hold 10 s by default, and refuses values out of range', () => {
+      expect(apiConfig()).toMatchObject({ idempotencyKeyTtlSeconds: 86400, idempotencyClaimSeconds: 10 });
+      for (const [name, value] of [['IDEMPOTENCY_KEY_TTL_SECONDS', '30'], ['IDEMPOTENCY_CLAIM_SECONDS', '0'], ['IDEMPOTENCY_CLAIM_SECONDS', '301']]) {
+        process.env[name] = value;
+        expect(errorOf(() => apiConfig())?.message).toContain(name);
+        delete process.env[name];
+      }
     });
 
     it('refuses a default page size above the maximum', () => {
