@@ -16,6 +16,17 @@ class ApiEnv {
   /** The largest `limit` a request may ask for. */
   @IsOptional() @IsInt() @Min(1) @Max(1000)
   API_MAX_LIMIT?: number;
+
+  /** How long an Idempotency-Key keeps its first answer for replay (draft-ietf-httpapi-idempotency-key-header-07 §2.3). */
+  @IsOptional() @IsInt() @Min(60) @Max(7 * 24 * 3600)
+  IDEMPOTENCY_KEY_TTL_SECONDS?: number;
+
+  /**
+   * How long a request holds its Idempotency-Key while it runs: past that, a retry takes the key
+   * over (the holder's instance died). Safe when too short: a write commits only while its claim holds.
+   */
+  @IsOptional() @IsInt() @Min(1) @Max(300)
+  IDEMPOTENCY_CLAIM_SECONDS?: number;
 }
 
 export const apiConfig = registerAs('api', () => {
@@ -29,6 +40,8 @@ export const apiConfig = registerAs('api', () => {
     collectionsFile: env.COLLECTIONS_FILE ? resolve(env.COLLECTIONS_FILE) : join(PROJECT_ROOT, 'config', 'collections.json'),
     defaultLimit,
     maxLimit,
+    idempotencyKeyTtlSeconds: env.IDEMPOTENCY_KEY_TTL_SECONDS ?? 24 * 3600,
+    idempotencyClaimSeconds: env.IDEMPOTENCY_CLAIM_SECONDS ?? 10,
   };
 });
 

@@ -12,6 +12,14 @@ class OAuthEnv {
 
   @IsOptional() @IsInt() @Min(300) @Max(365 * 24 * 3600)
   REFRESH_TOKEN_TTL_SECONDS?: number;
+
+  /**
+   * How long a rotated refresh token presented again by its client answers the same successor pair
+   * instead of revoking its family (RefreshRepeats); 0 turns the grace off (RFC 9700 §4.14.2 as
+   * written). At most a minute: the window is a thief's window too.
+   */
+  @IsOptional() @IsInt() @Min(0) @Max(60)
+  REFRESH_REUSE_GRACE_SECONDS?: number;
 }
 
 export const oauthConfig = registerAs('oauth', () => {
@@ -20,6 +28,7 @@ export const oauthConfig = registerAs('oauth', () => {
     codeTtlSeconds: env.CODE_TTL_SECONDS ?? 600,
     accessTokenTtlSeconds: env.ACCESS_TOKEN_TTL_SECONDS ?? 3600,
     refreshTokenTtlSeconds: env.REFRESH_TOKEN_TTL_SECONDS ?? 30 * 24 * 3600,
+    refreshReuseGraceSeconds: env.REFRESH_REUSE_GRACE_SECONDS ?? 10,
   };
 });
 

@@ -29,11 +29,14 @@ const CONFIG_VARIABLES = [
   'CODE_TTL_SECONDS',
   'ACCESS_TOKEN_TTL_SECONDS',
   'REFRESH_TOKEN_TTL_SECONDS',
+  'REFRESH_REUSE_GRACE_SECONDS',
   'SESSION_SECRET',
   'SESSION_TTL_SECONDS',
   'COLLECTIONS_FILE',
   'API_DEFAULT_LIMIT',
   'API_MAX_LIMIT',
+  'IDEMPOTENCY_KEY_TTL_SECONDS',
+  'IDEMPOTENCY_CLAIM_SECONDS',
 ];
 
 /** The error a config factory throws, or undefined when it succeeds. */
@@ -96,6 +99,7 @@ describe('configuration validation', () => {
     ['CODE_TTL_SECONDS', oauthConfig],
     ['ACCESS_TOKEN_TTL_SECONDS', oauthConfig],
     ['REFRESH_TOKEN_TTL_SECONDS', oauthConfig],
+    ['REFRESH_REUSE_GRACE_SECONDS', oauthConfig],
     ['RATE_LIMIT_CLIENT_PER_MINUTE', rateLimitConfig],
     ['RATE_LIMIT_API_PER_MINUTE', rateLimitConfig],
     ['LOGIN_FREE_FAILURES', rateLimitConfig],
@@ -119,8 +123,8 @@ describe('configuration validation', () => {
   });
 
   describe('oauth', () => {
-    it('defaults to a 600 s code, a 1 h access token and a 30 day refresh token', () => {
-      expect(oauthConfig()).toEqual({ codeTtlSeconds: 600, accessTokenTtlSeconds: 3600, refreshTokenTtlSeconds: 30 * 24 * 3600 });
+    it('defaults to a 600 s code, a 1 h access token, a 30 day refresh token and a 10 s reuse grace', () => {
+      expect(oauthConfig()).toEqual({ codeTtlSeconds: 600, accessTokenTtlSeconds: 3600, refreshTokenTtlSeconds: 30 * 24 * 3600, refreshReuseGraceSeconds: 10 });
     });
 
     it('accepts CODE_TTL_SECONDS up to 600 (RFC 6749 §4.1.2: at most 10 minutes)', () => {
@@ -141,6 +145,9 @@ describe('configuration validation', () => {
       ['ACCESS_TOKEN_TTL_SECONDS', '0'],
       ['ACCESS_TOKEN_TTL_SECONDS', 'forever'],
       ['REFRESH_TOKEN_TTL_SECONDS', '-1'],
+      ['REFRESH_REUSE_GRACE_SECONDS', '-1'],
+      ['REFRESH_REUSE_GRACE_SECONDS', '61'],
+      ['REFRESH_REUSE_GRACE_SECONDS', '2.5'],
     ])('refuses %s=%s', (name, value) => {
       process.env[name] = value;
       expect(errorOf(() => oauthConfig())?.message).toContain(name);
@@ -150,6 +157,13 @@ describe('configuration validation', () => {
       process.env.ACCESS_TOKEN_TTL_SECONDS = '900';
       process.env.REFRESH_TOKEN_TTL_SECONDS = '86400';
       expect(oauthConfig()).toMatchObject({ accessTokenTtlSeconds: 900, refreshTokenTtlSeconds: 86400 });
+    });
+
+    it('reads REFRESH_REUSE_GRACE_SECONDS, 0 turning the grace off', () => {
+      process.env.REFRESH_REUSE_GRACE_SECONDS = '0';
+      expect(oauthConfig().refreshReuseGraceSeconds).toBe(0);
+      process.env.REFRESH_REUSE_GRACE_SECONDS = '30';
+      expect(oauthConfig().refreshReuseGraceSeconds).toBe(30);
     });
   });
 
@@ -285,6 +299,15 @@ describe('configuration validation', () => {
   describe('api', () => {
     it('defaults to 20 items a page and at most 100', () => {
       expect(apiConfig()).toMatchObject({ defaultLimit: 20, maxLimit: 100 });
+    });
+
+    it('keeps an Idempotency-Key 24 h and lets a claim hold 10 s by default, and refuses values out of range', () => {
+      expect(apiConfig()).toMatchObject({ idempotencyKeyTtlSeconds: 86400, idempotencyClaimSeconds: 10 });
+      for (const [name, value] of [['IDEMPOTENCY_KEY_TTL_SECONDS', '30'], ['IDEMPOTENCY_CLAIM_SECONDS', '0'], ['IDEMPOTENCY_CLAIM_SECONDS', '301']]) {
+        process.env[name] = value;
+        expect(errorOf(() => apiConfig())?.message).toContain(name);
+        delete process.env[name];
+      }
     });
 
     it('refuses a default page size above the maximum', () => {

@@ -34,3 +34,10 @@ export class Transactions {
     return this.groupCommit ? this.groupCommit.run(work) : work(this.dataSource.manager);
   }
 }
+
+/**
+ * Work that must commit with a write, in the write's own transaction, after it: it may only use
+ * `manager`, and it undoes the write by throwing (an Idempotency-Key's kept answer, which must
+ * exist exactly when the write does: IdempotentWrites).
+ */
+export type CommitsWith<T> = (manager: EntityManager, result: T) => Promise<void>;

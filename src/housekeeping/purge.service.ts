@@ -5,6 +5,7 @@ import { housekeepingConfig, type HousekeepingConfig } from '../config/housekeep
 import { AuthorizationCodeStore } from '../codes/authorization-code.store.js';
 import { LogoutDeliveryStore } from '../logout/logout-delivery.store.js';
 import { JtiUseStore } from '../replay/jti-use.store.js';
+import { IdempotencyKeyStore } from '../idempotency/idempotency-key.store.js';
 import { PushedRequestStore } from '../pushed-requests/pushed-request.store.js';
 import { SessionStore } from '../sessions/session.store.js';
 import { MacNonceStore } from '../tokens/mac-nonce.store.js';
@@ -23,6 +24,8 @@ export interface PurgeResult {
   pushedRequests: number;
   /** Records of accepted single-use JWTs (DPoP proofs, client assertions) that could no longer be accepted anyway. */
   jtiUses: number;
+  /** Idempotency-Keys of the data API past their IDEMPOTENCY_KEY_TTL_SECONDS. */
+  idempotencyKeys: number;
 }
 
 /** How long the record of a back-channel logout notification is kept once it has an outcome. */
@@ -71,6 +74,8 @@ export interface PurgeOptions {
  * - a single-use JWT record whose expires_at < cutoff: a DPoP proof past its iat +
  *   DPOP_PROOF_MAX_AGE_SECONDS, a client assertion past its exp, is refused for its age anyway,
  *   so the record has nothing left to stop.
+ * - an Idempotency-Key whose expires_at < cutoff: its answer is no longer replayed (a request with
+ *   that key claims it afresh), so the row has nothing left to answer.
  */
 @Injectable()
 export class PurgeService {
@@ -82,6 +87,7 @@ export class PurgeService {
     private readonly logoutDeliveries: LogoutDeliveryStore,
     private readonly pushedRequests: PushedRequestStore,
     private readonly jtiUses: JtiUseStore,
+    private readonly idempotencyKeys: IdempotencyKeyStore,
     @Inject(housekeepingConfig.KEY) private readonly config: HousekeepingConfig,
     private readonly clock: Clock,
   ) {}
@@ -96,7 +102,8 @@ export class PurgeService {
     const logoutDeliveries = await this.deleteInBatches((limit) => this.logoutDeliveries.purgeFinished(recordsCutoff, limit), options);
     const pushedRequests = await this.deleteInBatches((limit) => this.pushedRequests.purgeExpired(cutoff, limit), options);
     const jtiUses = await this.deleteInBatches((limit) => this.jtiUses.purgeExpired(cutoff, limit), options);
-    return { codes, tokens, macNonces, sessions, logoutDeliveries, pushedRequests, jtiUses };
+    const idempotencyKeys = await this.deleteInBatches((limit) => this.idempotencyKeys.purgeExpired(cutoff, limit), options);
+    return { codes, tokens, macNonces, sessions, logoutDeliveries, pushedRequests, jtiUses, idempotencyKeys };
   }
 
   /** Runs one store's bounded DELETE until a batch comes back short, the per-run cap is reached or the run is aborted. */

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
-import type { DataSource, Repository } from 'typeorm';
+import type { DataSource, EntityManager, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import { uuidv7 } from '../common/random.js';
 import type { Attribute } from '../collections/collection.js';
@@ -8,7 +8,7 @@ import { Clock } from '../common/clock.js';
 import { databaseConfig, type DatabaseConfig } from '../config/database.config.js';
 import { EntityRows } from '../database/entity-rows.js';
 import { PreparedStatement } from '../database/prepared-statement.js';
-import { Transactions } from '../database/transactions.js';
+import { Transactions, type CommitsWith } from '../database/transactions.js';
 import { AttributeSql } from './item-attributes.sql.js';
 import { Item } from './item.entity.js';
 
@@ -97,21 +97,33 @@ export class ItemStore {
     return row ? this.rows.decode(row) : null;
   }
 
-  async create(collection: string, ownerId: string, data: Record<string, unknown>): Promise<Item> {
+  /** Inserts an item; `commitsWith` (an Idempotency-Key's answer) commits in the same transaction, or undoes the insert by throwing. */
+  async create(collection: string, ownerId: string, data: Record<string, unknown>, commitsWith?: CommitsWith<Item>): Promise<Item> {
     const now = this.clock.now();
     const item = this.items.create({ id: uuidv7(), collection, ownerId, data, version: 1, createdAt: now, updatedAt: now });
-    await this.transactions.write((manager) => manager.insert(Item, item as QueryDeepPartialEntity<Item>));
+    const insert = (manager: EntityManager) => manager.insert(Item, item as QueryDeepPartialEntity<Item>);
+    if (!commitsWith) await this.transactions.write(insert);
+    else {
+      await this.transactions.run(async (manager) => {
+        await insert(manager);
+        await commitsWith(manager, item);
+      });
+    }
     return item;
   }
 
-  /** Replaces an item's attributes; with `expectedVersion`, only if nobody changed it since. */
-  replace(collection: string, ownerId: string, id: string, data: Record<string, unknown>, expectedVersion?: number): Promise<WriteOutcome> {
+  /**
+   * Replaces an item's attributes; with `expectedVersion`, only if nobody changed it since.
+   * `commitsWith` runs in the same transaction once the item is written, as for create.
+   */
+  replace(collection: string, ownerId: string, id: string, data: Record<string, unknown>, expectedVersion?: number, commitsWith?: CommitsWith<Item>): Promise<WriteOutcome> {
     return this.transactions.run(async (manager): Promise<WriteOutcome> => {
       const criteria = { id, ownerId, collection, ...(expectedVersion === undefined ? {} : { version: expectedVersion }) };
       const result = await manager.update(Item, criteria, { data: data as QueryDeepPartialEntity<Item['data']>, version: () => '"version" + 1', updatedAt: this.clock.now() });
       const item = await manager.findOneBy(Item, { id, ownerId, collection });
       if (!item) return { outcome: 'not_found' };
       if (result.affected !== 1) return { outcome: 'stale' };
+      await commitsWith?.(manager, item);
       return { outcome: 'ok', item };
     });
   }

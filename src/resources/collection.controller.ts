@@ -5,7 +5,9 @@ import { RequireScope } from '../access/require-access.decorator.js';
 import { CollectionScope, type ResourceRequest } from './collection-scope.js';
 import { assertAcceptsJson, jsonObjectBody } from '../http/content-negotiation.js';
 import { itemEtag, weakEtag } from './http/conditional-requests.js';
-import { sendRepresentation } from './http/json-response.js';
+import { sendRepresentation, type Representation } from './http/json-response.js';
+import { IdempotentWrites } from '../idempotency/idempotent-writes.js';
+import type { Item } from '../items/item.entity.js';
 import { toResource } from './items/item-representation.js';
 import { ItemsService } from './items/items.service.js';
 import { ListQueryParser } from './items/list-query.parser.js';
@@ -23,6 +25,7 @@ export class CollectionController {
     private readonly items: ItemsService,
     private readonly queries: ListQueryParser,
     private readonly links: ResourceLinks,
+    private readonly idempotency: IdempotentWrites,
   ) {}
 
   @Get()
@@ -36,18 +39,20 @@ export class CollectionController {
     sendRepresentation(request, reply, { body, etag: weakEtag(JSON.stringify(body)), lastModified, headers });
   }
 
+  /** With an Idempotency-Key, a retry gets the first answer (the same item, its Location) instead of a second item. */
   @Post()
   async create(@Req() request: ResourceRequest, @Res() reply: FastifyReply): Promise<void> {
     assertAcceptsJson(request);
     const { collection, user } = request;
-    const item = await this.items.create(collection, user.userId, jsonObjectBody(request, ['application/json']));
-    sendRepresentation(request, reply, {
+    const body = jsonObjectBody(request, ['application/json']);
+    const created = (item: Item): Representation => ({
       body: toResource(item),
       etag: itemEtag(item),
       lastModified: item.updatedAt,
       status: 201,
       headers: { Location: this.links.item(collection.name, item.id) },
     });
+    sendRepresentation(request, reply, await this.idempotency.once(request, user, (commitsWith) => this.items.create(collection, user.userId, body, commitsWith), created));
   }
 
   @Options()

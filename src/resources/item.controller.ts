@@ -5,7 +5,9 @@ import { RequireScope } from '../access/require-access.decorator.js';
 import { CollectionScope, type ResourceRequest } from './collection-scope.js';
 import { assertAcceptsJson, jsonObjectBody } from '../http/content-negotiation.js';
 import { itemEtag } from './http/conditional-requests.js';
-import { sendRepresentation } from './http/json-response.js';
+import { sendRepresentation, type Representation } from './http/json-response.js';
+import type { CommitsWith } from '../database/transactions.js';
+import { IdempotentWrites } from '../idempotency/idempotent-writes.js';
 import type { Item } from '../items/item.entity.js';
 import { toResource } from './items/item-representation.js';
 import { ItemsService } from './items/items.service.js';
@@ -16,12 +18,19 @@ export const ITEM_METHODS = 'GET, HEAD, PUT, PATCH, DELETE, OPTIONS';
 /** RFC 7396 §4 registers application/merge-patch+json; plain JSON is accepted too (issue #3). */
 const PATCH_TYPES = ['application/merge-patch+json', 'application/json'];
 
+function representationOf(item: Item): Representation {
+  return { body: toResource(item), etag: itemEtag(item), lastModified: item.updatedAt };
+}
+
 /** /api/v1/<collection>/<id>: read, replace, merge-patch, delete, describe. */
 @Controller({ path: ':collection/:id', version: API_VERSION })
 // A token speaking for a person, with the collection's read or write scope; the rate limit counts per token, so it runs once the token is known.
 @RequireScope(CollectionScope, { resourceOwner: true, then: [ApiRateLimitGuard] })
 export class ItemController {
-  constructor(private readonly items: ItemsService) {}
+  constructor(
+    private readonly items: ItemsService,
+    private readonly idempotency: IdempotentWrites,
+  ) {}
 
   @Get()
   async get(@Req() request: ResourceRequest, @Res() reply: FastifyReply, @Param('id') id: string): Promise<void> {
@@ -36,11 +45,13 @@ export class ItemController {
     this.send(request, reply, await this.items.replace(request.collection, request.user.userId, id, body, request));
   }
 
+  /** With an Idempotency-Key, a retry gets the first answer instead of patching again. */
   @Patch()
   async patch(@Req() request: ResourceRequest, @Res() reply: FastifyReply, @Param('id') id: string): Promise<void> {
     assertAcceptsJson(request);
     const patch = jsonObjectBody(request, PATCH_TYPES);
-    this.send(request, reply, await this.items.patch(request.collection, request.user.userId, id, patch, request));
+    const write = (commitsWith?: CommitsWith<Item>) => this.items.patch(request.collection, request.user.userId, id, patch, request, commitsWith);
+    sendRepresentation(request, reply, await this.idempotency.once(request, request.user, write, representationOf));
   }
 
   @Delete()
@@ -57,6 +68,6 @@ export class ItemController {
   }
 
   private send(request: ResourceRequest, reply: FastifyReply, item: Item): void {
-    sendRepresentation(request, reply, { body: toResource(item), etag: itemEtag(item), lastModified: item.updatedAt });
+    sendRepresentation(request, reply, representationOf(item));
   }
 }

@@ -11,10 +11,11 @@ import { ResourceRoutes } from './resource-routes.js';
 import { CommonModule } from '../common/common.module.js';
 import { CollectionsModule } from '../collections/collections.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
+import { IdempotencyModule } from '../idempotency/idempotency.module.js';
 
 /** The resource server: the versioned REST API over the declared collections, behind bearer and MAC tokens. */
 @Module({
-  imports: [CommonModule, CollectionsModule, RateLimitModule, AccessModule, ItemsModule],
+  imports: [CommonModule, CollectionsModule, RateLimitModule, AccessModule, ItemsModule, IdempotencyModule],
   controllers: [CollectionController, ItemController],
   providers: [CollectionScope, ItemsService, ListQueryParser, ResourceLinks, ResourceRoutes],
   exports: [ResourceRoutes],

@@ -112,6 +112,14 @@ export class Token {
   @Column({ type: 'text', nullable: true })
   act: string | null;
 
+  /**
+   * A rotated refresh token's successor pair, sealed with a key derived from this token's own value
+   * (successor-seal.ts): what the same client presenting it again within REFRESH_REUSE_GRACE_SECONDS
+   * is answered. Written with consumed_at, by the rotation's conditional UPDATE; null otherwise.
+   */
+  @Column({ type: 'text', nullable: true })
+  successor: string | null;
+
   @CreateDateColumn({ name: 'created_at', type: TIMESTAMP })
   createdAt: Date;
 }

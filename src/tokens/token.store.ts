@@ -22,7 +22,7 @@ function keptUntil(row: Record<string, unknown>): number | undefined {
 }
 
 /** A token row to insert: everything but what the database or the store fills in. */
-export type TokenInsert = Omit<Token, 'createdAt' | 'client' | 'user'>;
+export type TokenInsert = Omit<Token, 'createdAt' | 'client' | 'user' | 'successor'>;
 
 /**
  * The tokens table: every read and write of tokens, in plain SQL. The lookup by hash runs on every
@@ -113,12 +113,17 @@ export class TokenStore {
     this.cache.changed(EVERY_ROW);
   }
 
-  /** The gate of a refresh token's rotation: it is marked consumed unless it already was, or was revoked. */
-  rotationGate(tokenId: string, now: Date): Gate {
+  /**
+   * The gate of a refresh token's rotation: it is marked consumed unless it already was, or was
+   * revoked, and keeps its sealed successor pair (null: none kept) in the same UPDATE, so that
+   * whoever sees the token consumed sees the successor too: a concurrent loser's UPDATE waits for
+   * the winner's row lock and reads both, committed (RefreshRepeats).
+   */
+  rotationGate(tokenId: string, now: Date, successor: string | null): Gate {
     return {
       name: 'rotation',
-      sql: 'UPDATE "tokens" SET "consumed_at" = ? WHERE "id" = ? AND "kind" = ? AND "consumed_at" IS NULL AND "revoked_at" IS NULL',
-      parameters: [dateParameter(now, this.dialect), tokenId, TokenKind.Refresh],
+      sql: 'UPDATE "tokens" SET "consumed_at" = ?, "successor" = ? WHERE "id" = ? AND "kind" = ? AND "consumed_at" IS NULL AND "revoked_at" IS NULL',
+      parameters: [dateParameter(now, this.dialect), successor, tokenId, TokenKind.Refresh],
     };
   }
 

@@ -170,11 +170,13 @@ export class TokensService {
 
   /**
    * Rotates a refresh token into the minted successors, atomically: undefined (nothing stored) when
-   * it was already rotated or revoked, i.e. it is being reused (RFC 9700 §4.14.2).
+   * it was already rotated or revoked, i.e. it is being reused (RFC 9700 §4.14.2). `sealed`, the
+   * successors sealed for a repeat within the grace (RefreshRepeats), is kept on the rotated row by
+   * the same statement.
    */
-  rotateRefreshToken(tokenId: string, successors: MintedTokens): Promise<IssuedTokens | undefined> {
+  rotateRefreshToken(tokenId: string, successors: MintedTokens, sealed: string | null = null): Promise<IssuedTokens | undefined> {
     const now = this.clock.now();
-    return this.storeAfter(this.tokenStore.rotationGate(tokenId, now), successors, now);
+    return this.storeAfter(this.tokenStore.rotationGate(tokenId, now, sealed), successors, now);
   }
 
   /** Stores minted tokens only if `gate` (a conditional UPDATE of a single-use rule) changes one row, atomically; undefined when it did not. */

@@ -94,6 +94,15 @@ describe('refresh token grant (RFC 6749 §6, RFC 9700 §4.14)', () => {
       expectError(await refresh(client, first.refreshToken), 400, 'invalid_grant');
     });
 
+    it('with REFRESH_REUSE_GRACE_SECONDS=0 (set for these tests by test/setup/env.ts) keeps no successor: an immediate repeat is reuse', async () => {
+      expect(process.env.REFRESH_REUSE_GRACE_SECONDS).toBe('0');
+      const first = await tokensFor(client);
+      const rotated = await refresh(client, first.refreshToken);
+      expect((await stored(first.refreshToken)).successor).toBeNull();
+      expectError(await refresh(client, first.refreshToken), 400, 'invalid_grant');
+      expect((await stored(rotated.body.refresh_token as string)).revokedAt).toBeInstanceOf(Date);
+    });
+
     it('keeps rotating along a chain of refreshes', async () => {
       let current = (await tokensFor(client)).refreshToken;
       const seen = new Set([current]);

@@ -27,3 +27,5 @@ process.env.OUTBOUND_ALLOW_PRIVATE_NETWORKS = 'true';
 // Back-channel logout notifications go out within a tick of a test, and retry fast.
 process.env.BACKCHANNEL_LOGOUT_POLL_MS ??= '100';
 process.env.BACKCHANNEL_LOGOUT_RETRY_SECONDS ??= '1';
+// Tests assert rotation as RFC 9700 §4.14.2 writes it (reuse revokes at once); the grace's own tests set their window.
+process.env.REFRESH_REUSE_GRACE_SECONDS ??= '0';

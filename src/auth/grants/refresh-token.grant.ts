@@ -1,11 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { GrantType } from '../../common/oauth.constants.js';
 import { formatScope, isSubset, parseScope, splitScope } from '../../common/scope.js';
-import { TokenKind } from '../../tokens/token.entity.js';
+import type { Client } from '../../clients/client.entity.js';
+import { RefreshRepeats } from '../../tokens/refresh-repeats.js';
+import { TokenKind, type Token } from '../../tokens/token.entity.js';
 import { IdTokenIssuer } from '../../openid/id-token.issuer.js';
 import { holdsOpenId } from '../../openid/openid-scope.js';
 import { OPENID_SCOPE } from '../../scopes/scope-catalog.js';
-import { TokensService } from '../../tokens/tokens.service.js';
+import { TokensService, type IssuedTokens } from '../../tokens/tokens.service.js';
 import { InvalidGrantError, InvalidRequestError, InvalidScopeError, UnauthorizedClientError } from '../errors/oauth-error.js';
 import { ResourceIndicators, splitResources } from '../resource-indicators.js';
 import type { TokenRequestDto } from '../token/token-request.dto.js';
@@ -24,9 +26,16 @@ export interface RefreshTokenParameters {
 
 const INVALID = 'The refresh token is invalid, expired or revoked';
 
+/** What a repeat of a refresh request must ask as the first use did (RefreshRepeats): scope, resources and DPoP key as sent. */
+function fingerprint(request: RefreshTokenParameters, dpopJkt: string | undefined): string {
+  return JSON.stringify([request.scope ?? null, request.resources ?? null, dpopJkt ?? null]);
+}
+
 /**
  * RFC 6749 §6 with refresh token rotation (RFC 9700 §4.14.2): every use returns a new refresh
- * token and kills the old one; presenting a dead one again revokes the whole family.
+ * token and kills the old one; presenting a dead one again revokes the whole family, except that
+ * the same request from the same client within REFRESH_REUSE_GRACE_SECONDS gets the first use's
+ * answer again (RefreshRepeats): one chain, whatever the number of threads or instances.
  */
 @Injectable()
 export class RefreshTokenGrant implements GrantHandler<RefreshTokenParameters> {
@@ -37,6 +46,7 @@ export class RefreshTokenGrant implements GrantHandler<RefreshTokenParameters> {
     private readonly idTokens: IdTokenIssuer,
     private readonly resources: ResourceIndicators,
     private readonly jwtAccessTokens: JwtAccessTokens,
+    private readonly repeats: RefreshRepeats,
   ) {}
 
   parameters(form: TokenRequestDto): RefreshTokenParameters {
@@ -49,11 +59,8 @@ export class RefreshTokenGrant implements GrantHandler<RefreshTokenParameters> {
     if (!token || token.kind !== TokenKind.Refresh || token.clientId !== client.id) throw new InvalidGrantError(INVALID);
 
     // Reuse is detected before anything else about the request is judged: a replayed token must
-    // revoke its family whatever scope it asks for (RFC 9700 §4.14.2).
-    if (token.consumedAt !== null && token.revokedAt === null) {
-      await this.tokens.revokeFamily(token.familyId, { actor: `client:${client.id}`, reason: 'refresh_token_reused' });
-      throw new InvalidGrantError(INVALID);
-    }
+    // revoke its family whatever scope it asks for (RFC 9700 §4.14.2), unless it repeats the first use.
+    if (token.consumedAt !== null && token.revokedAt === null) return this.repeatOrRevoke(token, request, client, dpopJkt);
     if (!this.tokens.isActive(token)) throw new InvalidGrantError(INVALID);
     // RFC 9449 §5: a public client's refresh token bound to a DPoP key is redeemed only with a proof made with that key.
     if (token.dpopJkt !== null && dpopJkt !== token.dpopJkt) throw new InvalidGrantError('This refresh token is bound to a DPoP key: send a DPoP proof made with it');
@@ -84,14 +91,29 @@ export class RefreshTokenGrant implements GrantHandler<RefreshTokenParameters> {
       ...this.jwtAccessTokens.restrictedTo(audience, client),
       refreshAudience: grantedResources ?? undefined,
     });
-    const issued = await this.tokens.rotateRefreshToken(token.id, minted);
+    const sealed = this.repeats.seal(request.refreshToken, token, minted.issued, fingerprint(request, dpopJkt));
+    const issued = await this.tokens.rotateRefreshToken(token.id, minted, sealed);
     if (!issued) {
-      // Lost a race with another use of the same token: that is reuse too.
-      await this.tokens.revokeFamily(token.familyId, { actor: `client:${client.id}`, reason: 'refresh_token_reused' });
-      throw new InvalidGrantError(INVALID);
+      // Lost a race with another use of the same token: the winner's rotation has committed (the
+      // conditional UPDATE waited for it), its successors with it. A repeat gets them; else reuse.
+      const rotated = await this.tokens.findByValue(request.refreshToken);
+      return this.repeatOrRevoke(rotated ?? token, request, client, dpopJkt);
     }
+    return this.respond(issued, token, client);
+  }
+
+  /** A rotated token presented again: the first use's answer when RefreshRepeats says it is a repeat; otherwise reuse, and the family is revoked. */
+  private async repeatOrRevoke(token: Token, request: RefreshTokenParameters, client: Client, dpopJkt: string | undefined): Promise<TokenResponse> {
+    const repeated = this.repeats.repeat(token, request.refreshToken, fingerprint(request, dpopJkt));
+    if (repeated) return this.respond(repeated, token, client);
+    await this.tokens.revokeFamily(token.familyId, { actor: `client:${client.id}`, reason: 'refresh_token_reused' });
+    throw new InvalidGrantError(INVALID);
+  }
+
+  private async respond(issued: IssuedTokens, token: Token, client: Client): Promise<TokenResponse> {
     // Core §12.2: a refresh of an OpenID grant gets a new ID token: same iss, sub, aud and the
     // original auth_time, a new iat, and no nonce (the refresh is no authentication request).
+    // A repeat gets a new one too: an ID token is no credential of the chain.
     const idToken =
       token.userId !== null && holdsOpenId(issued.scope)
         ? await this.idTokens.issue({ client, userId: token.userId, authTime: token.authTime, amr: parseAmr(token.amr), sid: token.sid, accessToken: issued.accessToken })

@@ -6,7 +6,8 @@ export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 export interface Representation {
   body: unknown;
   etag: string;
-  lastModified?: Date;
+  /** A Date, or its ISO text (an answer kept for an Idempotency-Key comes back from JSON). */
+  lastModified?: Date | string;
   status?: number;
   headers?: Record<string, string>;
 }
@@ -18,7 +19,7 @@ export interface Representation {
  */
 export function sendRepresentation(request: FastifyRequest, reply: FastifyReply, representation: Representation): void {
   reply.header('ETag', representation.etag).header('Cache-Control', 'private, no-cache').header('Vary', 'Authorization');
-  if (representation.lastModified) reply.header('Last-Modified', representation.lastModified.toUTCString());
+  if (representation.lastModified) reply.header('Last-Modified', new Date(representation.lastModified).toUTCString());
   for (const [name, value] of Object.entries(representation.headers ?? {})) reply.header(name, value);
   if ((request.method === 'GET' || request.method === 'HEAD') && !noneMatch(request, representation.etag)) {
     void reply.code(304).send();

@@ -4,6 +4,7 @@ import type { Collection } from '../../collections/collection.js';
 import type { Item } from '../../items/item.entity.js';
 import { ItemStore, type WriteOutcome } from '../../items/item.store.js';
 import { ApiError } from '../../http/api-error.js';
+import type { CommitsWith } from '../../database/transactions.js';
 import { assertIfMatch, hasIfMatch } from '../http/conditional-requests.js';
 import { encodeCursor, UUID_PATTERN } from './cursor.js';
 import { ItemAttributes } from './item-attributes.js';
@@ -39,16 +40,16 @@ export class ItemsService {
     return item;
   }
 
-  create(collection: Collection, ownerId: string, body: Record<string, unknown>): Promise<Item> {
-    return this.items.create(collection.name, ownerId, ItemAttributes.forCreate(collection, body));
+  create(collection: Collection, ownerId: string, body: Record<string, unknown>, commitsWith?: CommitsWith<Item>): Promise<Item> {
+    return this.items.create(collection.name, ownerId, ItemAttributes.forCreate(collection, body), commitsWith);
   }
 
   replace(collection: Collection, ownerId: string, id: string, body: Record<string, unknown>, request: FastifyRequest): Promise<Item> {
     return this.write(collection, ownerId, id, request, (current) => ItemAttributes.forReplace(collection, body, current));
   }
 
-  patch(collection: Collection, ownerId: string, id: string, patch: Record<string, unknown>, request: FastifyRequest): Promise<Item> {
-    return this.write(collection, ownerId, id, request, (current) => ItemAttributes.forMergePatch(collection, patch, current));
+  patch(collection: Collection, ownerId: string, id: string, patch: Record<string, unknown>, request: FastifyRequest, commitsWith?: CommitsWith<Item>): Promise<Item> {
+    return this.write(collection, ownerId, id, request, (current) => ItemAttributes.forMergePatch(collection, patch, current), commitsWith);
   }
 
   async delete(collection: Collection, ownerId: string, id: string, request: FastifyRequest): Promise<void> {
@@ -63,11 +64,11 @@ export class ItemsService {
    * Read, compute, then write only if the version is still the one read (a conditional UPDATE).
    * With If-Match a lost race is 412; without it the write is retried on the newer version.
    */
-  private async write(collection: Collection, ownerId: string, id: string, request: FastifyRequest, compute: (current: Item) => Record<string, unknown>): Promise<Item> {
+  private async write(collection: Collection, ownerId: string, id: string, request: FastifyRequest, compute: (current: Item) => Record<string, unknown>, commitsWith?: CommitsWith<Item>): Promise<Item> {
     for (let attempt = 1; ; attempt++) {
       const current = await this.get(collection, ownerId, id);
       assertIfMatch(request, current);
-      const outcome: WriteOutcome = await this.items.replace(collection.name, ownerId, id, compute(current), current.version);
+      const outcome: WriteOutcome = await this.items.replace(collection.name, ownerId, id, compute(current), current.version, commitsWith);
       if (outcome.outcome === 'ok') return outcome.item;
       if (outcome.outcome === 'not_found') throw new ApiError(404, `No ${collection.name} item with id ${id}`);
       if (hasIfMatch(request)) throw new ApiError(412, 'The item changed while it was being written');

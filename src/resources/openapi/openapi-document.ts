@@ -73,6 +73,14 @@ export function buildOpenApiDocument(issuer: string, collections: Collection[], 
     const itemResponse = (description: string) => ({ description, headers: { ETag: { schema: { type: 'string' } } }, content: json(item) });
     const ifMatch = { name: 'If-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'ETag of the version being changed; 412 when stale' };
     const stale = { '412': error('Stale If-Match (precondition_failed)') };
+    const idempotencyKey = {
+      name: 'Idempotency-Key',
+      in: 'header',
+      required: false,
+      schema: { type: 'string', maxLength: 257 },
+      description: 'draft-ietf-httpapi-idempotency-key-header: a retry with the same key gets the first answer for 24 h; 422 with another body, 409 while the first is in flight',
+    };
+    const idempotencyErrors = { '409': error('The same Idempotency-Key is in flight (conflict)'), '422': error('The Idempotency-Key was used with another request (unprocessable_entity)') };
 
     paths[`/${collection.name}`] = {
       get: {
@@ -84,8 +92,9 @@ export function buildOpenApiDocument(issuer: string, collections: Collection[], 
       post: {
         ...write,
         summary: `Create one of ${collection.name}`,
+        parameters: [idempotencyKey],
         requestBody: { required: true, content: json(attributes) },
-        responses: { '201': itemResponse('Created; Location names the new item'), ...COMMON_ERRORS, '415': error('Not application/json (unsupported_media_type)') },
+        responses: { '201': itemResponse('Created; Location names the new item'), ...COMMON_ERRORS, '415': error('Not application/json (unsupported_media_type)'), ...idempotencyErrors },
       },
       options: { ...read, summary: `Allowed methods (${COLLECTION_METHODS}) and writable attributes`, responses: { '200': { description: 'Allow header and attribute schemas' } } },
     };
@@ -95,9 +104,9 @@ export function buildOpenApiDocument(issuer: string, collections: Collection[], 
       patch: {
         ...write,
         summary: 'Change some attributes (JSON Merge Patch, RFC 7396)',
-        parameters: [...idParameter, ifMatch],
+        parameters: [...idParameter, ifMatch, idempotencyKey],
         requestBody: { required: true, content: { 'application/merge-patch+json': { schema: { type: 'object' } }, 'application/json': { schema: { type: 'object' } } } },
-        responses: { '200': itemResponse('The complete item'), ...COMMON_ERRORS, ...stale },
+        responses: { '200': itemResponse('The complete item'), ...COMMON_ERRORS, ...stale, ...idempotencyErrors },
       },
       delete: { ...write, summary: 'Delete the item', parameters: [...idParameter, ifMatch], responses: { '204': { description: 'Deleted' }, ...COMMON_ERRORS, ...stale } },
       options: { ...read, summary: `Allowed methods (${ITEM_METHODS}) and writable attributes`, parameters: idParameter, responses: { '200': { description: 'Allow header and attribute schemas' } } },
