@@ -94,7 +94,7 @@ export class RefreshTokenGrant implements GrantHandler<RefreshTokenParameters> {
     // original auth_time, a new iat, and no nonce (the refresh is no authentication request).
     const idToken =
       token.userId !== null && holdsOpenId(issued.scope)
-        ? await this.idTokens.issue({ client, userId: token.userId, authTime: token.authTime, amr: parseAmr(token.amr), sid: token.sid, accessToken: issued.accessToken })
+        ? await this.idTokens.issue({ client, userId: token.userId, authTime: token.authTime, amr: parseAmr(token.amr), sid: token.sid, accessToken: issued.accessToken, scope: splitScope(issued.scope) })
         : undefined;
     return toTokenResponse(issued, idToken);
   }
