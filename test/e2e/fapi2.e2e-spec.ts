@@ -711,7 +711,7 @@ describe('FAPI 2.0 Security Profile', () => {
       expect(await implicit.json()).toMatchObject({ error: 'unsupported_response_type' });
       const idToken = await oauth.pushedAuthorizationRequest(as, rp.client, rp.auth, { response_type: 'id_token', response_mode: 'form_post', redirect_uri: REDIRECT_URI, scope: 'openid', nonce: 'n-1', state: prepared.state }, INSECURE);
       expect(idToken.status).toBe(400);
-      expect(await idToken.json()).toMatchObject({ error: 'unauthorized_client', error_description: expect.stringContaining('FAPI 2.0') });
+      expect(await idToken.json()).toMatchObject({ error: 'unsupported_response_type', error_description: expect.stringContaining('FAPI 2.0') });
       const password = await oauth.genericTokenEndpointRequest(as, rp.client, rp.auth, 'password', { username: 'alice', password: 'correct horse battery staple', scope: 'notes:read' }, INSECURE);
       expect(password.status).toBe(400);
       expect(await password.json()).toMatchObject({ error: 'unauthorized_client', error_description: expect.stringContaining('FAPI 2.0') });

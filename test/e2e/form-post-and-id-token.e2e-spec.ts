@@ -188,10 +188,10 @@ describe('form_post responses, response_type=id_token and claims in the ID token
     it.each<[string, () => RegisteredClient]>([
       ['a client registered for the code flow only', () => codeClient],
       ['a client registered for the implicit grant with response_type token only', () => tokenOnlyClient],
-    ])('refused for %s: unauthorized_client, no ID token, nothing stored', async (_case, client) => {
+    ])('refused for %s: unsupported_response_type (as response_type=token), no ID token, nothing stored', async (_case, client) => {
       const before = await tokenRows(client().clientId);
       const page = await new Browser(app.baseUrl).get(authorizeUrl(client(), { response_type: 'id_token', response_mode: 'form_post', scope: 'openid', nonce: 'n', state: 'U' }));
-      expect(postedTo(page, client().redirectUri)).toEqual({ error: 'unauthorized_client', error_description: expect.stringContaining('response_type=id_token'), state: 'U', iss: issuer });
+      expect(postedTo(page, client().redirectUri)).toEqual({ error: 'unsupported_response_type', error_description: expect.stringContaining('for this client'), state: 'U', iss: issuer });
       expect(await tokenRows(client().clientId)).toEqual(before);
     });
   });

@@ -155,14 +155,12 @@ export class AuthorizationRequestValidator {
     }
 
     if (query.response_type === undefined || query.response_type === '') fail(new InvalidRequestError('The response_type parameter is required'));
-    // response_type=token and id_token exist only for a client an administrator registered for the
-    // implicit grant (RFC 6749 §4.2, Core §3.2); for every other client they are refused, as RFC 9700
-    // §2.1.2 advises, and under FAPI 2.0 (§5.3.2.2: code only) whatever the client's registration.
+    // response_type=token and id_token exist only for a client an administrator registered for them
+    // beside the implicit grant (RFC 6749 §4.2, Core §3.2); for every other client they are unsupported,
+    // as RFC 9700 §2.1.2 advises, and under FAPI 2.0 (§5.3.2.2: code only) whatever the registration.
     if (responseType === undefined) {
-      if (query.response_type === ResponseType.IdToken) {
-        fail(new UnauthorizedClientError(fapi ? 'Under the FAPI 2.0 Security Profile only response_type=code is allowed' : 'This client is not registered for response_type=id_token (an administrator registers it with response_types id_token and the implicit grant); use response_type=code'));
-      }
-      fail(new UnsupportedResponseTypeError('Only response_type=code is supported'));
+      const why = fapi ? 'under the FAPI 2.0 Security Profile' : 'for this client (an administrator registers a client for token or id_token)';
+      fail(new UnsupportedResponseTypeError(`Only response_type=code is supported ${why}`));
     }
     if (responseType === ResponseType.Code && !client.grantTypes.includes(GrantType.AuthorizationCode)) {
       fail(new UnauthorizedClientError('This client is not registered for the authorization code grant'));
