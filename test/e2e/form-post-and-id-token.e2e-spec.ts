@@ -1,23 +1,13 @@
-import { createHash } from 'node:crypto';
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
 import { appConfig } from '../../src/config/app.config.js';
 import { UsersService } from '../../src/users/users.service.js';
-import { Browser, hiddenFields, isConsentPage, sessionCookie, type Page } from '../helpers/browser.js';
+import { Browser, type Page } from '../helpers/browser.js';
+import { formPostedTo } from '../helpers/relying-party.js';
 import { authorizeAsUser, authorizeUrl, basicAuth, newPkce, postToken, tokenRequest } from '../helpers/oauth-flow.js';
 import { TestApp, type RegisteredClient, type TestUser } from '../helpers/test-app.js';
 
 const RP = 'https://rp.example/callback';
 const IMPLICIT_RP = 'https://quick-start.example/callback';
-const HOSTILE_STATE = '"><script>alert(document.cookie)</script><input value="';
-
-/** The parameters a form_post page (Form Post Response Mode §2) posts to `redirectUri`, after checking the page is one. */
-function postedTo(page: Page, redirectUri: string): Record<string, string> {
-  expect({ status: page.status, location: page.location }).toEqual({ status: 200, location: undefined });
-  expect(page.headers.get('content-type')).toMatch(/^text\/html/);
-  expect(page.headers.get('cache-control')).toBe('no-store');
-  expect(page.body).toContain(`<form method="post" action="${redirectUri}">`);
-  return hiddenFields(page.body, redirectUri);
-}
 
 /** The parameters of a redirect's fragment. */
 function fragmentOf(page: Page): Record<string, string> {
@@ -71,78 +61,10 @@ describe('form_post responses, response_type=id_token and claims in the ID token
     expect(metadata.claims_supported).toEqual(expect.arrayContaining(['name', 'email', 'email_verified', 'updated_at']));
   });
 
-  describe('response_mode=form_post (Form Post Response Mode §2)', () => {
-    it('a code is posted by an auto-submitting form: code, state and iss as hidden fields, one inline script allowed by its hash, a button without script; the code redeems', async () => {
-      const pkce = newPkce();
-      const browser = new Browser(app.baseUrl);
-      const page = await authorizeAsUser(browser, user, authorizeUrl(codeClient, { scope: 'openid notes:read', state: 'S-1', nonce: 'N-1', response_mode: 'form_post', code_challenge: pkce.challenge, code_challenge_method: 'S256' }));
-      const posted = postedTo(page, RP);
-      expect(posted).toEqual({ code: expect.any(String), state: 'S-1', iss: issuer });
-      // The one script, allowed by its SHA-256 and nothing else; the form may go to the client's origin only.
-      const scripts = [...page.body.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((match) => match[1]);
-      expect(scripts).toHaveLength(1);
-      expect(page.body.match(/<script/g)).toHaveLength(1);
-      const hash = createHash('sha256').update(scripts[0]).digest('base64');
-      const csp = page.headers.get('content-security-policy')!;
-      expect(csp).toContain(`script-src 'sha256-${hash}';`);
-      expect(csp).toContain("form-action 'self' https://rp.example;");
-      expect(csp).toContain("frame-ancestors 'none'");
-      expect(csp).not.toContain('unsafe-inline');
-      expect(page.body).toMatch(/<button type="submit">/);
-      const tokens = await tokenRequest(app, codeClient, { grant_type: 'authorization_code', code: posted.code, redirect_uri: RP, code_verifier: pkce.verifier });
-      expect(tokens.status).toBe(200);
-      expect(tokens.body.id_token).toEqual(expect.any(String));
-    });
-
-    it('our sign-in session still works for the flow (SameSite=Lax, the client receives the POST): signed in and consented, the next request is posted at once', async () => {
-      const client = await app.createClient({ name: 'Fresh app', redirectUris: [RP], scope: 'notes:read' });
-      const browser = new Browser(app.baseUrl);
-      const first = await browser.get(authorizeUrl(client, { scope: 'notes:read', state: 'warm', response_mode: 'form_post', ...s256() }));
-      const login = await browser.submit(first, '/login', { username: user.username, password: user.password });
-      expect(sessionCookie(login)).toMatch(/SameSite=Lax/i);
-      const consent = await browser.get(login.location!);
-      expect(isConsentPage(consent)).toBe(true);
-      postedTo(await browser.submit(consent, '/consent', { decision: 'allow' }), RP);
-      const again = await browser.get(authorizeUrl(client, { scope: 'notes:read', state: 'again', response_mode: 'form_post', ...s256() }));
-      expect(postedTo(again, RP)).toEqual({ code: expect.any(String), state: 'again', iss: issuer });
-    });
-
-    it('a hostile state is posted back exactly as sent and never echoed unescaped: no markup of its own reaches the page', async () => {
-      const page = await authorizeAsUser(new Browser(app.baseUrl), user, authorizeUrl(codeClient, { scope: 'notes:read', state: HOSTILE_STATE, response_mode: 'form_post', ...s256() }));
-      expect(postedTo(page, RP).state).toBe(HOSTILE_STATE);
-      expect(page.body).not.toContain('<script>alert');
-      expect(page.body).not.toContain('"><');
-      expect(page.body).toContain('&quot;&gt;&lt;script&gt;alert(document.cookie)&lt;/script&gt;');
-      expect(page.body.match(/<script/g)).toHaveLength(1);
-      expect(page.body.match(/<input /g)).toHaveLength(3);
-    });
-
-    it('an error for a verified client and redirect URI is posted too: error, error_description, state and iss, hostile state escaped', async () => {
-      const page = await new Browser(app.baseUrl).get(authorizeUrl(codeClient, { scope: 'notes:delete-everything', state: HOSTILE_STATE, response_mode: 'form_post', ...s256() }));
-      expect(postedTo(page, RP)).toEqual({ error: 'invalid_scope', error_description: expect.any(String), state: HOSTILE_STATE, iss: issuer });
-      expect(page.body).not.toContain('<script>alert');
-    });
-
-    it('the person denying consent is posted as access_denied', async () => {
-      const client = await app.createClient({ name: 'Refused app', redirectUris: [RP], scope: 'notes:read' });
-      const page = await authorizeAsUser(new Browser(app.baseUrl), user, authorizeUrl(client, { scope: 'notes:read', state: 'D', response_mode: 'form_post', ...s256() }), 'deny');
-      expect(postedTo(page, RP)).toEqual({ error: 'access_denied', error_description: expect.any(String), state: 'D', iss: issuer });
-    });
-
-    it('a redirect URI that is not registered gets no form and no redirect: an error page for the person, nothing posted anywhere', async () => {
-      const page = await new Browser(app.baseUrl).get(authorizeUrl(codeClient, { redirect_uri: 'https://attacker.example/cb', scope: 'notes:read', state: 'X', response_mode: 'form_post', ...s256() }));
-      expect(page.status).toBe(400);
-      expect(page.location).toBeUndefined();
-      expect(page.body).not.toContain('attacker.example');
-      expect(page.headers.get('content-security-policy')).not.toContain('attacker.example');
-      expect(page.headers.get('content-security-policy')).not.toContain('script-src');
-    });
-  });
-
   describe('response_type=id_token (Core §3.2), for clients registered for it', () => {
     it('posts an ID token and no access token: nonce, the profile and email claims (no userinfo to ask, Core §5.4), no at_hash; nothing stored', async () => {
       const page = await authorizeAsUser(new Browser(app.baseUrl), user, authorizeUrl(idTokenClient, { response_type: 'id_token', response_mode: 'form_post', scope: 'openid profile email', nonce: 'nonce-1', state: 'S-2' }));
-      const posted = postedTo(page, IMPLICIT_RP);
+      const posted = formPostedTo(page, IMPLICIT_RP);
       expect(Object.keys(posted).sort()).toEqual(['id_token', 'iss', 'state']);
       expect(posted.state).toBe('S-2');
       const claims = await verified(posted.id_token, idTokenClient);
@@ -177,7 +99,7 @@ describe('form_post responses, response_type=id_token and claims in the ID token
       ['with code_challenge (there is no code to bind)', 'invalid_request', { scope: 'openid', nonce: 'n', code_challenge: 'a'.repeat(43), code_challenge_method: 'S256' }],
     ])('refused %s: %s posted back, no ID token', async (_case, error, params) => {
       const page = await new Browser(app.baseUrl).get(authorizeUrl(idTokenClient, { response_type: 'id_token', response_mode: 'form_post', state: 'R', ...params }));
-      expect(postedTo(page, IMPLICIT_RP)).toEqual({ error, error_description: expect.any(String), state: 'R', iss: issuer });
+      expect(formPostedTo(page, IMPLICIT_RP)).toEqual({ error, error_description: expect.any(String), state: 'R', iss: issuer });
     });
 
     it('refused in the query (it would put the ID token in logs): invalid_request in the fragment', async () => {
@@ -191,7 +113,7 @@ describe('form_post responses, response_type=id_token and claims in the ID token
     ])('refused for %s: unsupported_response_type (as response_type=token), no ID token, nothing stored', async (_case, client) => {
       const before = await tokenRows(client().clientId);
       const page = await new Browser(app.baseUrl).get(authorizeUrl(client(), { response_type: 'id_token', response_mode: 'form_post', scope: 'openid', nonce: 'n', state: 'U' }));
-      expect(postedTo(page, client().redirectUri)).toEqual({ error: 'unsupported_response_type', error_description: expect.stringContaining('for this client'), state: 'U', iss: issuer });
+      expect(formPostedTo(page, client().redirectUri)).toEqual({ error: 'unsupported_response_type', error_description: expect.stringContaining('for this client'), state: 'U', iss: issuer });
       expect(await tokenRows(client().clientId)).toEqual(before);
     });
   });
@@ -278,7 +200,3 @@ describe('form_post responses, response_type=id_token and claims in the ID token
     });
   });
 });
-
-function s256(): Record<string, string> {
-  return { code_challenge: newPkce().challenge, code_challenge_method: 'S256' };
-}

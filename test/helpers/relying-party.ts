@@ -12,6 +12,19 @@ import type { TestUser } from './test-app.js';
 /** The script of our form_post page (src/auth/interaction/pages.ts): a page carrying it is submitted. */
 const FORM_POST_SCRIPT = '<script>document.forms[0].submit();</script>';
 
+/**
+ * The parameters our form_post page (Form Post Response Mode §2) posts to `redirectUri`, after
+ * checking it is one: a 200 HTML page, never cached, whose form posts to exactly that URI.
+ */
+export function formPostedTo(page: Page, redirectUri: string): Record<string, string> {
+  expect({ status: page.status, location: page.location }).toEqual({ status: 200, location: undefined });
+  expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+  expect(page.headers.get('cache-control')).toBe('no-store');
+  expect(page.body).toContain(`<form method="post" action="${redirectUri}">`);
+  expect(page.body).toContain(FORM_POST_SCRIPT);
+  return hiddenFields(page.body, redirectUri);
+}
+
 export interface Visit {
   /** The URL of the last request. */
   url: URL;
