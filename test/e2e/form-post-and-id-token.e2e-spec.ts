@@ -199,4 +199,29 @@ describe('form_post responses, response_type=id_token and claims in the ID token
       expect(JSON.parse(row.response_types)).toEqual(['code', 'token']);
     });
   });
+
+  describe('the server-wide default ID_TOKEN_CLAIMS=false', () => {
+    let minimalServer: TestApp;
+    beforeAll(async () => {
+      minimalServer = await TestApp.start({ ID_TOKEN_CLAIMS: 'false' });
+    });
+    // Closed, not stopped: the database is this file's, dropped once by the outer afterAll.
+    afterAll(async () => minimalServer?.app.close());
+
+    it('gives minimal ID tokens to clients that chose nothing, and the claims to one registered with id_token_claims true', async () => {
+      const person = await minimalServer.createUser();
+      const chooseNothing = await minimalServer.createClient({ name: 'Default', redirectUris: ['https://default.example/cb'], scope: 'notes:read' });
+      const wantsClaims = await minimalServer.createClient({ name: 'Wants claims', redirectUris: ['https://claims.example/cb'], scope: 'notes:read', openId: { id_token_claims: true } });
+      const keys = createRemoteJWKSet(new URL(minimalServer.url('/.well-known/jwks.json')));
+      const idTokenOf = async (client: RegisteredClient): Promise<JWTPayload> => {
+        const pkce = newPkce();
+        const page = await authorizeAsUser(new Browser(minimalServer.baseUrl), person, authorizeUrl(client, { scope: 'openid profile', code_challenge: pkce.challenge, code_challenge_method: 'S256' }));
+        const code = new URL(page.location!).searchParams.get('code')!;
+        const tokens = await tokenRequest(minimalServer, client, { grant_type: 'authorization_code', code, redirect_uri: client.redirectUri, code_verifier: pkce.verifier });
+        return (await jwtVerify(tokens.body.id_token as string, keys, { audience: client.clientId })).payload;
+      };
+      expect(await idTokenOf(chooseNothing)).not.toHaveProperty('preferred_username');
+      expect(await idTokenOf(wantsClaims)).toMatchObject({ preferred_username: person.username });
+    });
+  });
 });
