@@ -88,6 +88,8 @@ function openIdFlags(flags: Flags): OpenIdClientMetadata | undefined {
     require_pushed_authorization_requests: flags['require-par'] === true ? true : undefined,
     dpop_bound_access_tokens: flags['dpop-bound'] === true ? true : undefined,
     security_profile: flags['security-profile'] as string | undefined,
+    // --minimal-id-token: the person's claims at userinfo only, not in the ID token (id_token_claims false).
+    id_token_claims: flags['minimal-id-token'] === true ? false : undefined,
   };
   return Object.values(metadata).some((value) => value !== undefined) ? metadata : undefined;
 }
@@ -210,9 +212,9 @@ export const COMMANDS: Record<string, Command> = {
   },
   'clients:create': {
     usage:
-      'clients:create --name NAME [--redirect-uri URI ...] [--scope "a b"] [--public] [--grant-type TYPE ...] [--token-type bearer|mac] ' +
+      'clients:create --name NAME [--redirect-uri URI ...] [--scope "a b"] [--public] [--grant-type TYPE ...] [--response-type TYPE ...] [--token-type bearer|mac] ' +
       '[--auth-method client_secret_basic|client_secret_post] [--client-uri URL] [--logo-uri URL] [--policy-uri URL] [--tos-uri URL] ' +
-      '[--id-token-alg RS256|ES256|EdDSA] [--subject-type public|pairwise] [--sector-identifier-uri URL] [--post-logout-redirect-uri URI ...] [--backchannel-logout-uri URL] [--default-max-age SECONDS] [--require-mfa] [--require-par] [--dpop-bound] [--security-profile default|fapi2] ' +
+      '[--id-token-alg RS256|ES256|EdDSA] [--subject-type public|pairwise] [--sector-identifier-uri URL] [--post-logout-redirect-uri URI ...] [--backchannel-logout-uri URL] [--default-max-age SECONDS] [--require-mfa] [--require-par] [--dpop-bound] [--security-profile default|fapi2] [--minimal-id-token] ' +
       '[--auth-method private_key_jwt (--jwks JSON | --jwks-uri URL) [--auth-signing-alg ALG]]',
     options: {
       name: { type: 'string' },
@@ -220,6 +222,8 @@ export const COMMANDS: Record<string, Command> = {
       scope: { type: 'string' },
       public: { type: 'boolean' },
       'grant-type': { type: 'string', multiple: true },
+      // RFC 7591 §2 response_types: id_token (with --grant-type implicit) only so; absent, those the grant types imply.
+      'response-type': { type: 'string', multiple: true },
       'token-type': { type: 'string' },
       'auth-method': { type: 'string' },
       'client-uri': { type: 'string' },
@@ -235,6 +239,7 @@ export const COMMANDS: Record<string, Command> = {
       'require-par': { type: 'boolean' },
       'dpop-bound': { type: 'boolean' },
       'security-profile': { type: 'string' },
+      'minimal-id-token': { type: 'boolean' },
       jwks: { type: 'string' },
       'jwks-uri': { type: 'string' },
       'auth-signing-alg': { type: 'string' },
@@ -259,6 +264,7 @@ export const COMMANDS: Record<string, Command> = {
         scope: flags.scope as string | undefined,
         isPublic: flags.public === true,
         grantTypes: grantTypes as GrantType[] | undefined,
+        responseTypes: flags['response-type'] as string[] | undefined,
         accessTokenType: tokenType as TokenType | undefined,
         tokenEndpointAuthMethod: authMethod as ClientAuthMethod | undefined,
         descriptive: {

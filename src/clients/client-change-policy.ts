@@ -17,6 +17,8 @@ export const CLI_ADMINISTRATOR: ClientEditor = { kind: 'administrator', actor: '
 export interface ClientRights {
   scope: readonly string[];
   grantTypes: readonly GrantType[];
+  /** RFC 7591 §2: a response type added (id_token beside token, say) is an administrator's decision like a grant. */
+  responseTypes?: readonly string[];
   redirectUris: readonly string[];
   accessTokenType: TokenType;
   /**
@@ -53,7 +55,7 @@ export interface ClientRights {
  * redirect URIs, but never add one it was not registered with, nor change its access token type
  * (RFC 7592 §2.2 lets the server refuse values; RFC 7591 §5 and RFC 9700 §4.15: a client's rights
  * are an administrator's decision). Response types follow the grant types (RFC 7591 §2.1), so a
- * new response type is refused as the grant it needs. Redirect URIs compare as exact strings,
+ * new response type is refused as the grant it needs, or as itself (id_token beside token). Redirect URIs compare as exact strings,
  * as they are matched at /authorize (RFC 9700 §2.1).
  * Throws invalid_client_metadata naming the first field that would widen.
  */
@@ -71,6 +73,8 @@ export function assertNotWidenedBySelf(current: ClientRights, next: ClientRights
     const why = privileged.length > 0 ? `the ${privileged.join(' and ')} grant can be allowed only by an administrator` : 'only an administrator can widen a client';
     throw widening('grant_types', `adds ${addedGrants.join(', ')}; ${why}`);
   }
+  const addedResponseTypes = added(current.responseTypes ?? [], next.responseTypes ?? []);
+  if (addedResponseTypes.length > 0) throw widening('response_types', `adds ${addedResponseTypes.join(', ')}; only an administrator can widen a client`);
   const addedUris = added(current.redirectUris, next.redirectUris);
   if (addedUris.length > 0) throw widening('redirect_uris', `adds ${addedUris.join(', ')}; only an administrator can register new redirect URIs`);
   if (next.accessTokenType !== current.accessTokenType) {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { DomainError } from '../common/domain-error.js';
 import { ClientAuthMethod, GrantType, ResponseType, TokenType } from '../common/oauth.constants.js';
 import type { Client } from './client.entity.js';
 import { clientKeyMetadataOf, type ClientJwks, type ClientKeyMetadata } from './client-keys.js';
@@ -17,6 +18,8 @@ export interface NewClient {
   accessTokenType?: TokenType;
   /** Descriptive metadata (RFC 7591 §2): https URLs of the client's home page, logo, privacy policy and terms. */
   descriptive?: DescriptiveMetadata;
+  /** RFC 7591 §2 response_types; absent: those the grant types imply (responseTypesOf). `id_token` only so. */
+  responseTypes?: string[];
   /** OpenID Connect metadata under its wire names; absent: every default. */
   openId?: OpenIdClientMetadata;
   /** A private_key_jwt client's keys (jwks or jwks_uri) and assertion algorithm, under their wire names. */
@@ -62,6 +65,7 @@ export interface ClientView {
   require_pushed_authorization_requests?: boolean;
   dpop_bound_access_tokens?: boolean;
   security_profile?: string;
+  id_token_claims?: boolean;
   jwks?: ClientJwks;
   jwks_uri?: string;
   token_endpoint_auth_signing_alg?: string;
@@ -83,12 +87,36 @@ export function descriptiveColumns(metadata: DescriptiveMetadata = {}): Pick<Cli
   return { clientUri: metadata.client_uri ?? null, logoUri: metadata.logo_uri ?? null, policyUri: metadata.policy_uri ?? null, tosUri: metadata.tos_uri ?? null };
 }
 
-/** RFC 7591 §2.1: `code` goes with authorization_code, `token` with implicit. */
+/** RFC 7591 §2.1: `code` goes with authorization_code, `token` with implicit: what a client registered without response_types has. */
 export function responseTypesOf(grantTypes: readonly GrantType[]): ResponseType[] {
   return [
     ...(grantTypes.includes(GrantType.AuthorizationCode) ? [ResponseType.Code] : []),
     ...(grantTypes.includes(GrantType.Implicit) ? [ResponseType.Token] : []),
   ];
+}
+
+/** The response types a client may ask /authorize for: the ones it registered, or those its grant types imply. */
+export function responseTypesOfClient(client: Pick<Client, 'grantTypes' | 'responseTypes'>): ResponseType[] {
+  return client.responseTypes ?? responseTypesOf(client.grantTypes);
+}
+
+const RESPONSE_TYPES = new Set<string>(Object.values(ResponseType));
+
+/**
+ * RFC 7591 §2.1 and OpenID Connect Dynamic Registration §2: response types that agree with the
+ * grant types: `code` with authorization_code, and `token` or `id_token` with implicit, each only
+ * with its grant. Throws invalid_client_metadata otherwise; returns them without repeats.
+ */
+export function checkedResponseTypes(grantTypes: readonly GrantType[], responseTypes: readonly string[]): ResponseType[] {
+  if (responseTypes.some((r) => !RESPONSE_TYPES.has(r))) throw new DomainError('invalid_client_metadata', 'The supported response_types are "code", "token" and "id_token".');
+  if (responseTypes.includes(ResponseType.Code) !== grantTypes.includes(GrantType.AuthorizationCode)) {
+    throw new DomainError('invalid_client_metadata', 'response_types "code" and grant_types "authorization_code" must be registered together.');
+  }
+  const implicitResponse = responseTypes.includes(ResponseType.Token) || responseTypes.includes(ResponseType.IdToken);
+  if (implicitResponse !== grantTypes.includes(GrantType.Implicit)) {
+    throw new DomainError('invalid_client_metadata', 'response_types "token" or "id_token" and grant_types "implicit" must be registered together.');
+  }
+  return [...new Set(responseTypes)] as ResponseType[];
 }
 
 /** RFC 7591 §3.2.1 / RFC 7592 §3: what a client's registration reads back as; the secret only when just issued. */
@@ -100,7 +128,7 @@ export function clientView(client: Client, secret?: string): ClientView {
     redirect_uris: client.redirectUris,
     scope: client.scope,
     grant_types: client.grantTypes,
-    response_types: responseTypesOf(client.grantTypes),
+    response_types: responseTypesOfClient(client),
     token_endpoint_auth_method: client.tokenEndpointAuthMethod,
     access_token_type: client.accessTokenType,
     client_id_issued_at: Math.floor(client.createdAt.getTime() / 1000),

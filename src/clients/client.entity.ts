@@ -1,7 +1,7 @@
 import { DEFAULT_OPENID_SETTINGS, type OpenIdClientSettings } from './openid-client-settings.js';
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 import type { AsymmetricJwsAlgorithm } from '../common/asymmetric-algorithms.js';
-import { ClientAuthMethod, TokenType, type GrantType } from '../common/oauth.constants.js';
+import { ClientAuthMethod, TokenType, type GrantType, type ResponseType } from '../common/oauth.constants.js';
 import type { ClientJwks } from './client-keys.js';
 import { TIMESTAMP } from '../database/column-types.js';
 
@@ -27,6 +27,13 @@ export class Client {
 
   @Column({ name: 'grant_types', type: 'simple-json' })
   grantTypes: GrantType[];
+
+  /**
+   * RFC 7591 §2 response_types as registered, when registered: `id_token` (Core §3.2.2.1) only
+   * so, beside the implicit grant (issue 37). Null: those the grant types imply (responseTypesOf).
+   */
+  @Column({ name: 'response_types', type: 'simple-json', nullable: true })
+  responseTypes: ResponseType[] | null;
 
   /**
    * SHA-256 of the registration access token (RFC 7592 §1) of a client registered over HTTP;

@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { DEFAULT_SIGNING_ALGORITHM } from '../signing/signing-algorithms.js';
 import { DomainError } from '../common/domain-error.js';
-import { ClientAuthMethod, GrantType, TokenType } from '../common/oauth.constants.js';
+import { ClientAuthMethod, GrantType, TokenType, type ResponseType } from '../common/oauth.constants.js';
 import { formatScope, parseScope } from '../common/scope.js';
 import { generateSecret, hashSecret, SECRET_PREFIX, secretMatchesHash } from '../common/secrets.js';
 import { AuditService } from '../audit/audit.service.js';
@@ -11,7 +11,7 @@ import { Transactions } from '../database/transactions.js';
 import { ScopeCatalog } from '../scopes/scope-catalog.js';
 import { assertNotWidenedBySelf, CLI_ADMINISTRATOR, type ClientEditor } from './client-change-policy.js';
 import { Client } from './client.entity.js';
-import { clientView, DESCRIPTIVE_FIELDS, descriptiveColumns, newClientId, type ClientView, type NewClient } from './client-information.js';
+import { checkedResponseTypes, clientView, DESCRIPTIVE_FIELDS, descriptiveColumns, newClientId, responseTypesOfClient, type ClientView, type NewClient } from './client-information.js';
 import { ClientStore } from './client.store.js';
 import { ClientChanges } from './client-changes.js';
 import { clientKeysFrom, type ClientKeys } from './client-keys.js';
@@ -53,7 +53,7 @@ export class ClientsService {
   /** Registers a client. The secret (confidential clients) is returned here once and stored only as a hash. */
   async create(input: NewClient, actor = CLI_ADMINISTRATOR.actor, options: { registrationToken?: string } = {}): Promise<{ client: Client; secret?: string }> {
     const name = input.name.trim();
-    const { grantTypes, scope, openIdSettings, method, keys } = this.checked(input);
+    const { grantTypes, responseTypes, scope, openIdSettings, method, keys } = this.checked(input);
     await this.verifySector(openIdSettings, input.redirectUris);
     // A private_key_jwt client proves itself with its keys: it gets no secret to leak.
     const secret = method === ClientAuthMethod.None || method === ClientAuthMethod.PrivateKeyJwt ? undefined : generateSecret(SECRET_PREFIX.clientSecret);
@@ -64,6 +64,7 @@ export class ClientsService {
       redirectUris: [...new Set(input.redirectUris)],
       scope: formatScope(scope),
       grantTypes: [...new Set(grantTypes)],
+      responseTypes,
       tokenEndpointAuthMethod: method,
       registrationTokenHash: options.registrationToken ? hashSecret(options.registrationToken) : null,
       accessTokenType: input.accessTokenType ?? TokenType.Bearer,
@@ -90,7 +91,7 @@ export class ClientsService {
     if ((input.isPublic ?? false) !== client.isPublic) {
       throw new DomainError('invalid_client_metadata', 'token_endpoint_auth_method cannot change between "none" and a secret-based method.');
     }
-    const { grantTypes, scope, openIdSettings, method, keys } = this.checked(input);
+    const { grantTypes, responseTypes, scope, openIdSettings, method, keys } = this.checked(input);
     // The credential kind is fixed at registration: a secret is never issued by an update, nor a key set turned into one.
     if ((method === ClientAuthMethod.PrivateKeyJwt) !== (client.tokenEndpointAuthMethod === ClientAuthMethod.PrivateKeyJwt)) {
       throw new DomainError('invalid_client_metadata', 'token_endpoint_auth_method cannot change between "private_key_jwt" and another method; register a new client.');
@@ -101,6 +102,7 @@ export class ClientsService {
       redirectUris: [...new Set(input.redirectUris)],
       scope: formatScope(scope),
       grantTypes: [...new Set(grantTypes)],
+      responseTypes,
       tokenEndpointAuthMethod: method,
       accessTokenType: input.accessTokenType ?? TokenType.Bearer,
       ...descriptiveColumns(input.descriptive),
@@ -116,6 +118,7 @@ export class ClientsService {
       const rights = (of: Client, scopes: readonly string[]) => ({
         scope: scopes,
         grantTypes: of.grantTypes,
+        responseTypes: responseTypesOfClient(of),
         redirectUris: [...of.redirectUris, ...of.openId.postLogoutRedirectUris],
         accessTokenType: of.accessTokenType,
         subjectType: of.openId.subjectType,
@@ -192,12 +195,14 @@ export class ClientsService {
   }
 
   /** The rules every registration follows, from the CLI or over HTTP (RFC 7591 §2). */
-  private checked(input: NewClient): { grantTypes: GrantType[]; scope: string[]; openIdSettings: OpenIdClientSettings | null; method: ClientAuthMethod; keys: ClientKeys } {
+  private checked(input: NewClient): { grantTypes: GrantType[]; responseTypes: ResponseType[] | null; scope: string[]; openIdSettings: OpenIdClientSettings | null; method: ClientAuthMethod; keys: ClientKeys } {
     const name = input.name.trim();
     if (name.length === 0 || name.length > 200) throw new DomainError('invalid_client_metadata', 'Client name must be 1 to 200 characters.');
     const grantTypes = input.grantTypes ?? DEFAULT_GRANT_TYPES;
     const unknown = grantTypes.filter((g) => !SUPPORTED_GRANT_TYPES.has(g));
     if (unknown.length > 0) throw new DomainError('invalid_client_metadata', `Unsupported grant type(s): ${unknown.join(', ')}.`);
+    // Kept only when registered: otherwise they follow the grant types (responseTypesOfClient).
+    const responseTypes = input.responseTypes === undefined ? null : checkedResponseTypes(grantTypes, input.responseTypes);
     if (input.accessTokenType !== undefined && !TOKEN_TYPES.has(input.accessTokenType)) {
       throw new DomainError('invalid_client_metadata', `Unsupported access_token_type "${String(input.accessTokenType)}"; use ${[...TOKEN_TYPES].join(' or ')}.`);
     }
@@ -257,7 +262,7 @@ export class ClientsService {
       const why = this.profiles.requiredEverywhere ? 'this server holds every client to the FAPI 2.0 Security Profile' : 'security_profile is "fapi2"';
       if (problems.length > 0) throw new DomainError('invalid_client_metadata', `The registration does not meet the FAPI 2.0 Security Profile (${why}): ${problems.join('; ')}.`);
     }
-    return { grantTypes, scope, openIdSettings, method, keys };
+    return { grantTypes, responseTypes, scope, openIdSettings, method, keys };
   }
 
   /** Core §8.1: a sector_identifier_uri must list every redirect URI; read before anything is written. */

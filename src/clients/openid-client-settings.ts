@@ -42,6 +42,13 @@ export interface OpenIdClientSettings {
   dpopBoundAccessTokens?: boolean;
   /** The FAPI 2.0 Security Profile (security-profile.ts) when "fapi2"; absent: the default. */
   securityProfile?: 'fapi2';
+  /**
+   * Whether the client's ID tokens carry the claims their scopes grant (Core §5.4; id-token.issuer.ts),
+   * or only the ones about the authentication (false: a minimal ID token, the claims at userinfo).
+   * Absent: the server's ID_TOKEN_CLAIMS (default true). An ID token issued without an access token
+   * (response_type=id_token) always carries them, as Core §5.4 requires.
+   */
+  idTokenClaims?: boolean;
 }
 
 export const DEFAULT_OPENID_SETTINGS: Readonly<OpenIdClientSettings> = {
@@ -72,6 +79,8 @@ export interface OpenIdClientMetadata {
   dpop_bound_access_tokens?: boolean;
   /** A Latchkey extension: "fapi2" holds the client to the FAPI 2.0 Security Profile; "default" otherwise. */
   security_profile?: string;
+  /** A Latchkey extension: false for a minimal ID token (profile and email claims at userinfo only); absent: the server's default. */
+  id_token_claims?: boolean;
 }
 
 export const OPENID_METADATA_SCHEMA = {
@@ -87,6 +96,7 @@ export const OPENID_METADATA_SCHEMA = {
   require_pushed_authorization_requests: { type: 'boolean' },
   dpop_bound_access_tokens: { type: 'boolean' },
   security_profile: { type: 'string', maxLength: 16 },
+  id_token_claims: { type: 'boolean' },
 } as const;
 
 const invalid = (message: string): DomainError => new DomainError('invalid_client_metadata', message);
@@ -140,6 +150,7 @@ export function openIdSettingsFrom(metadata: OpenIdClientMetadata, redirectUris:
     requirePushedAuthorizationRequests: metadata.require_pushed_authorization_requests ?? false,
     dpopBoundAccessTokens: metadata.dpop_bound_access_tokens ?? false,
     ...(profile === 'fapi2' ? { securityProfile: profile } : {}),
+    ...(metadata.id_token_claims !== undefined ? { idTokenClaims: metadata.id_token_claims } : {}),
   };
 }
 
@@ -159,6 +170,8 @@ export function openIdMetadataOf(settings: OpenIdClientSettings): OpenIdClientMe
     require_pushed_authorization_requests: settings.requirePushedAuthorizationRequests ?? false,
     dpop_bound_access_tokens: settings.dpopBoundAccessTokens ?? false,
     security_profile: settings.securityProfile ?? 'default',
+    // Shown only when the client chose: absent, it follows the server's ID_TOKEN_CLAIMS.
+    ...(settings.idTokenClaims !== undefined ? { id_token_claims: settings.idTokenClaims } : {}),
   };
 }
 

@@ -23,8 +23,11 @@ export type ExchangeTokenType = (typeof ExchangeTokenType)[keyof typeof Exchange
  */
 export const ADMINISTRATOR_GRANT_TYPES: readonly GrantType[] = [GrantType.Implicit, GrantType.Password, GrantType.TokenExchange];
 
-/** RFC 6749 §3.1.1; `token` (implicit) only for clients registered for the implicit grant. */
-export const ResponseType = { Code: 'code', Token: 'token' } as const;
+/**
+ * RFC 6749 §3.1.1; `token` (implicit) and OpenID Connect's `id_token` (Core §3.2.2.1: an ID token
+ * and no access token) only for clients registered for the implicit grant.
+ */
+export const ResponseType = { Code: 'code', Token: 'token', IdToken: 'id_token' } as const;
 export type ResponseType = (typeof ResponseType)[keyof typeof ResponseType];
 
 /** The spec's two access token types: RFC 6750 bearer tokens and MAC tokens (draft-ietf-oauth-v2-http-mac). */
@@ -59,8 +62,11 @@ export type ClientAuthMethod = (typeof ClientAuthMethod)[keyof typeof ClientAuth
 /** RFC 7523 §2.2: the client_assertion_type of a JWT client assertion. */
 export const JWT_BEARER_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 
-/** RFC 6749 §4.1.2 (code: query) and §4.2.2 (token: fragment). */
-export const ResponseMode = { Query: 'query', Fragment: 'fragment' } as const;
+/**
+ * RFC 6749 §4.1.2 (code: query) and §4.2.2 (token: fragment), and OAuth 2.0 Form Post Response
+ * Mode (form_post: the parameters posted to the redirect URI by an auto-submitting form).
+ */
+export const ResponseMode = { Query: 'query', Fragment: 'fragment', FormPost: 'form_post' } as const;
 export type ResponseMode = (typeof ResponseMode)[keyof typeof ResponseMode];
 
 /** Grants that RFC 9700 advises against: never a default, only by an administrator's explicit choice. */

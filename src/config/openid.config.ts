@@ -1,5 +1,5 @@
 import { registerAs, type ConfigType } from '@nestjs/config';
-import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
 import { parseEncryptionKeys } from './encryption-keys.js';
 import { validateEnv } from './validate-env.js';
 
@@ -26,6 +26,14 @@ class OpenIdEnv {
   /** Lifetime of an ID token (OpenID Connect Core §2, exp). */
   @IsOptional() @IsInt() @Min(60) @Max(24 * 3600)
   ID_TOKEN_TTL_SECONDS?: number;
+
+  /**
+   * Whether ID tokens carry the claims their scopes grant (profile, email: Core §5.4), as they do at
+   * userinfo, for clients that registered no id_token_claims of their own. Default true: many
+   * relying parties read the person's name and email from the ID token alone.
+   */
+  @IsOptional() @IsIn(['true', 'false'])
+  ID_TOKEN_CLAIMS?: string;
 }
 
 /** OpenID Connect: the signing keys' protection and schedule, and the ID token's lifetime. */
@@ -43,6 +51,7 @@ export const openIdConfig = registerAs('openid', () => {
      */
     jwksMaxAgeSeconds: Math.max(0, Math.min(3600, Math.floor(publishLeadSeconds / 2) - reloadSeconds)),
     idTokenTtlSeconds: env.ID_TOKEN_TTL_SECONDS ?? 3600,
+    idTokenClaims: env.ID_TOKEN_CLAIMS !== 'false',
   };
 });
 

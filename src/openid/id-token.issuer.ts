@@ -10,6 +10,8 @@ import type { SigningAlgorithm } from '../signing/signing-algorithms.js';
 import { SigningKeyRing } from '../signing/signing-key-ring.js';
 import { SubjectIdentifiers } from './subject-identifiers.js';
 import { acrOf, type AuthenticationMethod } from '../common/authentication-context.js';
+import { UsersService } from '../users/users.service.js';
+import { CLAIM_SCOPES, claimsOf, type UserClaims } from './user-claims.js';
 
 /** What an ID token asserts: who signed in, for which client, when, and with which access token. */
 export interface IdTokenSubject {
@@ -25,8 +27,10 @@ export interface IdTokenSubject {
   amr?: readonly AuthenticationMethod[];
   /** The sign-in session's public id (Back-Channel Logout 1.0 §2.1 sid); null for grants begun before. */
   sid?: string | null;
-  /** The access token issued beside it, for at_hash (Core §3.1.3.6). */
-  accessToken: string;
+  /** The access token issued beside it, for at_hash (Core §3.1.3.6); none for response_type=id_token (Core §3.2.2.10). */
+  accessToken?: string;
+  /** The scopes granted: profile and email release their claims into the ID token (user-claims.ts). */
+  scope: readonly string[];
 }
 
 /** The hash that at_hash halves (Core §3.1.3.6): the one of the JWS alg; Ed25519 signs with SHA-512. */
@@ -43,6 +47,7 @@ export class IdTokenIssuer {
     private readonly subjects: SubjectIdentifiers,
     private readonly profiles: SecurityProfiles,
     private readonly clock: Clock,
+    private readonly users: UsersService,
     @Inject(appConfig.KEY) private readonly app: AppConfig,
     @Inject(openIdConfig.KEY) private readonly config: OpenIdConfig,
   ) {}
@@ -56,19 +61,21 @@ export class IdTokenIssuer {
     return this.profiles.idTokenAlgorithmProblem(client);
   }
 
-  issue(token: IdTokenSubject): Promise<string> {
+  async issue(token: IdTokenSubject): Promise<string> {
     // Dynamic Registration §2 id_token_signed_response_alg; RS256 by default.
     const alg = token.client.openId.idTokenSignedResponseAlg;
     const signer = this.keys.signer(alg);
     const now = Math.floor(this.clock.now().getTime() / 1000);
-    const digest = createHash(AT_HASH[alg]).update(token.accessToken, 'ascii').digest();
     const amr = token.amr ?? ['pwd'];
+    const claims = await this.userClaims(token);
     return new SignJWT({
+      // The person's claims first, so that none of them can stand in for a claim about the authentication.
+      ...claims,
       ...(token.authTime ? { auth_time: Math.floor(token.authTime.getTime() / 1000) } : {}),
       ...(token.nonce ? { nonce: token.nonce } : {}),
       ...(token.sid ? { sid: token.sid } : {}),
       // The left-most half of the access token's hash binds the two (Core §3.1.3.8 lets the client check it).
-      at_hash: digest.subarray(0, digest.length / 2).toString('base64url'),
+      ...(token.accessToken !== undefined ? { at_hash: atHash(alg, token.accessToken) } : {}),
       // Core §2 amr (RFC 8176 §2) and acr: how the person signed in, and the level that reached (authentication-context.ts).
       amr: [...amr],
       acr: acrOf(amr),
@@ -82,5 +89,22 @@ export class IdTokenIssuer {
       .setExpirationTime(now + this.config.idTokenTtlSeconds)
       .sign(signer.privateKey);
   }
+
+  /**
+   * The claims the granted scopes release about the person (Core §5.4), the same as userinfo
+   * answers: in every ID token issued without an access token (§5.4: there is no userinfo to ask
+   * then), and otherwise as the client's id_token_claims, or the server's ID_TOKEN_CLAIMS, say.
+   */
+  private async userClaims(token: IdTokenSubject): Promise<UserClaims> {
+    const wanted = token.accessToken === undefined || (token.client.openId.idTokenClaims ?? this.config.idTokenClaims);
+    if (!wanted || !token.scope.some((scope) => CLAIM_SCOPES.includes(scope))) return {};
+    const user = await this.users.findById(token.userId);
+    return user ? claimsOf(user, token.scope) : {};
+  }
+}
+
+function atHash(alg: SigningAlgorithm, accessToken: string): string {
+  const digest = createHash(AT_HASH[alg]).update(accessToken, 'ascii').digest();
+  return digest.subarray(0, digest.length / 2).toString('base64url');
 }
 

@@ -132,7 +132,7 @@ describe('OpenID Connect on three instances behind nginx', () => {
     await expect(jwtVerify(tokens.id_token!, jwks, { issuer: cluster.issuer, audience: app.clientId })).resolves.toBeDefined();
 
     const info = await oidc.fetchUserInfo(config, tokens.access_token, claims.sub);
-    expect(info).toEqual({ sub: aliceId, name: 'Alice Liddell', given_name: 'Alice', family_name: 'Liddell', preferred_username: alice.username, email: 'alice@example.com', email_verified: false });
+    expect(info).toEqual({ sub: aliceId, name: 'Alice Liddell', given_name: 'Alice', family_name: 'Liddell', preferred_username: alice.username, updated_at: expect.any(Number), email: 'alice@example.com', email_verified: false });
 
     const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
     const again = refreshed.claims()!;

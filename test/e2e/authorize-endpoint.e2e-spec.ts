@@ -219,7 +219,6 @@ describe('authorization endpoint (RFC 6749 §4.1.1, §4.1.2)', () => {
       ['a request object (Core §6.1)', 'request_not_supported', { request: 'eyJhbGciOiJub25lIn0.eyJzY29wZSI6Im5vdGVzOndyaXRlIn0.' }],
       // Multiple Response Types §2.1: a mode the answer would not come in is refused, not ignored.
       ['response_mode=fragment for a code (only the query is offered)', 'invalid_request', { response_mode: 'fragment' }],
-      ['response_mode=form_post (not offered)', 'invalid_request', { response_mode: 'form_post' }],
       ['response_mode unknown', 'invalid_request', { response_mode: 'bogus' }],
       // Core §6.2: a request_uri that is a URL names a request object to fetch; only pushed requests' URNs are taken.
       ['a request object by reference (Core §6.2)', 'request_uri_not_supported', { request_uri: 'https://rp.example/request.jwt' }],

@@ -258,6 +258,8 @@ describe('FAPI 2.0 Security Profile', () => {
         name: 'private_key_jwt, registered before FAPI2_REQUIRED',
         redirectUris: [REDIRECT_URI],
         grantTypes: ['authorization_code', 'refresh_token', 'client_credentials', 'implicit', 'password'] as never,
+        // And OpenID Connect's response_type=id_token (issue 37), which the profile refuses too.
+        responseTypes: ['code', 'token', 'id_token'],
         scope: 'notes:read',
         tokenEndpointAuthMethod: 'private_key_jwt' as never,
         keys: { jwks: { keys: [oldKey.publicJwk] } },
@@ -707,6 +709,9 @@ describe('FAPI 2.0 Security Profile', () => {
       const implicit = await oauth.pushedAuthorizationRequest(as, rp.client, rp.auth, { response_type: 'token', redirect_uri: REDIRECT_URI, scope: 'notes:read', state: prepared.state }, INSECURE);
       expect(implicit.status).toBe(400);
       expect(await implicit.json()).toMatchObject({ error: 'unsupported_response_type' });
+      const idToken = await oauth.pushedAuthorizationRequest(as, rp.client, rp.auth, { response_type: 'id_token', response_mode: 'form_post', redirect_uri: REDIRECT_URI, scope: 'openid', nonce: 'n-1', state: prepared.state }, INSECURE);
+      expect(idToken.status).toBe(400);
+      expect(await idToken.json()).toMatchObject({ error: 'unsupported_response_type', error_description: expect.stringContaining('FAPI 2.0') });
       const password = await oauth.genericTokenEndpointRequest(as, rp.client, rp.auth, 'password', { username: 'alice', password: 'correct horse battery staple', scope: 'notes:read' }, INSECURE);
       expect(password.status).toBe(400);
       expect(await password.json()).toMatchObject({ error: 'unauthorized_client', error_description: expect.stringContaining('FAPI 2.0') });

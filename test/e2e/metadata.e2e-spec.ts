@@ -70,13 +70,13 @@ describe('authorization server metadata (RFC 8414)', () => {
 
     it('advertises the code flow with S256 PKCE and the iss response parameter, and the legacy grants that opted-in clients may use', () => {
       // token, implicit and password work only for clients an administrator allowed (test/e2e/implicit-grant, password-grant).
-      expect(metadata.response_types_supported).toEqual(['code', 'token']);
+      expect(metadata.response_types_supported).toEqual(['code', 'token', 'id_token']);
       expect(metadata.code_challenge_methods_supported).toEqual(['S256']);
       // Token exchange (RFC 8693) too, for the clients an administrator registered for it (test/e2e/token-exchange).
       expect([...metadata.grant_types_supported].sort()).toEqual(['authorization_code', 'client_credentials', 'implicit', 'password', 'refresh_token', 'urn:ietf:params:oauth:grant-type:token-exchange']);
       // RFC 9207 §3.
       expect(metadata.authorization_response_iss_parameter_supported).toBe(true);
-      if (metadata.response_modes_supported !== undefined) expect(metadata.response_modes_supported).toEqual(['query', 'fragment']);
+      if (metadata.response_modes_supported !== undefined) expect(metadata.response_modes_supported).toEqual(['query', 'fragment', 'form_post']);
     });
 
     it('does not advertise what RFC 9700 forbids outright: plain PKCE', () => {

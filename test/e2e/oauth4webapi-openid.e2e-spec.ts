@@ -135,7 +135,7 @@ describe('OpenID Connect through oauth4webapi', () => {
       const { tokens, claims } = await signIn(rp, 'openid profile email');
       const response = await oauth.userInfoRequest(as, rp.client, tokens.access_token, INSECURE);
       const info = await oauth.processUserInfoResponse(as, rp.client, claims.sub, response);
-      expect(info).toEqual({ sub: userId, name: 'Alice Liddell', given_name: 'Alice', family_name: 'Liddell', preferred_username: user.username, email: 'alice@example.com', email_verified: false });
+      expect(info).toEqual({ sub: userId, name: 'Alice Liddell', given_name: 'Alice', family_name: 'Liddell', preferred_username: user.username, updated_at: expect.any(Number), email: 'alice@example.com', email_verified: false });
     });
 
     it('is refused by the library when the sub differs from the one expected (Core §5.3.2)', async () => {

@@ -157,7 +157,7 @@ describe('OpenID Connect through openid-client', () => {
     it('profile and email release the name and the address, which an administrator has not verified', async () => {
       const { tokens } = await signIn('openid profile email');
       const info = await oidc.fetchUserInfo(config, tokens.access_token, tokens.claims()!.sub);
-      expect(info).toEqual({ sub: userId, name: 'Alice Liddell', given_name: 'Alice', family_name: 'Liddell', preferred_username: user.username, email: 'alice@example.com', email_verified: false });
+      expect(info).toEqual({ sub: userId, name: 'Alice Liddell', given_name: 'Alice', family_name: 'Liddell', preferred_username: user.username, updated_at: expect.any(Number), email: 'alice@example.com', email_verified: false });
     });
 
     it('answers POST with the token in the header the same, never cached', async () => {

@@ -72,6 +72,7 @@ export class TestApp {
       scope: options.scope ?? 'notes:read notes:write',
       isPublic: options.isPublic,
       grantTypes: options.grantTypes,
+      responseTypes: options.responseTypes,
       tokenEndpointAuthMethod: options.tokenEndpointAuthMethod,
       accessTokenType: options.accessTokenType,
       openId: options.openId,

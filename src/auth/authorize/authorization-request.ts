@@ -5,9 +5,9 @@ import type { Acr } from '../../common/authentication-context.js';
 /** A validated authorization request (RFC 6749 §4.1.1 with RFC 7636 §4.3). */
 export interface AuthorizationRequest {
   client: Client;
-  /** `code`, or `token` for a client registered for the implicit grant (RFC 6749 §4.2.1). */
+  /** `code`, or `token` or `id_token` for a client registered for the implicit grant (RFC 6749 §4.2.1, Core §3.2.2.1). */
   responseType: ResponseType;
-  /** Where the response parameters go: the query for codes, the fragment for tokens (RFC 6749 §4.2.2). */
+  /** Where the response parameters go: the query for codes, the fragment for tokens (RFC 6749 §4.2.2), or posted (form_post). */
   responseMode: ResponseMode;
   /** Where the response goes: the request's redirect_uri, or the client's only registered one. */
   redirectUri: string;
@@ -65,6 +65,6 @@ export const AUTHORIZATION_PARAMS = [
   'ui_locales',
   // RFC 9449 §10: the thumbprint of the DPoP key the code is bound to.
   'dpop_jkt',
-  // OAuth 2.0 Multiple Response Type Encoding Practices §2.1: only the response type's default is offered.
+  // OAuth 2.0 Multiple Response Type Encoding Practices §2.1: the response type's default, or form_post (Form Post Response Mode §2).
   'response_mode',
 ] as const;

@@ -1,5 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { Client } from '../../clients/client.entity.js';
 import { ClientsService } from '../../clients/clients.service.js';
+import { responseTypesOfClient } from '../../clients/client-information.js';
 import { SecurityProfiles } from '../../clients/security-profile.js';
 import { parConfig, type ParConfig } from '../../config/par.config.js';
 import { PushedRequests, PushedRequestUnusable, REQUEST_URI_PREFIX } from '../../pushed-requests/pushed-requests.service.js';
@@ -113,13 +115,17 @@ export class AuthorizationRequestValidator {
       redirectUri = requested;
     }
 
-    // From here on the redirect URI is trusted: errors are sent back to the client. A permitted
-    // implicit request gets them in the fragment (RFC 6749 §4.2.2.1), every other one in the query.
+    // From here on the redirect URI is trusted: errors are sent back to the client, in the response
+    // mode of the response type (RFC 6749 §4.1.2.1 query, §4.2.2.1 fragment), or posted when the
+    // request asked for form_post (Form Post Response Mode §2) and the redirect URI can take a POST.
     const state = typeof query.state === 'string' && query.state !== '' ? query.state : undefined;
     // FAPI 2.0 (§5.3.2.2): the code flow with PAR and PKCE S256 only, whatever else the client was registered for.
     const fapi = this.profiles.applies(client);
-    const implicit = query.response_type === ResponseType.Token && client.grantTypes.includes(GrantType.Implicit) && !fapi;
-    const responseMode: ResponseMode = implicit ? ResponseMode.Fragment : ResponseMode.Query;
+    const responseType = this.permittedResponseType(query.response_type, client, fapi);
+    const defaultMode: ResponseMode = responseType === ResponseType.Token || responseType === ResponseType.IdToken ? ResponseMode.Fragment : ResponseMode.Query;
+    const responseModeAsked = nonEmpty(query.response_mode);
+    const formPost = responseModeAsked === ResponseMode.FormPost && /^https?:/i.test(redirectUri);
+    const responseMode: ResponseMode = formPost ? ResponseMode.FormPost : defaultMode;
     const fail = (error: OAuthError): never => {
       throw new AuthorizationRedirectError(error, redirectUri, state, responseMode);
     };
@@ -140,21 +146,33 @@ export class AuthorizationRequestValidator {
       if (value !== undefined && typeof value !== 'string') fail(new InvalidRequestError(`The ${name} parameter is malformed`));
     }
 
-    // Multiple Response Types §2.1: response_mode may only name the response type's own default (the
-    // query for codes, the fragment for implicit tokens); the answer would not be where the client looks.
-    const responseModeAsked = nonEmpty(query.response_mode);
+    // Multiple Response Types §2.1: response_mode may name the response type's own default (the query
+    // for codes, the fragment for tokens; never the query for a token, which would put it in logs), or
+    // form_post (Form Post Response Mode §2) for an http(s) redirect URI; the answer would not be where
+    // the client looks otherwise.
     if (responseModeAsked !== undefined && responseModeAsked !== responseMode) {
-      fail(new InvalidRequestError(`response_mode ${responseModeAsked.slice(0, 40)} is not supported here; leave it out or send ${responseMode}`));
+      fail(new InvalidRequestError(`response_mode ${responseModeAsked.slice(0, 40)} is not supported here; leave it out, or send ${defaultMode} or form_post`));
     }
 
-    const responseType = query.response_type as string | undefined;
-    if (responseType === undefined || responseType === '') fail(new InvalidRequestError('The response_type parameter is required'));
-    // response_type=token exists only for a client an administrator registered for the implicit
-    // grant (RFC 6749 §4.2); for every other client it is unsupported, as RFC 9700 §2.1.2 advises.
-    if (!implicit && responseType !== ResponseType.Code) fail(new UnsupportedResponseTypeError('Only response_type=code is supported'));
-    if (!implicit && !client.grantTypes.includes(GrantType.AuthorizationCode)) {
+    if (query.response_type === undefined || query.response_type === '') fail(new InvalidRequestError('The response_type parameter is required'));
+    // response_type=token and id_token exist only for a client an administrator registered for them
+    // beside the implicit grant (RFC 6749 §4.2, Core §3.2); for every other client they are unsupported,
+    // as RFC 9700 §2.1.2 advises, and under FAPI 2.0 (§5.3.2.2: code only) whatever the registration.
+    if (responseType === undefined) {
+      const why = fapi ? 'under the FAPI 2.0 Security Profile' : 'for this client (an administrator registers a client for token or id_token)';
+      fail(new UnsupportedResponseTypeError(`Only response_type=code is supported ${why}`));
+    }
+    if (responseType === ResponseType.Code && !client.grantTypes.includes(GrantType.AuthorizationCode)) {
       fail(new UnauthorizedClientError('This client is not registered for the authorization code grant'));
     }
+    const implicit = responseType !== ResponseType.Code;
+    const nonce = nonEmpty(query.nonce);
+    // Core §3.2.2.1: an ID token straight from the authorization endpoint is an OpenID authentication,
+    // and its nonce is REQUIRED (§3.2.2.11: the client's one defence against a replayed ID token).
+    if (responseType === ResponseType.IdToken && !(typeof query.scope === 'string' && holdsOpenId(query.scope))) {
+      fail(new InvalidRequestError('response_type=id_token is an OpenID Connect authentication: its scope must include openid'));
+    }
+    if (responseType === ResponseType.IdToken && nonce === undefined) fail(new InvalidRequestError('response_type=id_token requires a nonce (OpenID Connect Core §3.2.2.1)'));
 
     // A person grants data scopes the client registered (a scope whose collection was removed no
     // longer is one) and OpenID Connect's scopes, which every client may ask for.
@@ -171,7 +189,7 @@ export class AuthorizationRequestValidator {
 
     return {
       client,
-      responseType: implicit ? ResponseType.Token : ResponseType.Code,
+      responseType: responseType!,
       responseMode,
       redirectUri,
       redirectUriInRequest: requested !== undefined && requested !== '',
@@ -179,7 +197,7 @@ export class AuthorizationRequestValidator {
       state,
       codeChallenge,
       // Core §3.1.2.1: echoed in the ID token; meaningful only with openid, harmless without.
-      nonce: typeof query.nonce === 'string' && query.nonce !== '' ? query.nonce : undefined,
+      nonce,
       prompt: this.resolvePrompt(query.prompt as string | undefined, fail),
       maxAge: this.resolveMaxAge(query.max_age as string | undefined, fail),
       acrValues: this.resolveAcrValues(query.acr_values as string | undefined),
@@ -190,6 +208,17 @@ export class AuthorizationRequestValidator {
       dpopJkt,
       pushedRequestId,
     };
+  }
+
+  /**
+   * The response type a request may have from this client: code; token or id_token when an
+   * administrator registered the client for it beside the implicit grant (never under FAPI 2.0);
+   * undefined otherwise. A missing or repeated one reads as code, and is refused in the query below.
+   */
+  private permittedResponseType(asked: unknown, client: Client, fapi: boolean): ResponseType | undefined {
+    if (asked === ResponseType.Code) return ResponseType.Code;
+    if ((asked === ResponseType.Token || asked === ResponseType.IdToken) && !fapi && responseTypesOfClient(client).includes(asked)) return asked;
+    return asked === undefined || asked === '' || Array.isArray(asked) ? ResponseType.Code : undefined;
   }
 
   /** RFC 8707 §2.1: each resource known; invalid_target to the client otherwise. */

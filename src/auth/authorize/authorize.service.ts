@@ -25,7 +25,8 @@ import { LoginSession } from '../interaction/login-session.js';
 import { Pages } from '../interaction/pages.js';
 import type { AuthorizationRequest } from './authorization-request.js';
 import { AuthorizationRequestValidator } from './authorization-request.validator.js';
-import { errorRedirect, implicitRedirect, successRedirect } from './authorization-response.js';
+import { codeResponse, deliver, errorResponse, idTokenResponse, implicitResponse } from './authorization-response.js';
+import { IdTokenIssuer } from '../../openid/id-token.issuer.js';
 import { formatAmr } from '../../common/authentication-context.js';
 import { SecondFactors } from '../../factors/second-factors.service.js';
 import { ONE_TIME_CODES_PAGE, safeReturnTo, SECOND_FACTOR_PAGE } from '../interaction/login.service.js';
@@ -59,6 +60,7 @@ export class AuthorizeService {
     private readonly pushedRequests: PushedRequests,
     private readonly transactions: Transactions,
     private readonly factors: SecondFactors,
+    private readonly idTokens: IdTokenIssuer,
   ) {}
 
   /** GET /authorize: sign in, consent, or neither, as the person's session and the request's OpenID parameters say. */
@@ -132,18 +134,18 @@ export class AuthorizeService {
     if (form.decision === 'deny') {
       await this.useUpPushedRequest(authorization);
       const denied = new AccessDeniedError('The user denied the request');
-      const location = errorRedirect(authorization.redirectUri, denied, authorization.state, this.app.issuer, authorization.responseMode);
-      return { kind: 'redirect', status: 303, location };
+      return deliver(errorResponse(authorization.redirectUri, denied, authorization.state, this.app.issuer, authorization.responseMode), 303, this.pages);
     }
     return this.pages.error(400, 'invalid_request', 'Please choose Allow or Deny.');
   }
 
-  /** Issues the code, or the token of the implicit grant, and redirects back to the client (RFC 6749 §4.1.2, §4.2.2, RFC 9207). */
+  /** Issues the code, or the token or ID token of the implicit flows, and sends it back to the client (RFC 6749 §4.1.2, §4.2.2, Core §3.2.2.5, RFC 9207). */
   private async approve(request: FastifyRequest, user: User, authTime: Date | null, authorization: AuthorizationRequest, status: 302 | 303): Promise<InteractionOutcome> {
     this.session.forgetSignInAsked(request);
     if (authorization.responseType === ResponseType.Token) return this.approveImplicit(user, authorization, status);
     // An OpenID authentication ties the client to this sign-in: its ID tokens name the session, and its end reaches the client.
     const sid = authorization.scope.includes(OPENID_SCOPE) ? await this.session.signedInto(request, authorization.client.id) : null;
+    if (authorization.responseType === ResponseType.IdToken) return this.approveIdToken(request, user, authTime, sid, authorization, status);
     const grant = {
       clientId: authorization.client.id,
       userId: user.id,
@@ -166,7 +168,20 @@ export class AuthorizeService {
         ? await this.codes.issue(grant)
         : await this.transactions.run(async (manager) => ((await this.pushedRequests.consume(pushedRequestId, manager)) ? this.codes.issue(grant, manager) : null));
     if (code === null) throw new UnverifiedClientOrRedirectError('invalid_request_uri', 'This request_uri has been used already or has expired.');
-    return { kind: 'redirect', status, location: successRedirect(authorization.redirectUri, code, authorization.state, this.app.issuer) };
+    return deliver(codeResponse(authorization.redirectUri, code, authorization.state, this.app.issuer, authorization.responseMode), status, this.pages);
+  }
+
+  /**
+   * OpenID Connect Core §3.2.2.5: response_type=id_token, the ID token and no access token, to a
+   * client an administrator registered for the implicit grant (the validator checked that, the
+   * nonce and the scope). With no userinfo to ask, it carries the scopes' claims (§5.4).
+   */
+  private async approveIdToken(request: FastifyRequest, user: User, authTime: Date | null, sid: string | null, authorization: AuthorizationRequest, status: 302 | 303): Promise<InteractionOutcome> {
+    if (!(await this.useUpPushedRequest(authorization))) throw new UnverifiedClientOrRedirectError('invalid_request_uri', 'This request_uri has been used already or has expired.');
+    const amr = this.session.authenticationMethods(request);
+    const idToken = await this.idTokens.issue({ client: authorization.client, userId: user.id, authTime, amr, sid, nonce: authorization.nonce, scope: authorization.scope });
+    this.metrics.tokenIssued(GrantType.Implicit);
+    return deliver(idTokenResponse(authorization.redirectUri, idToken, authorization.state, this.app.issuer, authorization.responseMode), status, this.pages);
   }
 
   /**
@@ -187,7 +202,7 @@ export class AuthorizeService {
     });
     this.metrics.tokenIssued(GrantType.Implicit);
     const token = { accessToken: issued.accessToken, tokenType: TokenType.Bearer, expiresIn: issued.expiresIn, scope: issued.scope };
-    return { kind: 'redirect', status, location: implicitRedirect(authorization.redirectUri, token, authorization.state, this.app.issuer) };
+    return deliver(implicitResponse(authorization.redirectUri, token, authorization.state, this.app.issuer, authorization.responseMode), status, this.pages);
   }
 
   /**

@@ -2,7 +2,7 @@ import { Catch, HttpException, Inject, Logger, type ArgumentsHost, type Exceptio
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { appConfig, type AppConfig } from '../../config/app.config.js';
 import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../../database/database-unavailable.js';
-import { errorRedirect } from '../authorize/authorization-response.js';
+import { deliver, errorResponse } from '../authorize/authorization-response.js';
 import { sendOutcome } from '../interaction/interaction-responder.js';
 import { Pages } from '../interaction/pages.js';
 import { AuthorizationRedirectError, OAuthError } from './oauth-error.js';
@@ -29,7 +29,8 @@ export class InteractionExceptionFilter implements ExceptionFilter {
 
     if (exception instanceof AuthorizationRedirectError) {
       const status = request.method === 'POST' ? 303 : 302;
-      sendOutcome(reply, { kind: 'redirect', status, location: errorRedirect(exception.redirectUri, exception.oauthError, exception.state, this.app.issuer, exception.responseMode) });
+      const response = errorResponse(exception.redirectUri, exception.oauthError, exception.state, this.app.issuer, exception.responseMode);
+      sendOutcome(reply, deliver(response, status, this.pages));
       return;
     }
     if (exception instanceof OAuthError) {

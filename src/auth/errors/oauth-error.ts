@@ -147,7 +147,7 @@ export class AuthorizationRedirectError extends Error {
     readonly oauthError: OAuthError,
     readonly redirectUri: string,
     readonly state: string | undefined,
-    /** RFC 6749 §4.2.2.1: errors of the implicit flow go in the fragment. */
+    /** RFC 6749 §4.2.2.1: errors of the implicit flow go in the fragment; form_post ones are posted. */
     readonly responseMode: ResponseMode = ResponseMode.Query,
   ) {
     super(oauthError.description);

@@ -7,6 +7,7 @@ import { GrantType } from '../../common/oauth.constants.js';
 import { MetricsService } from '../../metrics/metrics.service.js';
 import { IdTokenIssuer } from '../../openid/id-token.issuer.js';
 import { holdsOpenId } from '../../openid/openid-scope.js';
+import { splitScope } from '../../common/scope.js';
 import { TokensService, type IssuedTokens, type MintedTokens } from '../../tokens/tokens.service.js';
 import { InvalidGrantError, InvalidRequestError, OAuthError as OAuthErrorClass, UnauthorizedClientError, type OAuthError } from '../errors/oauth-error.js';
 import { ResourceIndicators, splitResources } from '../resource-indicators.js';
@@ -110,7 +111,7 @@ export class AuthorizationCodeGrant implements GrantHandler<AuthorizationCodePar
   /** OpenID Connect Core §3.1.3.3: an authentication request (scope openid) gets an ID token with its nonce. */
   private async idToken(code: AuthorizationCode, client: Client, tokens: IssuedTokens): Promise<string | undefined> {
     if (!holdsOpenId(code.scope)) return undefined;
-    return this.idTokens.issue({ client, userId: code.userId, authTime: code.authTime, amr: parseAmr(code.amr), sid: code.sid, nonce: code.nonce, accessToken: tokens.accessToken });
+    return this.idTokens.issue({ client, userId: code.userId, authTime: code.authTime, amr: parseAmr(code.amr), sid: code.sid, nonce: code.nonce, accessToken: tokens.accessToken, scope: splitScope(tokens.scope) });
   }
 
   /** The checks of RFC 6749 §4.1.3 and RFC 7636 §4.6; returns the error, or undefined when the code may be redeemed. */

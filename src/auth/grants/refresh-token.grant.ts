@@ -116,7 +116,7 @@ export class RefreshTokenGrant implements GrantHandler<RefreshTokenParameters> {
     // A repeat gets a new one too: an ID token is no credential of the chain.
     const idToken =
       token.userId !== null && holdsOpenId(issued.scope)
-        ? await this.idTokens.issue({ client, userId: token.userId, authTime: token.authTime, amr: parseAmr(token.amr), sid: token.sid, accessToken: issued.accessToken })
+        ? await this.idTokens.issue({ client, userId: token.userId, authTime: token.authTime, amr: parseAmr(token.amr), sid: token.sid, accessToken: issued.accessToken, scope: splitScope(issued.scope) })
         : undefined;
     return toTokenResponse(issued, idToken);
   }

@@ -8,11 +8,12 @@ export type InteractionOutcome = { kind: 'page'; page: Page } | { kind: 'redirec
  * Content-Security-Policy of every page: nothing but our stylesheet, no framing (clickjacking,
  * RFC 6819 §4.4.1.9), no scripts. form-action lists where a form submission may end up, redirects
  * included, because browsers apply it to the redirect after a POST. A page with passkeys (WebAuthn
- * needs JavaScript) may run scripts from our own origin, never inline, and fetch from it alone.
+ * needs JavaScript) may run scripts from our own origin, never inline, and fetch from it alone. The
+ * form_post page runs its one inline submit, named by its hash, and nothing else.
  */
-function contentSecurityPolicy(formTargets: string[], scripts: boolean): string {
+function contentSecurityPolicy(formTargets: string[], scripts: boolean, inlineScripts: string[]): string {
   const targets = ["'self'", ...new Set(formTargets)].join(' ');
-  const script = scripts ? "script-src 'self'; connect-src 'self'; " : '';
+  const script = scripts ? "script-src 'self'; connect-src 'self'; " : inlineScripts.length > 0 ? `script-src ${inlineScripts.map((hash) => `'${hash}'`).join(' ')}; ` : '';
   return `default-src 'none'; ${script}style-src 'self'; img-src 'self' data:; form-action ${targets}; frame-ancestors 'none'; base-uri 'none'`;
 }
 
@@ -27,7 +28,7 @@ export function sendOutcome(reply: FastifyReply, outcome: InteractionOutcome): F
   return reply
     .code(page.status)
     .header('Content-Type', 'text/html; charset=utf-8')
-    .header('Content-Security-Policy', contentSecurityPolicy(page.formTargets, page.scripts === true))
+    .header('Content-Security-Policy', contentSecurityPolicy(page.formTargets, page.scripts === true, page.inlineScripts ?? []))
     .header('X-Frame-Options', 'DENY')
     .send(page.html);
 }

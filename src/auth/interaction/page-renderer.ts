@@ -3,7 +3,7 @@ import { Eta } from 'eta';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../../common/project-root.js';
 
-export type PageName = 'login' | 'consent' | 'error' | 'home' | 'access' | 'logout' | 'signed-out' | 'second-factor' | 'enrol-one-time-codes' | 'recovery-codes' | 'passkeys';
+export type PageName = 'form-post' | 'login' | 'consent' | 'error' | 'home' | 'access' | 'logout' | 'signed-out' | 'second-factor' | 'enrol-one-time-codes' | 'recovery-codes' | 'passkeys';
 
 export interface Page {
   status: number;
@@ -13,6 +13,8 @@ export interface Page {
   headers?: Record<string, string>;
   /** The page loads our own scripts (/assets/…): only the passkey pages, which WebAuthn needs JavaScript for. */
   scripts?: boolean;
+  /** CSP hash sources ('sha256-…') of the page's inline scripts: only the form_post page's one submit. */
+  inlineScripts?: string[];
 }
 
 /**
@@ -23,8 +25,8 @@ export interface Page {
 export class PageRenderer {
   private readonly eta = new Eta({ views: join(PROJECT_ROOT, 'views'), cache: true, autoEscape: true, autoTrim: false });
 
-  render(name: PageName, data: Record<string, unknown>, options: { status?: number; formTargets?: string[]; headers?: Record<string, string>; scripts?: boolean } = {}): Page {
+  render(name: PageName, data: Record<string, unknown>, options: { status?: number; formTargets?: string[]; headers?: Record<string, string>; scripts?: boolean; inlineScripts?: string[] } = {}): Page {
     const html = this.eta.render(`./${name}`, data);
-    return { status: options.status ?? 200, html, formTargets: options.formTargets ?? [], headers: options.headers, scripts: options.scripts };
+    return { status: options.status ?? 200, html, formTargets: options.formTargets ?? [], headers: options.headers, scripts: options.scripts, inlineScripts: options.inlineScripts };
   }
 }

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { createHash } from 'node:crypto';
 import { passkeyConfig, type PasskeyConfig } from '../../config/passkey.config.js';
 import type { FastifyRequest } from 'fastify';
 import { ScopeCatalog } from '../../scopes/scope-catalog.js';
@@ -156,11 +157,31 @@ export class Pages {
     return { kind: 'page', page: this.renderer.render('signed-out', { title: 'Signed out', clientName: client?.name }) };
   }
 
+  /**
+   * OAuth 2.0 Form Post Response Mode §2: the response parameters as the hidden fields of a form
+   * that posts itself to the redirect URI. Every value is HTML-escaped by the template (Eta's
+   * autoEscape); the one inline script submits the form and is allowed by its hash alone, and a
+   * browser without script has the button. Sent with 200 (§2: the User Agent gets the form).
+   */
+  formPost(redirectUri: string, params: Record<string, string | undefined>): InteractionOutcome {
+    const fields = Object.entries(params).filter((field): field is [string, string] => field[1] !== undefined);
+    const page = this.renderer.render(
+      'form-post',
+      { title: 'Returning to the application', destination: describeDestination(redirectUri), action: redirectUri, fields, submitScript: FORM_POST_SCRIPT },
+      { formTargets: [formTargetOf(redirectUri)], inlineScripts: [FORM_POST_SCRIPT_HASH] },
+    );
+    return { kind: 'page', page };
+  }
+
   error(status: number, error: string, message: string, options: { retryUrl?: string } = {}): InteractionOutcome {
     const page = this.renderer.render('error', { title: titleFor(status), status, error, message, retryUrl: options.retryUrl }, { status });
     return { kind: 'page', page };
   }
 }
+
+/** The form_post page's only script: submit its form once loaded. Constant, so that its hash is too. */
+const FORM_POST_SCRIPT = 'document.forms[0].submit();';
+const FORM_POST_SCRIPT_HASH = `sha256-${createHash('sha256').update(FORM_POST_SCRIPT).digest('base64')}`;
 
 function when(date: Date): string {
   return date.toISOString().slice(0, 16).replace('T', ' ') + ' UTC';

@@ -101,10 +101,11 @@ export class MetadataService {
       introspection_endpoint_auth_methods_supported: fapi ? authMethods : [ClientAuthMethod.ClientSecretBasic, ClientAuthMethod.ClientSecretPost, ClientAuthMethod.PrivateKeyJwt],
       introspection_endpoint_auth_signing_alg_values_supported: algorithms(ASYMMETRIC_JWS_ALGORITHMS),
       scopes_supported: scopes.all(),
-      // RFC 8414 §2 lists what the server supports; `token`, `implicit` and `password` work only for
-      // clients an administrator registered for them (RFC 9700 §2.1.2, §2.4), every other one is refused.
+      // RFC 8414 §2 lists what the server supports; `token`, `id_token`, `implicit` and `password` work only
+      // for clients an administrator registered for them (RFC 9700 §2.1.2, §2.4), every other one is refused.
       response_types_supported: fapi ? [ResponseType.Code] : Object.values(ResponseType),
-      response_modes_supported: fapi ? [ResponseMode.Query] : Object.values(ResponseMode),
+      // Form Post Response Mode §2: form_post for every response type, the fragment only for the implicit ones.
+      response_modes_supported: fapi ? [ResponseMode.Query, ResponseMode.FormPost] : Object.values(ResponseMode),
       grant_types_supported: [...tokenEndpoint.supportedGrantTypes, GrantType.Implicit].filter((grant) => !fapi || FAPI2_GRANT_TYPES.has(grant)),
       token_endpoint_auth_methods_supported: authMethods,
       // RFC 8414 §2: the algorithms private_key_jwt assertions may use (asymmetric only; no client_secret_jwt).

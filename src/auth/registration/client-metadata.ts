@@ -1,7 +1,7 @@
-import { ClientAuthMethod, GrantType, ResponseType, TokenType } from '../../common/oauth.constants.js';
+import { ClientAuthMethod, GrantType, TokenType } from '../../common/oauth.constants.js';
 import { createAjv, describeSchemaErrors } from '../../collections/json-schema-validator.js';
 import { DomainError } from '../../common/domain-error.js';
-import { DESCRIPTIVE_FIELDS, responseTypesOf, type DescriptiveMetadata, type NewClient } from '../../clients/client-information.js';
+import { DESCRIPTIVE_FIELDS, type DescriptiveMetadata, type NewClient } from '../../clients/client-information.js';
 import { isStorableJson } from '../../common/storable-text.js';
 import { CLIENT_KEY_METADATA_SCHEMA, type ClientKeyMetadata } from '../../clients/client-keys.js';
 import { OPENID_METADATA_SCHEMA, type OpenIdClientMetadata } from '../../clients/openid-client-settings.js';
@@ -34,7 +34,6 @@ const METADATA_SCHEMA = {
 const validate = createAjv().compile(METADATA_SCHEMA);
 const AUTH_METHODS = new Set<string>(Object.values(ClientAuthMethod));
 const TOKEN_TYPES = new Set<string>(Object.values(TokenType));
-const RESPONSE_TYPES = new Set<string>(Object.values(ResponseType));
 
 export interface ParsedMetadata {
   client: NewClient;
@@ -62,16 +61,8 @@ export function parseClientMetadata(body: Record<string, unknown>): ParsedMetada
   const grantTypes = metadata.grant_types ?? [GrantType.AuthorizationCode];
   const unknownGrants = grantTypes.filter((g) => !(Object.values(GrantType) as string[]).includes(g));
   if (unknownGrants.length > 0) throw new DomainError('invalid_client_metadata', `Unsupported grant_types: ${unknownGrants.join(', ')}.`);
-  const responseTypes = metadata.response_types ?? responseTypesOf(grantTypes as GrantType[]);
-  if (responseTypes.some((r) => !RESPONSE_TYPES.has(r))) throw new DomainError('invalid_client_metadata', 'The supported response_types are "code" and "token".');
-  // §2.1: the authorization_code grant goes with the code response type, and only with it.
-  if (responseTypes.includes(ResponseType.Code) !== grantTypes.includes(GrantType.AuthorizationCode)) {
-    throw new DomainError('invalid_client_metadata', 'response_types "code" and grant_types "authorization_code" must be registered together.');
-  }
-  // §2.1: likewise the implicit grant and the token response type.
-  if (responseTypes.includes(ResponseType.Token) !== grantTypes.includes(GrantType.Implicit)) {
-    throw new DomainError('invalid_client_metadata', 'response_types "token" and grant_types "implicit" must be registered together.');
-  }
+  // §2.1: response types that agree with the grant types (checked with every registration's rules, ClientsService).
+  const responseTypes = metadata.response_types;
   const method = metadata.token_endpoint_auth_method ?? ClientAuthMethod.ClientSecretBasic;
   if (!AUTH_METHODS.has(method)) throw new DomainError('invalid_client_metadata', `Unsupported token_endpoint_auth_method "${method}"; use ${[...AUTH_METHODS].join(', ')}.`);
 
@@ -85,6 +76,7 @@ export function parseClientMetadata(body: Record<string, unknown>): ParsedMetada
       scope: metadata.scope,
       isPublic: method === ClientAuthMethod.None,
       grantTypes: grantTypes as GrantType[],
+      responseTypes,
       tokenEndpointAuthMethod: method as ClientAuthMethod,
       accessTokenType: accessTokenType as TokenType,
       descriptive: Object.fromEntries(DESCRIPTIVE_FIELDS.filter((field) => metadata[field] !== undefined).map((field) => [field, metadata[field]])),
