@@ -3,11 +3,12 @@ import { CodesModule } from '../codes/codes.module.js';
 import { CommonModule } from '../common/common.module.js';
 import { ReplayModule } from '../replay/replay.module.js';
 import { LogoutDeliveryStoreModule } from '../logout/logout-delivery-store.module.js';
+import { DeviceCodesModule } from '../device-codes/device-codes.module.js';
 import { PushedRequestsModule } from '../pushed-requests/pushed-requests.module.js';
 import { SessionsModule } from '../sessions/sessions.module.js';
 import { TokenStoreModule } from '../tokens/token-store.module.js';
 import { PurgeService } from './purge.service.js';
 
-/** The purge of expired codes, tokens, nonces, sessions, pushed requests and single-use JWTs, without a schedule: what the CLI's `purge` command uses. */
-@Module({ imports: [CommonModule, CodesModule, TokenStoreModule, SessionsModule, LogoutDeliveryStoreModule, PushedRequestsModule, ReplayModule], providers: [PurgeService], exports: [PurgeService] })
+/** The purge of expired codes, tokens, nonces, sessions, pushed requests, single-use JWTs and device requests, without a schedule: what the CLI's `purge` command uses. */
+@Module({ imports: [CommonModule, CodesModule, TokenStoreModule, SessionsModule, LogoutDeliveryStoreModule, PushedRequestsModule, ReplayModule, DeviceCodesModule], providers: [PurgeService], exports: [PurgeService] })
 export class PurgeModule {}

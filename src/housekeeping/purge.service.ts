@@ -5,6 +5,7 @@ import { housekeepingConfig, type HousekeepingConfig } from '../config/housekeep
 import { AuthorizationCodeStore } from '../codes/authorization-code.store.js';
 import { LogoutDeliveryStore } from '../logout/logout-delivery.store.js';
 import { JtiUseStore } from '../replay/jti-use.store.js';
+import { DeviceAuthorizationStore } from '../device-codes/device-authorization.store.js';
 import { PushedRequestStore } from '../pushed-requests/pushed-request.store.js';
 import { SessionStore } from '../sessions/session.store.js';
 import { MacNonceStore } from '../tokens/mac-nonce.store.js';
@@ -23,6 +24,8 @@ export interface PurgeResult {
   pushedRequests: number;
   /** Records of accepted single-use JWTs (DPoP proofs, client assertions) that could no longer be accepted anyway. */
   jtiUses: number;
+  /** Device authorization requests (RFC 8628) that expired, whatever became of them. */
+  deviceAuthorizations: number;
 }
 
 /** How long the record of a back-channel logout notification is kept once it has an outcome. */
@@ -34,7 +37,7 @@ export interface PurgeOptions {
 }
 
 /**
- * Deletes expired authorization codes, tokens, MAC nonces, sessions, pushed requests and single-use JWTs, at most PURGE_BATCH_SIZE rows per
+ * Deletes expired authorization codes, tokens, MAC nonces, sessions, pushed requests, single-use JWTs and device requests, at most PURGE_BATCH_SIZE rows per
  * statement; each table's statement is its store's purgeExpired.
  * Safe to run on every instance at once: each statement deletes whatever rows are still there and
  * match, so two instances never delete a row twice nor fail on one the other took; on PostgreSQL
@@ -71,6 +74,9 @@ export interface PurgeOptions {
  * - a single-use JWT record whose expires_at < cutoff: a DPoP proof past its iat +
  *   DPOP_PROOF_MAX_AGE_SECONDS, a client assertion past its exp, is refused for its age anyway,
  *   so the record has nothing left to stop.
+ * - a device authorization request (RFC 8628) whose expires_at < cutoff, decided, redeemed or not:
+ *   its device_code is answered expired_token until then, and a missing one invalid_grant, which
+ *   is as final; the tokens it yielded are rows of their own (their family id names it).
  */
 @Injectable()
 export class PurgeService {
@@ -82,6 +88,7 @@ export class PurgeService {
     private readonly logoutDeliveries: LogoutDeliveryStore,
     private readonly pushedRequests: PushedRequestStore,
     private readonly jtiUses: JtiUseStore,
+    private readonly deviceAuthorizations: DeviceAuthorizationStore,
     @Inject(housekeepingConfig.KEY) private readonly config: HousekeepingConfig,
     private readonly clock: Clock,
   ) {}
@@ -96,7 +103,8 @@ export class PurgeService {
     const logoutDeliveries = await this.deleteInBatches((limit) => this.logoutDeliveries.purgeFinished(recordsCutoff, limit), options);
     const pushedRequests = await this.deleteInBatches((limit) => this.pushedRequests.purgeExpired(cutoff, limit), options);
     const jtiUses = await this.deleteInBatches((limit) => this.jtiUses.purgeExpired(cutoff, limit), options);
-    return { codes, tokens, macNonces, sessions, logoutDeliveries, pushedRequests, jtiUses };
+    const deviceAuthorizations = await this.deleteInBatches((limit) => this.deviceAuthorizations.purgeExpired(cutoff, limit), options);
+    return { codes, tokens, macNonces, sessions, logoutDeliveries, pushedRequests, jtiUses, deviceAuthorizations };
   }
 
   /** Runs one store's bounded DELETE until a batch comes back short, the per-run cap is reached or the run is aborted. */

@@ -18,6 +18,7 @@ import { TotpFactor } from '../factors/totp-factor.entity.js';
 import { PushedAuthorizationRequest } from '../pushed-requests/pushed-request.entity.js';
 import { PasskeyChallenge } from '../passkeys/passkey-challenge.entity.js';
 import { Passkey } from '../factors/passkey.entity.js';
+import { DeviceAuthorization } from '../device-codes/device-authorization.entity.js';
 
 /** Every entity, listed explicitly (no globs: the same list works compiled, under Jest and in the CLI). */
-export const ENTITIES = [User, Client, AuthorizationCode, Token, Consent, ServerKey, Item, AuditEvent, MacNonce, Session, SigningKey, SessionClient, LogoutDelivery, PushedAuthorizationRequest, JtiUse, ResourceServer, TotpFactor, RecoveryCode, Passkey, PasskeyChallenge];
+export const ENTITIES = [User, Client, AuthorizationCode, Token, Consent, ServerKey, Item, AuditEvent, MacNonce, Session, SigningKey, SessionClient, LogoutDelivery, PushedAuthorizationRequest, JtiUse, ResourceServer, TotpFactor, RecoveryCode, Passkey, PasskeyChallenge, DeviceAuthorization];
