@@ -154,13 +154,14 @@ describe('Device authorization grant (RFC 8628): attacks and refusals', () => {
     it('a client held to FAPI 2.0 cannot be registered for it (the profile allows the code flow only)', async () => {
       const { generateKeyPair, exportJWK } = await import('jose');
       const { publicKey } = await generateKeyPair('ES256');
+      const { kty, crv, x, y } = await exportJWK(publicKey);
       const register = app.app.get(ClientsService).create({
         name: 'FAPI device',
         redirectUris: ['https://rp.example/cb'],
         scope: 'notes:read',
         grantTypes: ['authorization_code', DEVICE_CODE_GRANT],
         tokenEndpointAuthMethod: 'private_key_jwt',
-        keys: { jwks: { keys: [{ ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' }] } },
+        keys: { jwks: { keys: [{ kty: kty!, crv: crv!, x: x!, y: y!, kid: 'k1', alg: 'ES256', use: 'sig' }] } },
         openId: { security_profile: 'fapi2', require_pushed_authorization_requests: true, dpop_bound_access_tokens: true, id_token_signed_response_alg: 'ES256' },
       });
       await expect(register).rejects.toMatchObject({ code: 'invalid_client_metadata', message: expect.stringContaining(`grant_types must not include ${DEVICE_CODE_GRANT}`) });
