@@ -142,6 +142,21 @@ describe('Device authorization grant (RFC 8628): attacks and refusals', () => {
     return { clientId: rows[0].client_id, redirectUri: '' };
   }
 
+  describe('device-code replay', () => {
+    it('a device code redeemed once is refused after (invalid_grant), also racing, and the redemption\'s tokens stay good', async () => {
+      const client = await deviceClient();
+      const { device_code, user_code } = await started(client);
+      await decideDevice(new Browser(app.baseUrl), user, user_code);
+      const racing = await Promise.all(Array.from({ length: 5 }, () => pollToken(app.baseUrl, client, device_code)));
+      const won = racing.filter((reply) => reply.status === 200);
+      expect(won).toHaveLength(1);
+      for (const lost of racing.filter((reply) => reply.status !== 200)) expectTokenError(lost, 400, 'invalid_grant');
+      expectTokenError(await pollToken(app.baseUrl, client, device_code), 400, 'invalid_grant');
+      expect(await statusOf(device_code)).toBe('redeemed');
+      expect((await readNotes(won[0].body.access_token as string)).status).toBe(200);
+    });
+  });
+
   describe('clients that may not use the grant', () => {
     it('a public client not registered for it gets unauthorized_client at /device_authorization and at /token, and nothing is stored', async () => {
       const spa = await app.createClient({ isPublic: true, scope: 'notes:read' });
