@@ -287,6 +287,16 @@ describe('Device authorization grant (RFC 8628): attacks and refusals', () => {
       expect(await statusOf(device_code)).toBe('pending');
     });
 
+    it('a cross-site page posting Allow with the person\'s cookie (and even the CSRF token) is refused, and nothing is decided', async () => {
+      const { device_code, user_code } = await started(await deviceClient());
+      const browser = new Browser(app.baseUrl);
+      const consent = await submitUserCode(browser, await openVerificationPage(browser, user), user_code);
+      const crossSite = { 'sec-fetch-site': 'cross-site', origin: 'https://evil.example' };
+      expect((await browser.post('/device/decision', { ...hiddenFields(consent.body, '/device/decision'), decision: 'allow' }, crossSite)).status).toBe(403);
+      expect((await browser.post('/device', { ...hiddenFields(consent.body, '/device/decision') }, crossSite)).status).toBe(403);
+      expect(await statusOf(device_code)).toBe('pending');
+    });
+
     it('nobody signed in: the forms show the sign-in page and decide nothing', async () => {
       const { device_code, user_code } = await started(await deviceClient());
       const stranger = new Browser(app.baseUrl);
