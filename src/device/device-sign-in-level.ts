@@ -5,7 +5,7 @@ import { LoginSession } from '../auth/interaction/login-session.js';
 import { ONE_TIME_CODES_PAGE, SECOND_FACTOR_PAGE } from '../auth/interaction/login.service.js';
 import { Pages } from '../auth/interaction/pages.js';
 import type { Client } from '../clients/client.entity.js';
-import { ACR, ACR_VALUES_SUPPORTED, meetsAcr, type Acr } from '../common/authentication-context.js';
+import { ACR, meetsAcr, requiredAcr } from '../common/authentication-context.js';
 import { SecondFactors } from '../factors/second-factors.service.js';
 import type { User } from '../users/user.entity.js';
 
@@ -25,7 +25,8 @@ export class DeviceSignInLevel {
 
   /** Undefined when the signed-in person's sign-in is enough; else where they go first, coming back to `returnTo`. */
   async step(request: FastifyRequest, user: User, client: Client, returnTo: string): Promise<InteractionOutcome | undefined> {
-    const required = this.required(user, client);
+    // RFC 8628 §3.1 has no acr_values: the client's default_acr_values, as for a code request that names none.
+    const required = requiredAcr(client.openId.defaultAcrValues ?? [], this.factors.mustHaveSecondFactor(user));
     if (meetsAcr(this.session.authenticationMethods(request), required)) return undefined;
     if (required === ACR.multiFactor) {
       const enrolled = await this.factors.enrolled(user.id);
@@ -37,11 +38,5 @@ export class DeviceSignInLevel {
     }
     // A passkey answers both levels: the sign-in page offers it.
     return this.pages.login(request, { returnTo, username: user.username });
-  }
-
-  private required(user: User, client: Client): Acr {
-    const asked = client.openId.defaultAcrValues ?? [];
-    const weakest = asked.length === 0 ? ACR.password : (ACR_VALUES_SUPPORTED.find((level) => asked.includes(level)) ?? ACR.password);
-    return this.factors.mustHaveSecondFactor(user) && weakest === ACR.password ? ACR.multiFactor : weakest;
   }
 }
