@@ -3,6 +3,7 @@ import { ConfigModule } from '@nestjs/config';
 import { AccountsModule } from './accounts/accounts.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { PasskeysModule } from './passkeys/passkeys.module.js';
+import { DeviceModule } from './device/device.module.js';
 import { AuditModule } from './audit/audit.module.js';
 import { CollectionsModule } from './collections/collections.module.js';
 import { CommonModule } from './common/common.module.js';
@@ -15,6 +16,7 @@ import { housekeepingConfig } from './config/housekeeping.config.js';
 import { macTokenConfig } from './config/mac-token.config.js';
 import { openIdConfig } from './config/openid.config.js';
 import { parConfig } from './config/par.config.js';
+import { deviceConfig } from './config/device.config.js';
 import { factorsConfig } from './config/factors.config.js';
 import { dpopConfig } from './config/dpop.config.js';
 import { clientAuthConfig } from './config/client-auth.config.js';
@@ -41,7 +43,7 @@ import { ResourcesModule } from './resources/resources.module.js';
 
 @Module({
   imports: [
-    ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, appConfig, clientAuthConfig, corsConfig, databaseConfig, dpopConfig, factorsConfig, fapiConfig, housekeepingConfig, legacyGrantsConfig, logoutConfig, outboundConfig, macTokenConfig, metricsConfig, oauthConfig, openIdConfig, parConfig, rateLimitConfig, redisConfig, sessionConfig, passkeyConfig] }),
+    ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, appConfig, clientAuthConfig, corsConfig, databaseConfig, deviceConfig, dpopConfig, factorsConfig, fapiConfig, housekeepingConfig, legacyGrantsConfig, logoutConfig, outboundConfig, macTokenConfig, metricsConfig, oauthConfig, openIdConfig, parConfig, rateLimitConfig, redisConfig, sessionConfig, passkeyConfig] }),
     CommonModule,
     MetricsModule,
     CollectionsModule,
@@ -52,6 +54,7 @@ import { ResourcesModule } from './resources/resources.module.js';
     AuthModule,
     CorsModule,
     PasskeysModule,
+    DeviceModule,
     LogoutModule,
     BackchannelLogoutSenderModule,
     AccountsModule,

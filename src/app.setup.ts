@@ -40,13 +40,14 @@ import { redisConfig } from './config/redis.config.js';
 import { sessionConfig, type SessionConfig } from './config/session.config.js';
 import { passkeyConfig } from './config/passkey.config.js';
 import { PASSKEY_COOKIE_ROUTES } from './passkeys/passkey-routes.js';
+import { DEVICE_COOKIE_ROUTES } from './device/device-pages.js';
 import { setUpApiDocs } from './resources/openapi/api-docs.js';
 import { ResourceRoutes } from './resources/resource-routes.js';
 import { API_VERSION } from './resources/items/resource-links.js';
 import { ServerKeysService } from './keys/server-keys.service.js';
 
 /** Routes that a browser submits with the session cookie: the only ones that need CSRF protection. */
-const COOKIE_FORM_ROUTES = new Set(['/login', '/logout', '/consent', '/account/access/withdraw', '/account/sessions/end-others', ...PASSKEY_COOKIE_ROUTES]);
+const COOKIE_FORM_ROUTES = new Set(['/login', '/logout', '/consent', '/account/access/withdraw', '/account/sessions/end-others', ...PASSKEY_COOKIE_ROUTES, ...DEVICE_COOKIE_ROUTES]);
 
 export type CreateAppOptions = LoggingOptions;
 

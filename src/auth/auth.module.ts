@@ -29,6 +29,10 @@ import { GRANT_HANDLERS, type GrantHandler } from './grants/grant-handler.js';
 import { PasswordGrant } from './grants/password.grant.js';
 import { RefreshTokenGrant } from './grants/refresh-token.grant.js';
 import { TokenExchangeGrant } from './grants/token-exchange.grant.js';
+import { DeviceCodeGrant } from './grants/device-code.grant.js';
+import { DeviceCodesModule } from '../device-codes/device-codes.module.js';
+import { DeviceAuthorizationController } from './device-authorization/device-authorization.controller.js';
+import { DeviceAuthorizationService } from './device-authorization/device-authorization.service.js';
 import { TokenExchangeModule } from '../token-exchange/token-exchange.module.js';
 import { AccessController } from './interaction/access.controller.js';
 import { HomeController } from './interaction/home.controller.js';
@@ -68,8 +72,8 @@ import { AccountFactorsService } from './interaction/account-factors.service.js'
 
 /** The authorization server: authorization and token endpoints, login and consent, metadata. */
 @Module({
-  imports: [CommonModule, AuditModule, MetricsModule, RateLimitModule, PassportModule, AccessModule, UsersModule, SessionsModule, ClientsModule, CodesModule, TokensModule, ConsentsModule, ScopesModule, OpenIdModule, PushedRequestsModule, DpopModule, ReplayModule, ResourceServersModule, FactorsModule, TokenExchangeModule],
-  controllers: [EndSessionController, AuthorizeController, TokenController, ParController, RevocationController, IntrospectionController, RegistrationController, LoginController, SecondFactorController, HomeController, AccessController, MetadataController],
+  imports: [CommonModule, AuditModule, MetricsModule, RateLimitModule, PassportModule, AccessModule, UsersModule, SessionsModule, ClientsModule, CodesModule, TokensModule, ConsentsModule, ScopesModule, OpenIdModule, PushedRequestsModule, DpopModule, ReplayModule, ResourceServersModule, FactorsModule, TokenExchangeModule, DeviceCodesModule],
+  controllers: [EndSessionController, AuthorizeController, TokenController, ParController, DeviceAuthorizationController, RevocationController, IntrospectionController, RegistrationController, LoginController, SecondFactorController, HomeController, AccessController, MetadataController],
   providers: [
     AuthorizationRequestValidator,
     AuthorizeService,
@@ -106,9 +110,11 @@ import { AccountFactorsService } from './interaction/account-factors.service.js'
     ClientCredentialsGrant,
     PasswordGrant,
     TokenExchangeGrant,
+    DeviceCodeGrant,
+    DeviceAuthorizationService,
     {
       provide: GRANT_HANDLERS,
-      inject: [AuthorizationCodeGrant, RefreshTokenGrant, ClientCredentialsGrant, PasswordGrant, TokenExchangeGrant],
+      inject: [AuthorizationCodeGrant, RefreshTokenGrant, ClientCredentialsGrant, PasswordGrant, TokenExchangeGrant, DeviceCodeGrant],
       useFactory: (...handlers: GrantHandler[]) => handlers,
     },
   ],

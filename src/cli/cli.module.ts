@@ -12,6 +12,7 @@ import { housekeepingConfig } from '../config/housekeeping.config.js';
 import { oauthConfig } from '../config/oauth.config.js';
 import { openIdConfig } from '../config/openid.config.js';
 import { parConfig } from '../config/par.config.js';
+import { deviceConfig } from '../config/device.config.js';
 import { logoutConfig } from '../config/logout.config.js';
 import { outboundConfig } from '../config/outbound.config.js';
 import { LogoutModule } from '../logout/logout.module.js';
@@ -44,7 +45,7 @@ export class CliModule {
     return {
       module: CliModule,
       imports: [
-        ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, database, fapiConfig, housekeepingConfig, logoutConfig, outboundConfig, oauthConfig, openIdConfig, parConfig, sessionConfig, ...(resources.length > 0 ? [appConfig] : [])] }),
+        ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, database, deviceConfig, fapiConfig, housekeepingConfig, logoutConfig, outboundConfig, oauthConfig, openIdConfig, parConfig, sessionConfig, ...(resources.length > 0 ? [appConfig] : [])] }),
         CommonModule,
         CollectionsModule,
         DatabaseModule,

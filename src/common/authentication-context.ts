@@ -41,6 +41,17 @@ export function meetsAcr(amr: readonly AuthenticationMethod[], required: Acr): b
   return ACR_VALUES_SUPPORTED.indexOf(acrOf(amr)) >= ACR_VALUES_SUPPORTED.indexOf(required);
 }
 
+/**
+ * The level a request needs: the weakest of the levels asked (any of them answers, OpenID Connect
+ * Core §3.1.2.1 acr_values, or the client's default_acr_values), at least a second factor for a
+ * person an administrator requires one of (users:update --require-mfa, MFA_REQUIRED). The one
+ * rule of the code flow (AuthenticationPolicy) and the device flow (DeviceSignInLevel).
+ */
+export function requiredAcr(asked: readonly string[], secondFactorRequired: boolean): Acr {
+  const weakest = ACR_VALUES_SUPPORTED.find((level) => asked.includes(level)) ?? ACR.password;
+  return secondFactorRequired && weakest === ACR.password ? ACR.multiFactor : weakest;
+}
+
 /** Stored space-separated on codes and refresh tokens; null (grants from before it was recorded) was a password. */
 export function parseAmr(stored: string | null | undefined): AuthenticationMethod[] {
   const methods = (stored ?? '').split(' ').filter((m): m is AuthenticationMethod => METHODS.has(m));

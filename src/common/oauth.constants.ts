@@ -10,6 +10,8 @@ export const GrantType = {
   Password: 'password',
   /** RFC 8693 §2.1; only for confidential clients an administrator registers for it. */
   TokenExchange: 'urn:ietf:params:oauth:grant-type:token-exchange',
+  /** RFC 8628 §3.4: a device without a browser polls with its device_code while the person approves elsewhere. */
+  DeviceCode: 'urn:ietf:params:oauth:grant-type:device_code',
 } as const;
 export type GrantType = (typeof GrantType)[keyof typeof GrantType];
 

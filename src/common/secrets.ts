@@ -15,6 +15,8 @@ export const SECRET_PREFIX = {
   session: 'lk_ss_',
   /** The reference in a pushed authorization request's request_uri (RFC 9126 §2.2). */
   pushedRequest: 'lk_par_',
+  /** RFC 8628 §3.2: the device_code a device polls the token endpoint with. */
+  deviceCode: 'lk_dc_',
 } as const;
 
 export type SecretPrefix = (typeof SECRET_PREFIX)[keyof typeof SECRET_PREFIX];

@@ -5,6 +5,7 @@ import { AuthorizationCodeStore } from '../codes/authorization-code.store.js';
 import { Clock } from '../common/clock.js';
 import { splitScope } from '../common/scope.js';
 import { Transactions } from '../database/transactions.js';
+import { DeviceAuthorizationStore } from '../device-codes/device-authorization.store.js';
 import { TokenStore } from '../tokens/token.store.js';
 import { ConsentStore } from './consent.store.js';
 
@@ -20,7 +21,7 @@ export interface GrantedAccess {
 
 /**
  * What a person has granted, and its withdrawal: the consent goes, and every token and pending
- * code of that person for that client dies in the same transaction, so no instance can keep
+ * code of that person for that client (and device request approved but not yet picked up) dies in the same transaction, so no instance can keep
  * serving it (the bearer guard checks revocation on every request).
  */
 @Injectable()
@@ -30,6 +31,7 @@ export class AccessWithdrawalService {
     private readonly clients: ClientStore,
     private readonly tokens: TokenStore,
     private readonly codes: AuthorizationCodeStore,
+    private readonly devices: DeviceAuthorizationStore,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
     private readonly audit: AuditService,
@@ -55,6 +57,8 @@ export class AccessWithdrawalService {
       const now = this.clock.now();
       const deleted = await this.consents.delete(userId, clientId, manager);
       await this.codes.consumeAllOf(userId, clientId, now, manager);
+      // A device the person allowed but that has not polled yet gets nothing either (RFC 8628).
+      await this.devices.denyApprovedOf(userId, clientId, manager);
       const revoked = await this.tokens.revokeAllOf(userId, clientId, now, manager);
       await this.audit.record({ actor: `user:${userId}`, action: 'consent.withdrawn', subject: `client:${clientId}`, details: { tokens_revoked: revoked } }, manager);
       return deleted;

@@ -6,6 +6,7 @@ import { AuthorizationCodeStore } from '../codes/authorization-code.store.js';
 import { LogoutDeliveryStore } from '../logout/logout-delivery.store.js';
 import { JtiUseStore } from '../replay/jti-use.store.js';
 import { IdempotencyKeyStore } from '../idempotency/idempotency-key.store.js';
+import { DeviceAuthorizationStore } from '../device-codes/device-authorization.store.js';
 import { PushedRequestStore } from '../pushed-requests/pushed-request.store.js';
 import { SessionStore } from '../sessions/session.store.js';
 import { MacNonceStore } from '../tokens/mac-nonce.store.js';
@@ -26,6 +27,8 @@ export interface PurgeResult {
   jtiUses: number;
   /** Idempotency-Keys of the data API past their IDEMPOTENCY_KEY_TTL_SECONDS. */
   idempotencyKeys: number;
+  /** Device authorization requests (RFC 8628) that expired, whatever became of them. */
+  deviceAuthorizations: number;
 }
 
 /** How long the record of a back-channel logout notification is kept once it has an outcome. */
@@ -37,7 +40,7 @@ export interface PurgeOptions {
 }
 
 /**
- * Deletes expired authorization codes, tokens, MAC nonces, sessions, pushed requests and single-use JWTs, at most PURGE_BATCH_SIZE rows per
+ * Deletes expired authorization codes, tokens, MAC nonces, sessions, pushed requests, single-use JWTs and device requests, at most PURGE_BATCH_SIZE rows per
  * statement; each table's statement is its store's purgeExpired.
  * Safe to run on every instance at once: each statement deletes whatever rows are still there and
  * match, so two instances never delete a row twice nor fail on one the other took; on PostgreSQL
@@ -76,6 +79,9 @@ export interface PurgeOptions {
  *   so the record has nothing left to stop.
  * - an Idempotency-Key whose expires_at < cutoff: its answer is no longer replayed (a request with
  *   that key claims it afresh), so the row has nothing left to answer.
+ * - a device authorization request (RFC 8628) whose expires_at < cutoff, decided, redeemed or not:
+ *   its device_code is answered expired_token until then, and a missing one invalid_grant, which
+ *   is as final; the tokens it yielded are rows of their own (their family id names it).
  */
 @Injectable()
 export class PurgeService {
@@ -88,6 +94,7 @@ export class PurgeService {
     private readonly pushedRequests: PushedRequestStore,
     private readonly jtiUses: JtiUseStore,
     private readonly idempotencyKeys: IdempotencyKeyStore,
+    private readonly deviceAuthorizations: DeviceAuthorizationStore,
     @Inject(housekeepingConfig.KEY) private readonly config: HousekeepingConfig,
     private readonly clock: Clock,
   ) {}
@@ -103,7 +110,8 @@ export class PurgeService {
     const pushedRequests = await this.deleteInBatches((limit) => this.pushedRequests.purgeExpired(cutoff, limit), options);
     const jtiUses = await this.deleteInBatches((limit) => this.jtiUses.purgeExpired(cutoff, limit), options);
     const idempotencyKeys = await this.deleteInBatches((limit) => this.idempotencyKeys.purgeExpired(cutoff, limit), options);
-    return { codes, tokens, macNonces, sessions, logoutDeliveries, pushedRequests, jtiUses, idempotencyKeys };
+    const deviceAuthorizations = await this.deleteInBatches((limit) => this.deviceAuthorizations.purgeExpired(cutoff, limit), options);
+    return { codes, tokens, macNonces, sessions, logoutDeliveries, pushedRequests, jtiUses, idempotencyKeys, deviceAuthorizations };
   }
 
   /** Runs one store's bounded DELETE until a batch comes back short, the per-run cap is reached or the run is aborted. */

@@ -1,9 +1,10 @@
 /**
  * Query parameters whose values are credentials or grants. Latchkey never puts them in a URL, but a
  * caller may (an access_token in the query is refused, RFC 6750 §2.3 / RFC 9700 §2.5), and the
- * request line is logged before that refusal.
+ * request line is logged before that refusal. One does by design: verification_uri_complete
+ * carries the user_code (RFC 8628 §3.3.1), which approves a device until it expires.
  */
-const SECRET_PARAMETERS = new Set(['access_token', 'refresh_token', 'code', 'code_verifier', 'client_secret', 'password', 'token', 'id_token', 'assertion']);
+const SECRET_PARAMETERS = new Set(['access_token', 'refresh_token', 'code', 'code_verifier', 'client_secret', 'password', 'token', 'id_token', 'assertion', 'device_code', 'user_code']);
 
 /** The URL with the value of every secret-bearing query parameter replaced, for the request log line. */
 export function redactUrl(url: string | undefined): string {
@@ -44,6 +45,8 @@ export const REDACTED_PATHS = [
   'body.code_verifier',
   'body.refresh_token',
   'body.token',
+  'body.device_code',
+  'body.user_code',
   'password',
   'client_secret',
 ];

@@ -52,6 +52,13 @@ describe(logDestination.name, () => {
     expect(() => JSON.parse(text)).toThrow();
   });
 
+  it('redacts the user code of a device verification link (RFC 8628 §3.3.1) in the request line', async () => {
+    const req = { id: 'req-8', method: 'GET', url: '/device?user_code=BCDF-GHJK', headers: {}, socket: {} };
+    const text = await linesFor({ format: 'pretty', production: false, isTTY: false }, (logger) => logger.info({ req, res: { statusCode: 200 }, responseTime: 2 }, 'request completed'));
+    expect(text).toContain('GET /device?user_code=[redacted] 200 2 ms (req-8)');
+    expect(text).not.toContain('BCDF');
+  });
+
   it('shows a request line as method, URL, status and time, with secrets in the URL and headers still redacted', async () => {
     const req = { id: 'req-7', method: 'GET', url: '/authorize?client_id=c1&code=lk_ac_SECRET&state=s', headers: { authorization: 'Bearer lk_at_SECRET', cookie: 'session=SECRET' }, socket: {} };
     const text = await linesFor({ format: 'pretty', production: false, isTTY: false }, (logger) => {

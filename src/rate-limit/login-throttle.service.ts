@@ -56,6 +56,31 @@ export class LoginThrottle {
     await Promise.all([this.store.clear(pair.key), this.store.forgive(person, this.now())]);
   }
 
+  /**
+   * RFC 8628 §5.1: before a user code typed at the device verification page is looked up. A user
+   * code is short enough to be guessed, so wrong ones are counted per address and per sign-in
+   * session (the page is only for signed-in people), each with LOGIN_FREE_FAILURES free failures
+   * before the same doubling waits as passwords: a guesser who signs in again to get a fresh
+   * session still waits for the address, on every instance (the counters live in Redis when set).
+   */
+  async beginUserCode(address: string, sessionId: string): Promise<number> {
+    const waitMs = await this.store.begin(this.userCodeCounters(address, sessionId), this.config.login, this.now());
+    return Math.ceil(waitMs / 1000);
+  }
+
+  /** The code named a pending request: this attempt was no guess, so it is taken back from both counters. */
+  async userCodeFound(address: string, sessionId: string): Promise<void> {
+    const now = this.now();
+    await Promise.all(this.userCodeCounters(address, sessionId).map((counter) => this.store.forgive(counter, now)));
+  }
+
+  private userCodeCounters(address: string, sessionId: string): [AttemptCounter, AttemptCounter] {
+    return [
+      { key: `user-code-ip:${rateLimitKey(address)}`, freeFailures: this.config.login.freeFailures },
+      { key: `user-code-session:${rateLimitKey(sessionId)}`, freeFailures: this.config.login.freeFailures },
+    ];
+  }
+
   private codeCounters(address: string, userId: string): [AttemptCounter, AttemptCounter] {
     return [
       { key: `code:${rateLimitKey(address, userId)}`, freeFailures: this.config.login.freeFailures },

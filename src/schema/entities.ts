@@ -19,6 +19,7 @@ import { PushedAuthorizationRequest } from '../pushed-requests/pushed-request.en
 import { PasskeyChallenge } from '../passkeys/passkey-challenge.entity.js';
 import { Passkey } from '../factors/passkey.entity.js';
 import { IdempotencyKey } from '../idempotency/idempotency-key.entity.js';
+import { DeviceAuthorization } from '../device-codes/device-authorization.entity.js';
 
 /** Every entity, listed explicitly (no globs: the same list works compiled, under Jest and in the CLI). */
-export const ENTITIES = [User, Client, AuthorizationCode, Token, Consent, ServerKey, Item, AuditEvent, MacNonce, Session, SigningKey, SessionClient, LogoutDelivery, PushedAuthorizationRequest, JtiUse, ResourceServer, TotpFactor, RecoveryCode, Passkey, PasskeyChallenge, IdempotencyKey];
+export const ENTITIES = [User, Client, AuthorizationCode, Token, Consent, ServerKey, Item, AuditEvent, MacNonce, Session, SigningKey, SessionClient, LogoutDelivery, PushedAuthorizationRequest, JtiUse, ResourceServer, TotpFactor, RecoveryCode, Passkey, PasskeyChallenge, IdempotencyKey, DeviceAuthorization];

@@ -203,6 +203,13 @@ describe('admin CLI', () => {
   });
 
   describe('clients', () => {
+    it('clients:create --public --grant-type urn:ietf:params:oauth:grant-type:device_code: a device client without redirect URIs (RFC 8628), which gets device codes', async () => {
+      const view = await cliJson(['clients:create', '--name', 'Set-top box', '--public', '--grant-type', 'urn:ietf:params:oauth:grant-type:device_code', '--scope', 'notes:read']);
+      expect(view).toMatchObject({ grant_types: ['urn:ietf:params:oauth:grant-type:device_code'], token_endpoint_auth_method: 'none', redirect_uris: [] });
+      const started = await fetch(app.url('/device_authorization'), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ client_id: view.client_id as string }).toString() });
+      expect(started.status).toBe(200);
+    });
+
     it('clients:create --auth-method client_secret_post and descriptive URLs: stored, shown, and the registered method enforced at /token', async () => {
       const view = await cliJson([
         'clients:create', '--name', 'Poster', '--grant-type', 'client_credentials', '--scope', 'notes:read', '--auth-method', 'client_secret_post',

@@ -11,6 +11,7 @@ interface Metadata {
   issuer: string;
   authorization_endpoint: string;
   token_endpoint: string;
+  device_authorization_endpoint?: string;
   scopes_supported: string[];
   response_types_supported: string[];
   response_modes_supported?: string[];
@@ -72,8 +73,9 @@ describe('authorization server metadata (RFC 8414)', () => {
       // token, implicit and password work only for clients an administrator allowed (test/e2e/implicit-grant, password-grant).
       expect(metadata.response_types_supported).toEqual(['code', 'token', 'id_token']);
       expect(metadata.code_challenge_methods_supported).toEqual(['S256']);
-      // Token exchange (RFC 8693) too, for the clients an administrator registered for it (test/e2e/token-exchange).
-      expect([...metadata.grant_types_supported].sort()).toEqual(['authorization_code', 'client_credentials', 'implicit', 'password', 'refresh_token', 'urn:ietf:params:oauth:grant-type:token-exchange']);
+      // Token exchange (RFC 8693) too, for the clients an administrator registered for it (test/e2e/token-exchange),
+      // and the device authorization grant (RFC 8628, test/e2e/device-authorization).
+      expect([...metadata.grant_types_supported].sort()).toEqual(['authorization_code', 'client_credentials', 'implicit', 'password', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code', 'urn:ietf:params:oauth:grant-type:token-exchange']);
       // RFC 9207 §3.
       expect(metadata.authorization_response_iss_parameter_supported).toBe(true);
       if (metadata.response_modes_supported !== undefined) expect(metadata.response_modes_supported).toEqual(['query', 'fragment', 'form_post']);
@@ -97,7 +99,7 @@ describe('authorization server metadata (RFC 8414)', () => {
       expect(metadata.mac_algorithms_supported).toEqual(['hmac-sha-256']);
     });
 
-    it('only uses parameter names registered by RFC 8414, RFC 9207 and RFC 9126, besides its two documented extensions', () => {
+    it('only uses parameter names registered by RFC 8414, RFC 9207, RFC 9126 and RFC 8628, besides its two documented extensions', () => {
       const extensions = ['token_types_supported', 'mac_algorithms_supported'];
       const registered = [
         'issuer',
@@ -128,6 +130,8 @@ describe('authorization server metadata (RFC 8414)', () => {
         'require_pushed_authorization_requests',
         // RFC 9449 §5.1.
         'dpop_signing_alg_values_supported',
+        // RFC 8628 §4.
+        'device_authorization_endpoint',
       ];
       for (const name of Object.keys(metadata)) expect([...registered, ...extensions]).toContain(name);
     });
@@ -170,6 +174,12 @@ describe('authorization server metadata (RFC 8414)', () => {
       expect(await result.json()).toMatchObject({ error: 'invalid_client' });
     });
 
+    it('device_authorization_endpoint: POST without client authentication is invalid_client (RFC 8628 §3.1), not a 404', async () => {
+      const result = await fetch(app.url(pathUnderIssuer(metadata.device_authorization_endpoint!)), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'scope=notes%3Aread' });
+      expect(result.status).toBe(401);
+      expect(await result.json()).toMatchObject({ error: 'invalid_client' });
+    });
+
     it('token_endpoint: accepts the advertised grant types (an authenticated request reaches the grant)', async () => {
       // implicit has no token request (RFC 6749 §4.2): its token comes from the authorization endpoint.
       for (const grantType of metadata.grant_types_supported.filter((g) => g !== 'implicit')) {
@@ -179,8 +189,8 @@ describe('authorization server metadata (RFC 8414)', () => {
           body: new URLSearchParams({ grant_type: grantType, code: 'lk_ac_unknown', refresh_token: 'lk_rt_unknown' }).toString(),
         });
         // client_credentials needs no grant to present: it succeeds outright.
-        // password and token exchange reach the dispatcher, which refuses this client: it was not registered for them.
-        const refusedClient = grantType === 'password' || grantType === 'urn:ietf:params:oauth:grant-type:token-exchange';
+        // password, token exchange and the device grant reach the dispatcher, which refuses this client: it was not registered for them.
+        const refusedClient = grantType === 'password' || grantType === 'urn:ietf:params:oauth:grant-type:token-exchange' || grantType === 'urn:ietf:params:oauth:grant-type:device_code';
         const expected =
           grantType === 'client_credentials'
             ? { status: 200, body: expect.objectContaining({ token_type: 'bearer' }) }
@@ -193,7 +203,7 @@ describe('authorization server metadata (RFC 8414)', () => {
       const result = await fetch(app.url(pathUnderIssuer(metadata.token_endpoint)), {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basicAuth(client.clientId, client.clientSecret!) },
-        body: 'grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Adevice_code&device_code=x',
+        body: 'grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=x',
       });
       expect(result.status).toBe(400);
       expect(await result.json()).toMatchObject({ error: 'unsupported_grant_type' });

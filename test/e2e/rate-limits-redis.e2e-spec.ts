@@ -13,6 +13,7 @@ import { Redis } from 'ioredis';
 import { createApp } from '../../src/app.setup.js';
 import { MemoryLoginAttemptStore } from '../../src/rate-limit/login-attempts.store.js';
 import { RedisLoginAttemptStore } from '../../src/rate-limit/redis-login-attempts.store.js';
+import { openVerificationPage, submitUserCode } from '../helpers/device.js';
 import { Browser, hiddenFields } from '../helpers/browser.js';
 import { clientCredentialsStatus } from '../helpers/oauth-flow.js';
 import { TestApp } from '../helpers/test-app.js';
@@ -117,5 +118,16 @@ describe('rate limits shared through Redis by two instances', () => {
     expect((await signIn(second.baseUrl, user.username, 'wrong 2')).status).toBe(401);
     expect(await signIn(first.baseUrl, user.username, user.password)).toEqual({ status: 429, retryAfter: '1' });
     expect(await signIn(second.baseUrl, user.username, user.password)).toEqual({ status: 429, retryAfter: '1' });
+  });
+
+  it('makes a person typing device user codes wait on one instance after wrong codes on the other (RFC 8628 §5.1)', async () => {
+    const user = await first.createUser();
+    const browser = new Browser(first.baseUrl);
+    const entry = await openVerificationPage(browser, user);
+    const there = browser.copy(second.baseUrl);
+    expect((await submitUserCode(browser, entry, 'BCDF-GHJK')).status).toBe(400);
+    expect((await submitUserCode(there, entry, 'BCDF-GHJK')).status).toBe(400);
+    expect((await submitUserCode(browser, entry, 'BCDF-GHJK')).status).toBe(429);
+    expect((await submitUserCode(there, entry, 'BCDF-GHJK')).status).toBe(429);
   });
 });

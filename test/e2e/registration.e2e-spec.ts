@@ -1,3 +1,4 @@
+import { exportJWK, generateKeyPair } from 'jose';
 import { AuditService } from '../../src/audit/audit.service.js';
 import { hashSecret } from '../../src/common/secrets.js';
 import { basicAuth, obtainCode, tokenRequest } from '../helpers/oauth-flow.js';
@@ -58,6 +59,22 @@ describe('client registration over HTTP (RFC 7591, RFC 7592)', () => {
     const { code, pkce } = await obtainCode(app, client, user, { scope: 'photos:read' });
     const tokens = await tokenRequest(app, client, { grant_type: 'authorization_code', code, code_verifier: pkce.verifier, redirect_uri: client.redirectUri });
     expect(tokens.status).toBe(200);
+  });
+
+  it('registers a public client for the device authorization grant (RFC 8628 §3.1), without redirect URIs, which gets device codes; a FAPI 2.0 one is refused', async () => {
+    const device = { client_name: 'Set-top box', grant_types: ['urn:ietf:params:oauth:grant-type:device_code', 'refresh_token'], token_endpoint_auth_method: 'none', scope: 'photos:read' };
+    const registered = await call('POST', '/register', adminToken, device);
+    expect(registered.status).toBe(201);
+    expect(registered.json).toMatchObject({ grant_types: device.grant_types, response_types: [], token_endpoint_auth_method: 'none' });
+    const started = await fetch(app.url('/device_authorization'), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ client_id: registered.json.client_id as string }).toString() });
+    expect(started.status).toBe(200);
+    expect(await started.json()).toMatchObject({ verification_uri: 'https://auth.example.test/device', interval: 5, expires_in: 600 });
+
+    const { publicKey } = await generateKeyPair('ES256');
+    const jwks = { keys: [{ ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' }] };
+    const fapi = await call('POST', '/register', adminToken, { ...device, token_endpoint_auth_method: 'private_key_jwt', security_profile: 'fapi2', require_pushed_authorization_requests: true, dpop_bound_access_tokens: true, id_token_signed_response_alg: 'ES256', jwks });
+    expect(fapi.status).toBe(400);
+    expect(fapi.json).toMatchObject({ error: 'invalid_client_metadata', error_description: expect.stringContaining('grant_types must not include urn:ietf:params:oauth:grant-type:device_code') });
   });
 
   it('reads, updates and deletes the client with its registration access token, which opens no other client', async () => {

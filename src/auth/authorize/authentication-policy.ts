@@ -4,7 +4,7 @@ import { IdTokenHintReader } from '../../openid/id-token-hint.reader.js';
 import { SubjectIdentifiers } from '../../openid/subject-identifiers.js';
 import type { User } from '../../users/user.entity.js';
 import { AccessDeniedError, ConsentRequiredError, InteractionRequiredError, InvalidRequestError, LoginRequiredError, type OAuthError } from '../errors/oauth-error.js';
-import { ACR, ACR_VALUES_SUPPORTED, meetsAcr, type Acr, type AuthenticationMethod } from '../../common/authentication-context.js';
+import { ACR, meetsAcr, requiredAcr, type Acr, type AuthenticationMethod } from '../../common/authentication-context.js';
 import { Prompt, type AuthorizationRequest } from './authorization-request.js';
 
 /** What the authorization endpoint does next for a request. */
@@ -103,8 +103,6 @@ export class AuthenticationPolicy {
    * person an administrator requires one of (users:update --require-mfa, MFA_REQUIRED).
    */
   private requiredLevel(authorization: AuthorizationRequest, presence: Presence): Acr {
-    const asked = authorization.acrValues ?? authorization.client.openId.defaultAcrValues ?? [];
-    const weakest = asked.length === 0 ? ACR.password : ACR_VALUES_SUPPORTED.find((level) => asked.includes(level))!;
-    return presence.secondFactorRequired && weakest === ACR.password ? ACR.multiFactor : weakest;
+    return requiredAcr(authorization.acrValues ?? authorization.client.openId.defaultAcrValues ?? [], presence.secondFactorRequired);
   }
 }

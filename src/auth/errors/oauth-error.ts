@@ -91,6 +91,30 @@ export class AccessDeniedError extends OAuthError {
   readonly status = 403;
 }
 
+/** RFC 8628 §3.5: the person has not yet approved or denied the device's request; poll again after the interval. */
+export class AuthorizationPendingError extends OAuthError {
+  readonly error = 'authorization_pending';
+  readonly status = 400;
+}
+
+/** RFC 8628 §3.5: polled faster than the interval; the interval is now 5 seconds longer. */
+export class SlowDownError extends OAuthError {
+  readonly error = 'slow_down';
+  readonly status = 400;
+}
+
+/** RFC 8628 §3.5: the device_code has expired; the device may start again with a new one. */
+export class ExpiredTokenError extends OAuthError {
+  readonly error = 'expired_token';
+  readonly status = 400;
+}
+
+/** RFC 8628 §3.5: the person denied the device's request; answered at the token endpoint, so 400 as every §5.2 error. */
+export class DeviceAccessDeniedError extends OAuthError {
+  readonly error = 'access_denied';
+  readonly status = 400;
+}
+
 /** OpenID Connect Core §3.1.2.6: prompt=none, and nobody is signed in (or not recently enough). */
 export class LoginRequiredError extends OAuthError {
   readonly error = 'login_required';

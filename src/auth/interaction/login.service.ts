@@ -22,10 +22,13 @@ export interface LoginForm {
   return_to?: unknown;
 }
 
-/** Where login may send the browser next: only our own authorization endpoint, home or account pages, never elsewhere. */
+/** The device verification page (RFC 8628 §3.3), with the user code of verification_uri_complete: letters, digits and a dash only. */
+const DEVICE_RETURN_TO = /^\/device(\?user_code=[A-Za-z0-9-]{1,16})?$/;
+
+/** Where login may send the browser next: only our own authorization endpoint, the device page, home or account pages, never elsewhere. */
 export function safeReturnTo(value: unknown): string {
   // Printable ASCII only: the value becomes a Location header, where CR or LF would split the response.
-  return typeof value === 'string' && (value === '/' || value === '/account/access' || value === '/account/passkeys' || value === ONE_TIME_CODES_PAGE || /^\/authorize\?[\x21-\x7E]*$/.test(value)) ? value : '/';
+  return typeof value === 'string' && (value === '/' || value === '/account/access' || value === '/account/passkeys' || value === ONE_TIME_CODES_PAGE || /^\/authorize\?[\x21-\x7E]*$/.test(value) || DEVICE_RETURN_TO.test(value)) ? value : '/';
 }
 
 @Injectable()

@@ -38,6 +38,8 @@ export interface AuthorizationServerMetadata {
   authorization_response_iss_parameter_supported: boolean;
   /** RFC 9126 §5: where clients push authorization requests, and whether every client must. */
   pushed_authorization_request_endpoint: string;
+  /** RFC 8628 §4; absent when FAPI2_REQUIRED holds every client to the code flow. */
+  device_authorization_endpoint?: string;
   require_pushed_authorization_requests: boolean;
   /** RFC 9449 §5.1: the algorithms DPoP proofs may be signed with. */
   dpop_signing_alg_values_supported: string[];
@@ -115,6 +117,8 @@ export class MetadataService {
       authorization_response_iss_parameter_supported: true,
       pushed_authorization_request_endpoint: `${app.issuer}/par`,
       require_pushed_authorization_requests: par.required || fapi,
+      // RFC 8628 §4: for clients registered for the device_code grant, which FAPI 2.0 does not allow.
+      ...(fapi ? {} : { device_authorization_endpoint: `${app.issuer}/device_authorization` }),
       dpop_signing_alg_values_supported: [...profiles.dpopAlgorithms()],
       // Bearer by default; mac for clients registered with access_token_type "mac" (draft-ietf-oauth-v2-http-mac).
       token_types_supported: fapi ? [TokenType.Bearer] : Object.values(TokenType),

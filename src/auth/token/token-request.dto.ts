@@ -34,6 +34,10 @@ export class TokenRequestDto {
   @IsOptional() @IsString() @MaxLength(512, { message: MAX })
   refresh_token?: string = undefined;
 
+  /** RFC 8628 §3.4 (device authorization grant). */
+  @IsOptional() @IsString() @MaxLength(512, { message: MAX })
+  device_code?: string = undefined;
+
   @IsOptional() @IsString() @MaxLength(1000, { message: MAX })
   scope?: string = undefined;
 

@@ -14,9 +14,10 @@ import { ChangeNotifications1765000000000 } from './1765000000000-change-notific
 import { SecondFactors1766000000000 } from './1766000000000-second-factors.js';
 import { Passkeys1766100000000 } from './1766100000000-passkeys.js';
 import { TokenExchange1766200000000 } from './1766200000000-token-exchange.js';
+import { DeviceAuthorizations1766300000000 } from './1766300000000-device-authorizations.js';
 import { ResponseTypes1766400000000 } from './1766400000000-response-types.js';
 import { RefreshSuccessor1766500000000 } from './1766500000000-refresh-successor.js';
 import { IdempotencyKeys1766500100000 } from './1766500100000-idempotency-keys.js';
 
 /** Every migration, in order. */
-export const MIGRATIONS = [InitialSchema1763800000000, Items1763900000000, RegistrationAndAudit1764000000000, MacTokens1764100000000, SessionsAndClientMetadata1764200000000, OpenIdConnect1764300000000, PushedAuthorizationRequests1764400000000, Dpop1764500000000, PrivateKeyJwt1764600000000, ResourceIndicators1764700000000, DpopCodeBinding1764800000000, ResourceServerIntrospector1764900000000, ChangeNotifications1765000000000, SecondFactors1766000000000, Passkeys1766100000000, TokenExchange1766200000000, ResponseTypes1766400000000, RefreshSuccessor1766500000000, IdempotencyKeys1766500100000];
+export const MIGRATIONS = [InitialSchema1763800000000, Items1763900000000, RegistrationAndAudit1764000000000, MacTokens1764100000000, SessionsAndClientMetadata1764200000000, OpenIdConnect1764300000000, PushedAuthorizationRequests1764400000000, Dpop1764500000000, PrivateKeyJwt1764600000000, ResourceIndicators1764700000000, DpopCodeBinding1764800000000, ResourceServerIntrospector1764900000000, ChangeNotifications1765000000000, SecondFactors1766000000000, Passkeys1766100000000, TokenExchange1766200000000, DeviceAuthorizations1766300000000, ResponseTypes1766400000000, RefreshSuccessor1766500000000, IdempotencyKeys1766500100000];
