@@ -6,7 +6,7 @@ import { SecurityProfiles } from '../../clients/security-profile.js';
 import { parConfig, type ParConfig } from '../../config/par.config.js';
 import { PushedRequests, PushedRequestUnusable, REQUEST_URI_PREFIX } from '../../pushed-requests/pushed-requests.service.js';
 import { redirectUriMatches } from '../../clients/redirect-uri.policy.js';
-import { CodeChallengeMethod, GrantType, ResponseMode, ResponseType } from '../../common/oauth.constants.js';
+import { GrantType, ResponseMode, ResponseType } from '../../common/oauth.constants.js';
 import { isSubset, parseScope, splitScope } from '../../common/scope.js';
 import {
   AuthorizationRedirectError,
@@ -22,11 +22,8 @@ import {
 import { holdsOpenId } from '../../openid/openid-scope.js';
 import { ResourceIndicators } from '../resource-indicators.js';
 import { OPENID_SCOPE, ScopeCatalog } from '../../scopes/scope-catalog.js';
-import { PKCE_VALUE } from '../grants/pkce.js';
-import { AUTHORIZATION_PARAMS, Prompt, type AuthorizationRequest } from './authorization-request.js';
-import { isAcr, type Acr } from '../../common/authentication-context.js';
-
-const PROMPTS = Object.values(Prompt);
+import { AUTHORIZATION_PARAMS, type AuthorizationRequest } from './authorization-request.js';
+import { refuseChallenge, resolveAcrValues, resolveChallenge, resolveMaxAge, resolvePrompt } from './authorization-parameters.js';
 
 function nonEmpty(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
@@ -181,7 +178,7 @@ export class AuthorizationRequestValidator {
     // FAPI 2.0 §5.4.1: an OpenID authentication only for a client whose ID tokens the profile allows.
     const idTokenProblem = scope.includes(OPENID_SCOPE) ? this.profiles.idTokenAlgorithmProblem(client) : undefined;
     if (idTokenProblem) fail(new UnauthorizedClientError(idTokenProblem));
-    const codeChallenge = implicit ? this.refuseChallenge(query, fail) : this.resolveChallenge(query, client.isPublic || fapi, fail);
+    const codeChallenge = implicit ? refuseChallenge(query, fail) : resolveChallenge(query, client.isPublic || fapi, fail);
     const resources = await this.resolveResources(query.resource, fail);
     const dpopJkt = nonEmpty(query.dpop_jkt);
     // RFC 7638 SHA-256 thumbprint: 43 base64url characters.
@@ -198,9 +195,9 @@ export class AuthorizationRequestValidator {
       codeChallenge,
       // Core §3.1.2.1: echoed in the ID token; meaningful only with openid, harmless without.
       nonce,
-      prompt: this.resolvePrompt(query.prompt as string | undefined, fail),
-      maxAge: this.resolveMaxAge(query.max_age as string | undefined, fail),
-      acrValues: this.resolveAcrValues(query.acr_values as string | undefined),
+      prompt: resolvePrompt(query.prompt as string | undefined, fail),
+      maxAge: resolveMaxAge(query.max_age as string | undefined, fail),
+      acrValues: resolveAcrValues(query.acr_values as string | undefined),
       loginHint: nonEmpty(query.login_hint),
       idTokenHint: nonEmpty(query.id_token_hint),
       rawQuery,
@@ -233,46 +230,6 @@ export class AuthorizationRequestValidator {
     }
   }
 
-  /**
-   * PKCE binds a code to its redeemer (RFC 7636 §1, §4.3); the implicit grant has no code and no
-   * redemption, so a challenge would protect nothing. Refused rather than ignored, so that a client
-   * that believes itself protected learns that it is not.
-   */
-  private refuseChallenge(query: Query, fail: (e: OAuthError) => never): null {
-    if ((query.code_challenge ?? '') !== '' || (query.code_challenge_method ?? '') !== '') {
-      fail(new InvalidRequestError('code_challenge applies to response_type=code only (RFC 7636); the implicit grant has no code to bind'));
-    }
-    return null;
-  }
-
-  /** Core §3.1.2.1: space-separated known values; none only alone. */
-  private resolvePrompt(value: string | undefined, fail: (e: OAuthError) => never): Set<Prompt> {
-    const values = new Set((value ?? '').split(' ').filter(Boolean));
-    for (const prompt of values) {
-      if (!(PROMPTS as readonly string[]).includes(prompt)) fail(new InvalidRequestError(`prompt=${prompt} is not supported (supported: ${PROMPTS.join(', ')})`));
-    }
-    if (values.has(Prompt.None) && values.size > 1) fail(new InvalidRequestError('prompt=none cannot be combined with another value (Core §3.1.2.1)'));
-    return values as Set<Prompt>;
-  }
-
-  /**
-   * Core §3.1.2.1 acr_values, space-separated. A level this server offers (acr_values_supported)
-   * is always required, never silently passed over. Values it does not know are ignored, as Core
-   * asks of a voluntary claim request (§5.5.1.1; the conformance suite's oidcc-unknown-parameters
-   * sends one): the ID token's acr then says the level actually reached, never one it was not.
-   */
-  private resolveAcrValues(value: string | undefined): Acr[] | undefined {
-    const known = (value ?? '').split(' ').filter(isAcr);
-    return known.length > 0 ? known : undefined;
-  }
-
-  /** Core §3.1.2.1: a non-negative number of seconds. */
-  private resolveMaxAge(value: string | undefined, fail: (e: OAuthError) => never): number | undefined {
-    if (value === undefined || value === '') return undefined;
-    if (!/^[0-9]{1,9}$/.test(value)) fail(new InvalidRequestError('max_age must be a non-negative number of seconds'));
-    return Number(value);
-  }
-
   /** RFC 6749 §3.3: the requested scope, or the client's registered (data) scope when none is requested. */
   private resolveScope(value: string | undefined, allowed: string[], fail: (e: OAuthError) => never): string[] {
     if (value === undefined || value === '') return allowed.filter((s) => !this.scopes.isIdentityScope(s));
@@ -283,21 +240,5 @@ export class AuthorizationRequestValidator {
     const scope = parsed.includes(OPENID_SCOPE) ? parsed.filter((s) => this.scopes.isKnown(s)) : parsed;
     if (!isSubset(scope, allowed)) fail(new InvalidScopeError('The requested scope is not allowed for this client'));
     return scope;
-  }
-
-  /** RFC 7636 §4.3, §4.4.1; only S256 (RFC 9700 §2.1.1); public clients must use it. */
-  private resolveChallenge(query: Query, isPublic: boolean, fail: (e: OAuthError) => never): string | null {
-    const challenge = (query.code_challenge as string | undefined) || undefined;
-    const method = (query.code_challenge_method as string | undefined) || undefined;
-    if (challenge === undefined) {
-      if (method !== undefined) fail(new InvalidRequestError('code_challenge_method was sent without code_challenge'));
-      if (isPublic) fail(new InvalidRequestError('PKCE is required: send code_challenge with code_challenge_method=S256'));
-      return null;
-    }
-    if (method !== CodeChallengeMethod.S256) {
-      fail(new InvalidRequestError('code_challenge_method must be S256; the plain method is not supported'));
-    }
-    if (!PKCE_VALUE.test(challenge)) fail(new InvalidRequestError('code_challenge must be 43 to 128 characters of [A-Z a-z 0-9 - . _ ~]'));
-    return challenge;
   }
 }
