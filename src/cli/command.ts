@@ -1,11 +1,12 @@
 import type { INestApplicationContext } from '@nestjs/common';
+import { resolve } from 'node:path';
 import { DomainError } from '../common/domain-error.js';
 
 export type Flags = Record<string, string | boolean | (string | boolean)[] | undefined>;
 
 interface CommandLine {
   /** Flags it takes, for util.parseArgs. */
-  options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>;
+  options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }>;
   usage: string;
 }
 
@@ -52,4 +53,16 @@ export function required(flags: Flags, name: string): string {
 
 export function isUserError(error: unknown): error is UsageError | CommandFailed | DomainError {
   return error instanceof UsageError || error instanceof CommandFailed || error instanceof DomainError;
+}
+
+let callerDirectory = process.cwd();
+
+/** Where the command was called from: scripts/latchkey.mjs runs every command in the project's folder. */
+export function setCallerDirectory(directory: string): void {
+  callerDirectory = directory;
+}
+
+/** A path given on the command line, read as the caller meant it: from the directory they called from. */
+export function callerPath(path: string): string {
+  return resolve(callerDirectory, path);
 }

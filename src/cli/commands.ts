@@ -15,6 +15,7 @@ import type { FactorRecords } from '../factors/factor-records.service.js';
 import { ACR } from '../common/authentication-context.js';
 import type { ResourceServersService } from '../resource-servers/resource-servers.service.js';
 import { required, UsageError, type Command, type Flags } from './command.js';
+import { clientsApplyCommand } from './clients-apply.command.js';
 import { dbCopyCommand } from './db-copy.command.js';
 
 
@@ -358,5 +359,6 @@ export const COMMANDS: Record<string, Command> = {
       return { applied: applied.map((m) => m.name) };
     },
   },
+  'clients:apply': clientsApplyCommand,
   'db:copy': dbCopyCommand,
 };

@@ -4,7 +4,7 @@ import 'reflect-metadata';
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { CommandOutput, isUserError, UsageError, type AppCommand, type Command, type Flags } from './command.js';
+import { CommandOutput, isUserError, setCallerDirectory, UsageError, type AppCommand, type Command, type Flags } from './command.js';
 import { COMMANDS } from './commands.js';
 
 /**
@@ -101,8 +101,13 @@ function write(result: unknown): number {
   return 0;
 }
 
-/** Runs one command line (without `node` and the script) and exits the process with its status. */
-export function runCli(argv: string[]): void {
+/**
+ * Runs one command line (without `node` and the script) and exits the process with its status.
+ * `callerDirectory`: where relative paths on the command line start (scripts/latchkey.mjs changes
+ * to the project's folder first).
+ */
+export function runCli(argv: string[], callerDirectory = process.cwd()): void {
+  setCallerDirectory(callerDirectory);
   main(argv).then(
     (code) => process.exit(code),
     (error: unknown) => {
