@@ -17,6 +17,7 @@ import type { ResourceServersService } from '../resource-servers/resource-server
 import { required, UsageError, type Command, type Flags } from './command.js';
 import { clientsApplyCommand } from './clients-apply.command.js';
 import { dbCopyCommand } from './db-copy.command.js';
+import { doctorCommand } from './doctor.command.js';
 
 
 /** The password from --password, or from the first line of stdin with --password-stdin (keeps it out of shell history). */
@@ -361,4 +362,5 @@ export const COMMANDS: Record<string, Command> = {
   },
   'clients:apply': clientsApplyCommand,
   'db:copy': dbCopyCommand,
+  doctor: doctorCommand,
 };
