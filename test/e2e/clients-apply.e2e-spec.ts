@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { AuditEvent } from '../../src/audit/audit-event.entity.js';
 import { Client } from '../../src/clients/client.entity.js';
+import { ClientsService } from '../../src/clients/clients.service.js';
+import { GrantType } from '../../src/common/oauth.constants.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
 import { clientCredentialsStatus } from '../helpers/oauth-flow.js';
 import { TestApp } from '../helpers/test-app.js';
@@ -117,6 +119,17 @@ describe('clients:apply', () => {
     expect(pruned.code).toBe(0);
     expect(JSON.parse(pruned.stdout)).toMatchObject({ summary: { unchanged: 1, delete: 2 } });
     expect((await clients()).map((c) => c.id)).toEqual(['reports']);
+  });
+
+  it('writes a plan in one transaction: when one write fails, none is kept', async () => {
+    const before = await clients();
+    const service = app.app.get(ClientsService);
+    const { client: fresh } = await service.draft({ name: 'Fresh', redirectUris: [], grantTypes: [GrantType.ClientCredentials], scope: 'tokens:introspect' }, { clientId: 'fresh', secret: newSecret() });
+    // A second client whose registration token hash is the first one's: its INSERT fails on the unique index, after the first one's.
+    const { client: clash } = await service.draft({ name: 'Clash', redirectUris: [], grantTypes: [GrantType.ClientCredentials], scope: 'tokens:introspect' }, { clientId: 'clash', secret: newSecret(), registrationToken: 'the same token' });
+    fresh.registrationTokenHash = clash.registrationTokenHash;
+    await expect(service.applyAll({ create: [fresh, clash], update: [], remove: [] })).rejects.toThrow();
+    expect(await clients()).toEqual(before);
   });
 
   it.each([
