@@ -142,6 +142,8 @@ nodeModule.enableCompileCache?.(join(ROOT, 'node_modules', '.cache', 'latchkey',
 
 // From the project root, as `npm run` and `npm start` run: the default database (data/latchkey.sqlite)
 // and any relative path in the configuration mean the same file whichever directory npx is called from.
+// Relative paths on the command line (clients:apply -f clients.yaml) stay the caller's.
+const callerDirectory = process.cwd();
 process.chdir(ROOT);
 const { runCli } = await import(pathToFileURL(ENTRY).href);
-runCli(process.argv.slice(2));
+runCli(process.argv.slice(2), callerDirectory);

@@ -2,7 +2,6 @@ import type { INestApplicationContext } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import type { AuditService } from '../audit/audit.service.js';
 import type { ClientsService } from '../clients/clients.service.js';
-import { DomainError } from '../common/domain-error.js';
 import { ClientAuthMethod, GrantType, TokenType } from '../common/oauth.constants.js';
 import type { PurgeService } from '../housekeeping/purge.service.js';
 import type { AccountsService } from '../accounts/accounts.service.js';
@@ -15,24 +14,11 @@ import type { UsersService } from '../users/users.service.js';
 import type { FactorRecords } from '../factors/factor-records.service.js';
 import { ACR } from '../common/authentication-context.js';
 import type { ResourceServersService } from '../resource-servers/resource-servers.service.js';
+import { required, UsageError, type Command, type Flags } from './command.js';
+import { clientsApplyCommand } from './clients-apply.command.js';
+import { dbCopyCommand } from './db-copy.command.js';
+import { doctorCommand } from './doctor.command.js';
 
-export type Flags = Record<string, string | boolean | (string | boolean)[] | undefined>;
-
-export interface Command {
-  /** Flags it takes, for util.parseArgs. */
-  options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>;
-  usage: string;
-  run(app: INestApplicationContext, flags: Flags): Promise<unknown>;
-}
-
-/** Thrown for a command line that cannot be run as given; printed to stderr with the usage. */
-export class UsageError extends Error {}
-
-function required(flags: Flags, name: string): string {
-  const value = flags[name];
-  if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`);
-  return value;
-}
 
 /** The password from --password, or from the first line of stdin with --password-stdin (keeps it out of shell history). */
 async function password(flags: Flags): Promise<string> {
@@ -380,8 +366,7 @@ export const COMMANDS: Record<string, Command> = {
       return { applied: applied.map((m) => m.name) };
     },
   },
+  'clients:apply': clientsApplyCommand,
+  'db:copy': dbCopyCommand,
+  doctor: doctorCommand,
 };
-
-export function isUserError(error: unknown): error is UsageError | DomainError {
-  return error instanceof UsageError || error instanceof DomainError;
-}

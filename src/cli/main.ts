@@ -4,7 +4,8 @@ import 'reflect-metadata';
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { COMMANDS, isUserError, UsageError, type Command, type Flags } from './commands.js';
+import { CommandOutput, isUserError, setCallerDirectory, UsageError, type AppCommand, type Command, type Flags } from './command.js';
+import { COMMANDS } from './commands.js';
 
 /**
  * Latchkey's admin CLI: `npx latchkey <command> [flags]` or `npm run -s cli -- <command> [flags]`
@@ -65,27 +66,48 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
 
-  // Nest and the application, most of a call's start-up, are loaded only once the command line has
-  // parsed: help and usage errors answer at once.
-  const [{ NestFactory }, { CliModule }] = await Promise.all([import('@nestjs/core'), import('./cli.module.js')]);
-  // No framework logs: stdout carries exactly one JSON document.
-  const app = await NestFactory.createApplicationContext(CliModule.forCommand(name), { logger: false, abortOnError: false });
   try {
-    const result = await command.run(app, flags);
-    process.stdout.write(JSON.stringify(result, null, 2) + '\n');
-    return 0;
+    return write(command.standalone ? await command.run(flags) : await runInApp(name, command.run, flags));
   } catch (error) {
     if (!isUserError(error)) throw error;
     const usage = error instanceof UsageError ? `\nUsage: ${command.usage}` : '';
     process.stderr.write(`latchkey: ${error.message}${usage}\n`);
     return 1;
+  }
+}
+
+/**
+ * Runs a command on the application's services. Nest and the application, most of a call's
+ * start-up, are loaded only once the command line has parsed: help and usage errors answer at once.
+ */
+async function runInApp(name: string, run: AppCommand['run'], flags: Flags): Promise<unknown> {
+  const [{ NestFactory }, { CliModule }] = await Promise.all([import('@nestjs/core'), import('./cli.module.js')]);
+  // No framework logs: stdout carries exactly one JSON document.
+  const app = await NestFactory.createApplicationContext(CliModule.forCommand(name), { logger: false, abortOnError: false });
+  try {
+    return await run(app, flags);
   } finally {
     await app.close();
   }
 }
 
-/** Runs one command line (without `node` and the script) and exits the process with its status. */
-export function runCli(argv: string[]): void {
+/** Prints a command's result: one JSON document, or the text a command wrote for people; returns the exit status. */
+function write(result: unknown): number {
+  if (result instanceof CommandOutput) {
+    process.stdout.write(result.options.text ?? JSON.stringify(result.document, null, 2) + '\n');
+    return result.options.exitCode ?? 0;
+  }
+  process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+  return 0;
+}
+
+/**
+ * Runs one command line (without `node` and the script) and exits the process with its status.
+ * `callerDirectory`: where relative paths on the command line start (scripts/latchkey.mjs changes
+ * to the project's folder first).
+ */
+export function runCli(argv: string[], callerDirectory = process.cwd()): void {
+  setCallerDirectory(callerDirectory);
   main(argv).then(
     (code) => process.exit(code),
     (error: unknown) => {

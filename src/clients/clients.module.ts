@@ -9,10 +9,11 @@ import { AuditModule } from '../audit/audit.module.js';
 import { CommonModule } from '../common/common.module.js';
 import { SecurityProfiles } from './security-profile.js';
 import { ClientChanges } from './client-changes.js';
+import { ClientDeclarations } from './client-declarations.js';
 
 @Module({
   imports: [AuditModule, CommonModule, TypeOrmModule.forFeature([Client]), ScopesModule],
-  providers: [ClientStore, ClientsService, SectorIdentifierVerifier, SecurityProfiles, ClientChanges],
-  exports: [ClientsService, ClientStore, SecurityProfiles, ClientChanges],
+  providers: [ClientStore, ClientsService, SectorIdentifierVerifier, SecurityProfiles, ClientChanges, ClientDeclarations],
+  exports: [ClientsService, ClientStore, SecurityProfiles, ClientChanges, ClientDeclarations],
 })
 export class ClientsModule {}

@@ -24,13 +24,16 @@ const DEFAULT_GRANT_TYPES: GrantType[] = [GrantType.AuthorizationCode, GrantType
 const SUPPORTED_GRANT_TYPES = new Set<string>(Object.values(GrantType));
 const TOKEN_TYPES = new Set<string>(Object.values(TokenType));
 
+/** Registration fields (RFC 7591 names) with their old and new value. */
+export type FieldChanges = Record<string, { old: unknown; new: unknown }>;
+
 /**
  * The registration fields whose value differs, with both values (for the audit trail; a view holds
  * no secret). Fields of either view: an optional field the update leaves out (a backchannel_logout_uri
  * removed) is a change too, not an update to skip.
  */
-function changedFields(before: ClientView, after: ClientView): Record<string, { old: unknown; new: unknown }> {
-  const changes: Record<string, { old: unknown; new: unknown }> = {};
+function changedFields(before: ClientView, after: ClientView): FieldChanges {
+  const changes: FieldChanges = {};
   for (const field of new Set([...Object.keys(before), ...Object.keys(after)]) as Set<keyof ClientView>) {
     if (JSON.stringify(before[field]) !== JSON.stringify(after[field])) changes[field] = { old: before[field], new: after[field] };
   }
@@ -52,13 +55,26 @@ export class ClientsService {
 
   /** Registers a client. The secret (confidential clients) is returned here once and stored only as a hash. */
   async create(input: NewClient, actor = CLI_ADMINISTRATOR.actor, options: { registrationToken?: string } = {}): Promise<{ client: Client; secret?: string }> {
+    const { client, secret } = await this.draft(input, options);
+    const saved = await this.change([client.id], (manager) => this.saveRegistered(client, actor, manager));
+    return { client: saved, secret };
+  }
+
+  /**
+   * A new client as create() registers it, every rule checked but nothing stored. `clientId` and
+   * `secret` are an administrator's choice (clients:apply: the id its applications are configured
+   * with, the secret from where the document names it); otherwise both are generated.
+   */
+  async draft(input: NewClient, options: { registrationToken?: string; clientId?: string; secret?: string } = {}): Promise<{ client: Client; secret?: string }> {
     const name = input.name.trim();
     const { grantTypes, responseTypes, scope, openIdSettings, method, keys } = this.checked(input);
     await this.verifySector(openIdSettings, input.redirectUris);
     // A private_key_jwt client proves itself with its keys: it gets no secret to leak.
-    const secret = method === ClientAuthMethod.None || method === ClientAuthMethod.PrivateKeyJwt ? undefined : generateSecret(SECRET_PREFIX.clientSecret);
+    const secretless = method === ClientAuthMethod.None || method === ClientAuthMethod.PrivateKeyJwt;
+    if (secretless && options.secret !== undefined) throw new DomainError('invalid_client_metadata', `A client authenticating with "${method}" has no secret.`);
+    const secret = secretless ? undefined : (options.secret ?? generateSecret(SECRET_PREFIX.clientSecret));
     const client = Object.assign(new Client(), {
-      id: newClientId(),
+      id: options.clientId ?? newClientId(),
       name,
       secretHash: secret ? hashSecret(secret) : null,
       redirectUris: [...new Set(input.redirectUris)],
@@ -72,12 +88,7 @@ export class ClientsService {
       ...keys,
       openIdSettings,
     });
-    const saved = await this.change(client.id, async (manager) => {
-      const stored = await this.store.save(client, manager);
-      await this.audit.record({ actor, action: 'client.registered', subject: `client:${stored.id}`, details: { client_name: stored.name, grant_types: stored.grantTypes, scope: stored.scope } }, manager);
-      return stored;
-    });
-    return { client: saved, secret };
+    return { client, secret };
   }
 
   /**
@@ -88,6 +99,13 @@ export class ClientsService {
    * its old and new value, are stored together.
    */
   async update(client: Client, input: NewClient, editor: ClientEditor): Promise<Client> {
+    const { next, changes } = await this.revise(client, input, editor);
+    if (Object.keys(changes).length === 0) return client;
+    return this.change([client.id], (manager) => this.saveUpdated(next, changes, editor.actor, manager));
+  }
+
+  /** The client as update() would leave it, with each changed field's old and new value; every rule checked, nothing stored. */
+  async revise(client: Client, input: NewClient, editor: ClientEditor): Promise<{ next: Client; changes: FieldChanges }> {
     if ((input.isPublic ?? false) !== client.isPublic) {
       throw new DomainError('invalid_client_metadata', 'token_endpoint_auth_method cannot change between "none" and a secret-based method.');
     }
@@ -131,13 +149,7 @@ export class ClientsService {
       });
       assertNotWidenedBySelf(rights(client, parseScope(client.scope) ?? []), rights(next, scope));
     }
-    const changes = changedFields(this.toView(client), this.toView(next));
-    if (Object.keys(changes).length === 0) return client;
-    return this.change(client.id, async (manager) => {
-      const saved = await this.store.save(next, manager);
-      await this.audit.record({ actor: editor.actor, action: 'client.updated', subject: `client:${client.id}`, details: { changes } }, manager);
-      return saved;
-    });
+    return { next, changes: changedFields(this.toView(client), this.toView(next)) };
   }
 
   /** The client a registration access token manages (one indexed lookup by hash), or null. */
@@ -166,7 +178,7 @@ export class ClientsService {
     if (client.isPublic) throw new DomainError('public_client', `Client ${clientId} is public and has no secret.`);
     const secret = generateSecret(SECRET_PREFIX.clientSecret);
     client.secretHash = hashSecret(secret);
-    const saved = await this.change(clientId, async (manager) => {
+    const saved = await this.change([clientId], async (manager) => {
       const stored = await this.store.save(client, manager);
       await this.audit.record({ actor, action: 'client.secret_rotated', subject: `client:${clientId}` }, manager);
       return stored;
@@ -177,16 +189,49 @@ export class ClientsService {
   /** Deletes the client with its codes, tokens and consents (ON DELETE CASCADE). */
   async delete(clientId: string, actor = 'cli'): Promise<void> {
     const client = await this.require(clientId);
-    await this.change(clientId, async (manager) => {
-      await this.store.delete(clientId, this.clock.now(), manager);
-      await this.audit.record({ actor, action: 'client.deleted', subject: `client:${clientId}`, details: { client_name: client.name } }, manager);
+    await this.change([clientId], (manager) => this.remove(client, actor, manager));
+  }
+
+  /**
+   * Registers, changes and deletes clients together, in one transaction: all of them or none
+   * (clients:apply). Each was drafted or revised first, so every rule has been checked. A changed
+   * secret is recorded as a rotation, never with its value.
+   */
+  async applyAll(plan: { create: Client[]; update: { next: Client; changes: FieldChanges; secretChanged: boolean }[]; remove: Client[] }, actor = CLI_ADMINISTRATOR.actor): Promise<void> {
+    const ids = [...plan.create, ...plan.update.map((u) => u.next), ...plan.remove].map((c) => c.id);
+    if (ids.length === 0) return;
+    await this.change(ids, async (manager) => {
+      for (const client of plan.create) await this.saveRegistered(client, actor, manager);
+      for (const { next, changes, secretChanged } of plan.update) {
+        await this.saveUpdated(next, changes, actor, manager);
+        if (secretChanged) await this.audit.record({ actor, action: 'client.secret_rotated', subject: `client:${next.id}` }, manager);
+      }
+      for (const client of plan.remove) await this.remove(client, actor, manager);
     });
   }
 
-  /** Runs a change of `clientId` atomically, then tells this instance's listeners (ClientChanges) that it committed. */
-  private async change<T>(clientId: string, work: (manager: EntityManager) => Promise<T>): Promise<T> {
+  private async saveRegistered(client: Client, actor: string, manager: EntityManager): Promise<Client> {
+    const stored = await this.store.save(client, manager);
+    await this.audit.record({ actor, action: 'client.registered', subject: `client:${stored.id}`, details: { client_name: stored.name, grant_types: stored.grantTypes, scope: stored.scope } }, manager);
+    return stored;
+  }
+
+  /** The change and its audit event, which lists each changed field with its old and new value, are stored together. */
+  private async saveUpdated(next: Client, changes: FieldChanges, actor: string, manager: EntityManager): Promise<Client> {
+    const saved = await this.store.save(next, manager);
+    if (Object.keys(changes).length > 0) await this.audit.record({ actor, action: 'client.updated', subject: `client:${next.id}`, details: { changes } }, manager);
+    return saved;
+  }
+
+  private async remove(client: Client, actor: string, manager: EntityManager): Promise<void> {
+    await this.store.delete(client.id, this.clock.now(), manager);
+    await this.audit.record({ actor, action: 'client.deleted', subject: `client:${client.id}`, details: { client_name: client.name } }, manager);
+  }
+
+  /** Runs a change of clients atomically, then tells this instance's listeners (ClientChanges) that it committed. */
+  private async change<T>(clientIds: readonly string[], work: (manager: EntityManager) => Promise<T>): Promise<T> {
     const outcome = await this.transactions.run(work);
-    this.changes.committed(clientId);
+    for (const clientId of clientIds) this.changes.committed(clientId);
     return outcome;
   }
 

@@ -36,6 +36,9 @@ class RateLimitEnv {
   RATE_LIMIT_KEY_PREFIX?: string;
 }
 
+/** Start-up's warning (production) and doctor's when several instances may each count alone. */
+export const REDIS_UNSET_WARNING = 'REDIS_URL is not set: rate limits and sign-in waits are counted by each instance on its own';
+
 export const rateLimitConfig = registerAs('rateLimit', () => {
   const env = validateEnv(RateLimitEnv, process.env);
   return {

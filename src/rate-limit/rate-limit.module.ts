@@ -1,6 +1,6 @@
 import { Logger, Module } from '@nestjs/common';
 import { appConfig, type AppConfig } from '../config/app.config.js';
-import { rateLimitConfig, type RateLimitConfig } from '../config/rate-limit.config.js';
+import { rateLimitConfig, REDIS_UNSET_WARNING, type RateLimitConfig } from '../config/rate-limit.config.js';
 import { REDIS_CLIENT, type RedisClient } from '../redis/redis.constants.js';
 import { RedisModule } from '../redis/redis.module.js';
 import { LOGIN_ATTEMPT_STORE, MemoryLoginAttemptStore } from './login-attempts.store.js';
@@ -30,7 +30,7 @@ import { CommonModule } from '../common/common.module.js';
       useFactory: (redis: RedisClient, config: RateLimitConfig, app: AppConfig) => {
         if (redis) return new RedisThrottlerStorage(redis, config.keyPrefix);
         // Legitimate for a single instance; behind a load balancer each instance would allow the full limit.
-        if (app.production) new Logger('RateLimit').warn('REDIS_URL is not set: rate limits and sign-in waits are counted by each instance on its own');
+        if (app.production) new Logger('RateLimit').warn(REDIS_UNSET_WARNING);
         return new MemoryThrottlerStorage();
       },
     },

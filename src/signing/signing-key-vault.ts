@@ -38,6 +38,26 @@ export interface SigningKeyView {
 export class RotationConflictError extends Error {}
 
 /**
+ * Each key's place in its algorithm's rotation at `at`: next (published, not signing yet), signing
+ * (the newest active key that is still published), retiring (replaced, published until the tokens
+ * it signed expire), retired. keys:list prints it; doctor checks it.
+ */
+export function signingKeyViews(keys: readonly SigningKey[], at: Date): SigningKeyView[] {
+  const now = at.getTime();
+  const signing = new Map<string, string>();
+  for (const key of keys) if (key.activatesAt.getTime() <= now && (key.publishedUntil === null || key.publishedUntil.getTime() > now)) signing.set(key.alg, key.kid);
+  return keys.map((key) => ({
+    kid: key.kid,
+    alg: key.alg,
+    generation: key.generation,
+    created_at: key.createdAt.toISOString(),
+    activates_at: key.activatesAt.toISOString(),
+    published_until: key.publishedUntil?.toISOString() ?? null,
+    state: key.activatesAt.getTime() > now ? 'next' : signing.get(key.alg) === key.kid ? 'signing' : key.publishedUntil !== null && key.publishedUntil.getTime() <= now ? 'retired' : 'retiring',
+  }));
+}
+
+/**
  * Makes, seals and stores signing keys, and loads them back. Key pairs are generated outside any
  * transaction (it takes a while and lets the event loop turn, which a group-commit unit of work must not).
  */
@@ -100,19 +120,7 @@ export class SigningKeyVault {
   }
 
   async list(): Promise<SigningKeyView[]> {
-    const keys = await this.store.all();
-    const now = this.clock.now().getTime();
-    const signing = new Map<string, string>();
-    for (const key of keys) if (key.activatesAt.getTime() <= now && (key.publishedUntil === null || key.publishedUntil.getTime() > now)) signing.set(key.alg, key.kid);
-    return keys.map((key) => ({
-      kid: key.kid,
-      alg: key.alg,
-      generation: key.generation,
-      created_at: key.createdAt.toISOString(),
-      activates_at: key.activatesAt.toISOString(),
-      published_until: key.publishedUntil?.toISOString() ?? null,
-      state: key.activatesAt.getTime() > now ? 'next' : signing.get(key.alg) === key.kid ? 'signing' : key.publishedUntil !== null && key.publishedUntil.getTime() <= now ? 'retired' : 'retiring',
-    }));
+    return signingKeyViews(await this.store.all(), this.clock.now());
   }
 
   private async newKey(alg: SigningAlgorithm, generation: number, activatesAt: Date): Promise<SigningKey> {

@@ -17,15 +17,18 @@ const LISTENING = 'Latchkey is listening';
 /**
  * Creates the test database and starts the server; resolves once it listens (up to 15 s). A
  * server that exits or does not start in time fails with its output, and is not left running.
+ * `env` changes the server's environment (undefined removes a variable): another deployment's database.
  */
-export async function startAsNpmStart(): Promise<{ server: ChildProcess; issuer: URL }> {
+export async function startAsNpmStart(env: Record<string, string | undefined> = {}): Promise<{ server: ChildProcess; issuer: URL }> {
   await createTestDatabase();
   const port = await freePort();
   const issuer = new URL(`http://127.0.0.1:${port}`);
   const start = startCommand() as { env: Record<string, string>; nodeArgs: string[]; entry: string };
+  const serverEnv: Record<string, string | undefined> = { ...process.env, ...start.env, PORT: String(port), HOST: '127.0.0.1', ISSUER: issuer.origin, METRICS_ENABLED: 'false', ...env };
+  for (const name of Object.keys(serverEnv)) if (serverEnv[name] === undefined) delete serverEnv[name];
   const server = spawn(process.execPath, [...start.nodeArgs, start.entry], {
     cwd: PROJECT,
-    env: { ...process.env, ...start.env, PORT: String(port), HOST: '127.0.0.1', ISSUER: issuer.origin, METRICS_ENABLED: 'false' },
+    env: serverEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

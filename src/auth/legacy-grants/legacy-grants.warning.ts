@@ -1,6 +1,6 @@
 import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { ClientsService } from '../../clients/clients.service.js';
-import { LEGACY_GRANT_TYPES } from '../../common/oauth.constants.js';
+import { legacyGrantsWarning } from '../../clients/legacy-grants.js';
 
 /**
  * At start-up, one warning per client an administrator allowed the implicit or password grant
@@ -15,9 +15,8 @@ export class LegacyGrantsWarning implements OnApplicationBootstrap {
 
   async onApplicationBootstrap(): Promise<void> {
     for (const client of await this.clients.list()) {
-      const legacy = LEGACY_GRANT_TYPES.filter((g) => client.grantTypes.includes(g));
-      if (legacy.length === 0) continue;
-      this.logger.warn(`Client ${client.id} ("${client.name}") is allowed the ${legacy.join(' and ')} grant${legacy.length > 1 ? 's' : ''}, which RFC 9700 advises against`);
+      const warning = legacyGrantsWarning(client);
+      if (warning) this.logger.warn(warning);
     }
   }
 }

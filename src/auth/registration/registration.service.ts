@@ -5,7 +5,7 @@ import { ClientsService } from '../../clients/clients.service.js';
 import { DomainError } from '../../common/domain-error.js';
 import { generateSecret, SECRET_PREFIX, secretMatchesHash } from '../../common/secrets.js';
 import { appConfig, type AppConfig } from '../../config/app.config.js';
-import { parseClientMetadata } from './client-metadata.js';
+import { parseClientMetadata } from '../../clients/client-metadata.js';
 import type { ManagedClient } from './registration-access.js';
 
 /** RFC 7591 §3.2.1 / RFC 7592 §3: the client information response. */

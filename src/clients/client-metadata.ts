@@ -1,10 +1,10 @@
-import { ClientAuthMethod, GrantType, TokenType } from '../../common/oauth.constants.js';
-import { createAjv, describeSchemaErrors } from '../../collections/json-schema-validator.js';
-import { DomainError } from '../../common/domain-error.js';
-import { DESCRIPTIVE_FIELDS, type DescriptiveMetadata, type NewClient } from '../../clients/client-information.js';
-import { isStorableJson } from '../../common/storable-text.js';
-import { CLIENT_KEY_METADATA_SCHEMA, type ClientKeyMetadata } from '../../clients/client-keys.js';
-import { OPENID_METADATA_SCHEMA, type OpenIdClientMetadata } from '../../clients/openid-client-settings.js';
+import { ClientAuthMethod, GrantType, TokenType } from '../common/oauth.constants.js';
+import { createAjv, describeSchemaErrors } from '../collections/json-schema-validator.js';
+import { DomainError } from '../common/domain-error.js';
+import { DESCRIPTIVE_FIELDS, type DescriptiveMetadata, type NewClient } from './client-information.js';
+import { isStorableJson } from '../common/storable-text.js';
+import { CLIENT_KEY_METADATA_SCHEMA, type ClientKeyMetadata } from './client-keys.js';
+import { OPENID_METADATA_SCHEMA, type OpenIdClientMetadata } from './openid-client-settings.js';
 
 /** RFC 7591 §2: the client metadata Latchkey understands. Anything else is ignored, as §2 requires. */
 const METADATA_SCHEMA = {
@@ -32,6 +32,9 @@ const METADATA_SCHEMA = {
 } as const;
 
 const validate = createAjv().compile(METADATA_SCHEMA);
+
+/** Every metadata field Latchkey reads (clients:apply refuses others: in a file under version control a misspelt field is a mistake, not an extension). */
+export const CLIENT_METADATA_FIELDS: readonly string[] = Object.keys(METADATA_SCHEMA.properties);
 const AUTH_METHODS = new Set<string>(Object.values(ClientAuthMethod));
 const TOKEN_TYPES = new Set<string>(Object.values(TokenType));
 

@@ -1,0 +1,30 @@
+import type { CheckResult } from './check.js';
+import { configurationChecks } from './configuration.checks.js';
+import { databaseChecks } from './database.checks.js';
+import { publicUrlChecks, redisCheck } from './network.checks.js';
+
+export interface DoctorReport {
+  /** No failure (warnings allowed). */
+  ok: boolean;
+  failures: number;
+  warnings: number;
+  checks: CheckResult[];
+}
+
+/**
+ * `latchkey doctor`: what goes wrong in deployments, checked against this environment (the one
+ * the instances get) and, with `url`, the deployment as clients reach it. Each check reuses what
+ * start-up itself runs (the configuration namespaces, the production guards, the legacy-grant
+ * warning, the signing keys' states); none changes anything.
+ */
+export async function runDoctor(options: { url?: string }): Promise<DoctorReport> {
+  const checks: CheckResult[] = [];
+  const settings = configurationChecks(checks);
+  if (settings) {
+    await databaseChecks(settings.database, settings.signingKeyEncryptionKeys, checks);
+    checks.push(await redisCheck(settings.redis));
+    checks.push(...(await publicUrlChecks(options.url, settings.app, settings.metrics)));
+  }
+  const count = (status: CheckResult['status']): number => checks.filter((check) => check.status === status).length;
+  return { ok: count('fail') === 0, failures: count('fail'), warnings: count('warn'), checks };
+}
