@@ -11,7 +11,7 @@ function planLines(entries: readonly PlanEntry[]): string {
   return entries
     .map((entry) => {
       const fields = entry.changes ? `: ${Object.keys(entry.changes).join(', ')}` : '';
-      const note = entry.action === 'keep' ? ' (not in the file; --prune would delete it)' : '';
+      const note = entry.action === 'keep' ? ' (not in the file; kept because of --keep-unlisted)' : '';
       return `latchkey:   ${SIGNS[entry.action]} ${entry.action.padEnd(9)} ${entry.client_id} (${JSON.stringify(entry.client_name)})${fields}${note}\n`;
     })
     .join('');
@@ -36,12 +36,13 @@ async function readDocument(path: string): Promise<unknown> {
 
 /**
  * `clients:apply -f clients.yaml`: the registered clients made to match a document kept in version
- * control (src/clients/client-declarations.ts). The plan is printed (stderr) before anything is
- * applied, then applied in one transaction; `--dry-run` stops after the plan.
+ * control (src/clients/client-declarations.ts): clients the document does not list are deleted,
+ * unless `--keep-unlisted`. The plan is printed (stderr) before anything is applied, then applied
+ * in one transaction; `--dry-run` stops after the plan.
  */
 export const clientsApplyCommand: AppCommand = {
-  usage: 'clients:apply -f FILE.(json|yaml) [--dry-run] [--prune]',
-  options: { file: { type: 'string', short: 'f' }, 'dry-run': { type: 'boolean' }, prune: { type: 'boolean' } },
+  usage: 'clients:apply -f FILE.(json|yaml) [--dry-run] [--keep-unlisted]',
+  options: { file: { type: 'string', short: 'f' }, 'dry-run': { type: 'boolean' }, 'keep-unlisted': { type: 'boolean' } },
   async run(app: INestApplicationContext, flags) {
     const path = callerPath(required(flags, 'file'));
     const document = await readDocument(path);
@@ -49,7 +50,7 @@ export const clientsApplyCommand: AppCommand = {
     const { ClientDocumentError } = await import('../clients/client-declarations.js');
     let plan;
     try {
-      plan = await declarations.plan(document, { baseDirectory: dirname(path), prune: flags.prune === true });
+      plan = await declarations.plan(document, { baseDirectory: dirname(path), prune: flags['keep-unlisted'] !== true });
     } catch (error) {
       if (error instanceof ClientDocumentError) throw new CommandFailed(`${path}: ${error.message}`);
       throw error;

@@ -49,9 +49,11 @@ export class ClientDeclarations {
   constructor(private readonly clients: ClientsService) {}
 
   /**
-   * The plan that makes the clients match `document`. Clients the document does not list are
-   * deleted only with `prune`: a deletion takes their tokens, consents and codes with it, and a
-   * document may describe only some of the clients (those registered over /register, say).
+   * The plan that makes the clients match `document`: clients the document does not list are
+   * deleted with `prune` (the command's default, as the file is the truth), kept without it (the
+   * command's --keep-unlisted: a document that describes only some of the clients, leaving those
+   * registered over /register alone). A deletion takes their tokens, consents and codes with it,
+   * which is why the plan is always shown first.
    */
   async plan(document: unknown, options: { baseDirectory: string; prune: boolean; env?: NodeJS.ProcessEnv }): Promise<ClientPlan> {
     const problems: string[] = [];

@@ -110,12 +110,12 @@ describe('clients:apply', () => {
     expect(await clientCredentialsStatus(app.baseUrl, { clientId: 'reports', clientSecret: rotated, redirectUri: '' })).toBe(200);
   });
 
-  it('keeps clients the document does not list, and deletes them with --prune', async () => {
-    const kept = await apply({ clients: [reports, web].map((c) => (c === reports ? { ...c, client_secret: { file: 'reports.secret' } } : { ...web, redirect_uris: ['https://app.example.com/callback', 'https://app.example.com/v2/callback'] })) });
+  it('deletes clients the document does not list, and keeps them with --keep-unlisted', async () => {
+    const kept = await apply({ clients: [reports, web].map((c) => (c === reports ? { ...c, client_secret: { file: 'reports.secret' } } : { ...web, redirect_uris: ['https://app.example.com/callback', 'https://app.example.com/v2/callback'] })) }, ['--keep-unlisted']);
     expect(JSON.parse(kept.stdout)).toMatchObject({ summary: { unchanged: 2, keep: 1, delete: 0 } });
-    expect(kept.stderr).toMatch(/· keep +spa .*--prune would delete it/);
+    expect(kept.stderr).toMatch(/· keep +spa .*kept because of --keep-unlisted/);
     expect((await clients()).map((c) => c.id)).toContain('spa');
-    const pruned = await apply({ clients: [{ ...reports, client_secret: { file: 'reports.secret' } }] }, ['--prune']);
+    const pruned = await apply({ clients: [{ ...reports, client_secret: { file: 'reports.secret' } }] });
     expect(pruned.code).toBe(0);
     expect(JSON.parse(pruned.stdout)).toMatchObject({ summary: { unchanged: 1, delete: 2 } });
     expect((await clients()).map((c) => c.id)).toEqual(['reports']);
@@ -140,7 +140,7 @@ describe('clients:apply', () => {
     ['a bad redirect URI', { ...spa, client_id: 'bad', redirect_uris: ['http://evil.example.com/cb'] }, /clients\[1\] \(bad\): .*redirect/i],
   ])('refuses %s with the client and the reason, and changes nothing', async (_, entry, message) => {
     const before = await clients();
-    const result = await apply({ clients: [{ ...spa, client_id: 'would-be-created' }, entry] }, ['--prune']);
+    const result = await apply({ clients: [{ ...spa, client_id: 'would-be-created' }, entry] });
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     expect(result.stderr).toContain('the document cannot be applied, nothing was changed');
