@@ -7,11 +7,11 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { createHash } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { createApp } from '../../src/app.setup.js';
 import { placeholders } from '../../src/database/prepared-statement.js';
 import { basicAuth, obtainCode, tokenRequest } from '../helpers/oauth-flow.js';
 import { TestApp, type RegisteredClient, type TestUser } from '../helpers/test-app.js';
 import { watchTransactionStatements, type TransactionStatement } from '../helpers/transaction-statements.js';
+import { startAnotherInstance } from '../helpers/app-at-issuer.js';
 
 const CODE_REDEMPTIONS = 50;
 const REFRESHES = 20;
@@ -32,19 +32,6 @@ interface Outcome {
 
 function sha256(value: string): string {
   return createHash('sha256').update(value, 'utf8').digest('hex');
-}
-
-/**
- * A second instance of the app, booted through the same createApp() as main.ts with the same
- * environment: it opens its own connection(s) to the database the first instance created (and
- * neither creates nor drops it).
- */
-async function startSecondInstance(): Promise<{ nest: NestFastifyApplication; baseUrl: string }> {
-  const nest = await createApp({ level: 'error' });
-  await nest.listen(0, '127.0.0.1');
-  await nest.getHttpAdapter().getInstance().ready();
-  const { port } = nest.getHttpServer().address() as { port: number };
-  return { nest, baseUrl: `http://127.0.0.1:${port}` };
 }
 
 async function postToken(baseUrl: string, client: RegisteredClient, params: Record<string, string>): Promise<Outcome> {
@@ -82,7 +69,7 @@ describe('single use under concurrency, across two instances on one database', (
 
   beforeAll(async () => {
     app = await TestApp.start();
-    ({ nest: second, baseUrl: secondUrl } = await startSecondInstance());
+    ({ nest: second, baseUrl: secondUrl } = await startAnotherInstance());
     instances = [app.baseUrl, secondUrl];
     client = await app.createClient();
     user = await app.createUser();

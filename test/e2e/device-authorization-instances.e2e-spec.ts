@@ -9,10 +9,9 @@
  */
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import * as oauth from 'oauth4webapi';
-import { createApp } from '../../src/app.setup.js';
 import { ClientsService } from '../../src/clients/clients.service.js';
 import { UsersService } from '../../src/users/users.service.js';
-import { startAtIssuer } from '../helpers/app-at-issuer.js';
+import { startAtIssuer, startAnotherInstance } from '../helpers/app-at-issuer.js';
 import { Browser } from '../helpers/browser.js';
 import { decideDevice, DEVICE_CODE_GRANT, pollToken, requestDeviceAuthorization, signOut } from '../helpers/device.js';
 import type { RegisteredClient, TestUser } from '../helpers/test-app.js';
@@ -41,11 +40,9 @@ describe('the device authorization grant on three instances (issue 35)', () => {
     bases = [issuer];
     // Two more instances on the same database and issuer, as behind a load balancer.
     for (let i = 0; i < 2; i++) {
-      const nest = await createApp({ level: 'error' });
-      await nest.listen(0, '127.0.0.1');
-      await nest.getHttpAdapter().getInstance().ready();
+      const { nest, baseUrl } = await startAnotherInstance();
       others.push(nest);
-      bases.push(new URL(`http://127.0.0.1:${(nest.getHttpServer().address() as { port: number }).port}`));
+      bases.push(new URL(baseUrl));
     }
     user = { username: `dana_${Date.now().toString(36)}`, password: 'correct horse battery staple' };
     await first.get(UsersService).create(user.username, user.password);

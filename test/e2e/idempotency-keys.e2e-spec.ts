@@ -8,7 +8,6 @@
 import { jest } from '@jest/globals';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
-import { createApp } from '../../src/app.setup.js';
 import { PurgeService } from '../../src/housekeeping/purge.service.js';
 import { IdempotencyKey } from '../../src/idempotency/idempotency-key.entity.js';
 import { keyHashOf, requestFingerprint } from '../../src/idempotency/idempotent-writes.js';
@@ -17,6 +16,7 @@ import { ItemStore } from '../../src/items/item.store.js';
 import { User } from '../../src/users/user.entity.js';
 import { obtainAccessToken } from '../helpers/api-client.js';
 import { TestApp, type RegisteredClient, type TestUser } from '../helpers/test-app.js';
+import { startAnotherInstance } from '../helpers/app-at-issuer.js';
 
 const ISSUER = 'http://latchkey.example.test:8443';
 const NOTES = '/api/v1/notes';
@@ -39,11 +39,9 @@ describe('Idempotency-Key on the data API (issue 36)', () => {
     app = await TestApp.start({ ISSUER, RATE_LIMIT_API_PER_MINUTE: '0', RATE_LIMIT_CLIENT_PER_MINUTE: '0', IDEMPOTENCY_CLAIM_SECONDS: '2', PURGE_INTERVAL_SECONDS: '0' });
     bases.push(app.baseUrl);
     for (let i = 0; i < 2; i++) {
-      const nest = await createApp({ level: 'error' });
-      await nest.listen(0, '127.0.0.1');
-      await nest.getHttpAdapter().getInstance().ready();
+      const { nest, baseUrl } = await startAnotherInstance();
       others.push(nest);
-      bases.push(`http://127.0.0.1:${(nest.getHttpServer().address() as { port: number }).port}`);
+      bases.push(baseUrl);
     }
     user = await app.createUser();
     client = await app.createClient({ scope: 'notes:read notes:write' });

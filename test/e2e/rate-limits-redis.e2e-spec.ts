@@ -10,26 +10,19 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { createApp } from '../../src/app.setup.js';
 import { MemoryLoginAttemptStore } from '../../src/rate-limit/login-attempts.store.js';
 import { RedisLoginAttemptStore } from '../../src/rate-limit/redis-login-attempts.store.js';
 import { openVerificationPage, submitUserCode } from '../helpers/device.js';
 import { Browser, hiddenFields } from '../helpers/browser.js';
 import { clientCredentialsStatus } from '../helpers/oauth-flow.js';
 import { TestApp } from '../helpers/test-app.js';
+import { startAnotherInstance } from '../helpers/app-at-issuer.js';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? '';
 if (!REDIS_URL) {
   throw new Error('rate-limits-redis needs a Redis server: set TEST_REDIS_URL, e.g. TEST_REDIS_URL=redis://127.0.0.1:6379');
 }
 const PREFIX = `latchkey_test_${randomBytes(4).toString('hex')}:`;
-
-async function startSecondInstance(): Promise<{ nest: NestFastifyApplication; baseUrl: string }> {
-  const nest = await createApp({ level: 'error' });
-  await nest.listen(0, '127.0.0.1');
-  const { port } = nest.getHttpServer().address() as { port: number };
-  return { nest, baseUrl: `http://127.0.0.1:${port}` };
-}
 
 
 async function signIn(baseUrl: string, username: string, password: string): Promise<{ status: number; retryAfter: string | null }> {
@@ -52,7 +45,7 @@ describe('rate limits shared through Redis by two instances', () => {
       RATE_LIMIT_CLIENT_PER_MINUTE: '4',
       LOGIN_FREE_FAILURES: '2',
     });
-    second = await startSecondInstance();
+    second = await startAnotherInstance();
   });
   afterAll(async () => {
     await second?.nest.close();

@@ -10,12 +10,12 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createHash, randomUUID } from 'node:crypto';
 import { IsNull } from 'typeorm';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
-import { createApp } from '../../src/app.setup.js';
 import { Clock } from '../../src/common/clock.js';
 import { Token } from '../../src/tokens/token.entity.js';
 import { obtainTokens } from '../helpers/api-client.js';
 import { basicAuth, obtainCode, tokenRequest, type TokenResult } from '../helpers/oauth-flow.js';
 import { TestApp, type RegisteredClient, type TestUser } from '../helpers/test-app.js';
+import { startAnotherInstance } from '../helpers/app-at-issuer.js';
 
 const GRACE_SECONDS = 5;
 const ISSUER = 'https://auth.example.test';
@@ -61,11 +61,9 @@ describe('refresh token grace (issue 36): the same request again answers the sam
     bases.push(app.baseUrl);
     // Two more instances on the same database, as behind a load balancer.
     for (let i = 0; i < 2; i++) {
-      const nest = await createApp({ level: 'error' });
-      await nest.listen(0, '127.0.0.1');
-      await nest.getHttpAdapter().getInstance().ready();
+      const { nest, baseUrl } = await startAnotherInstance();
       others.push(nest);
-      bases.push(`http://127.0.0.1:${(nest.getHttpServer().address() as { port: number }).port}`);
+      bases.push(baseUrl);
     }
     user = await app.createUser();
     client = await app.createClient();

@@ -9,7 +9,6 @@
  */
 import { jest } from '@jest/globals';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { createApp } from '../../src/app.setup.js';
 import { LISTENER_NAME } from '../../src/database/change-notifications.js';
 import { ClientsService } from '../../src/clients/clients.service.js';
 import { EVERY_ROW } from '../../src/database/notified-cache.js';
@@ -20,6 +19,7 @@ import { obtainTokens } from '../helpers/api-client.js';
 import { basicAuth, clientCredentialsStatus } from '../helpers/oauth-flow.js';
 import { TestApp, type RegisteredClient, type TestUser } from '../helpers/test-app.js';
 import { within } from '../helpers/within.js';
+import { startAnotherInstance } from '../helpers/app-at-issuer.js';
 
 const postgres = Boolean(process.env.TEST_DATABASE_URL);
 
@@ -37,10 +37,7 @@ describe('Rows kept per instance on PostgreSQL: every change reaches every insta
   beforeAll(async () => {
     app = await TestApp.start();
     // A second instance on the same database, as behind a load balancer.
-    const nest = await createApp({ level: 'error' });
-    await nest.listen(0, '127.0.0.1');
-    await nest.getHttpAdapter().getInstance().ready();
-    second = { nest, baseUrl: `http://127.0.0.1:${(nest.getHttpServer().address() as { port: number }).port}` };
+    second = await startAnotherInstance();
     instances = [app.baseUrl, second.baseUrl];
   });
   afterAll(async () => {

@@ -8,8 +8,7 @@
  */
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
-import { createApp } from '../../src/app.setup.js';
-import { startAtIssuer } from '../helpers/app-at-issuer.js';
+import { startAtIssuer, startAnotherInstance } from '../helpers/app-at-issuer.js';
 import { Browser, hiddenFields } from '../helpers/browser.js';
 import { dropTestDatabase } from '../helpers/test-database.js';
 import { exchange, introspect, LEDGER, ORDERS, personTokens, setUpExchangeWorld, type ExchangeWorld, type Party } from '../helpers/token-exchange.js';
@@ -29,11 +28,9 @@ describe('a chain of three services on three instances (issue 34)', () => {
     const bases = [world.issuer];
     // Two more instances on the same database and issuer, as behind a load balancer.
     for (let i = 0; i < 2; i++) {
-      const nest = await createApp({ level: 'error' });
-      await nest.listen(0, '127.0.0.1');
-      await nest.getHttpAdapter().getInstance().ready();
+      const { nest, baseUrl } = await startAnotherInstance();
       others.push(nest);
-      bases.push(new URL(`http://127.0.0.1:${(nest.getHttpServer().address() as { port: number }).port}`));
+      bases.push(new URL(baseUrl));
     }
     at = bases.map((issuer) => ({ ...world, issuer }));
   });

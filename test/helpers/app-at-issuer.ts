@@ -25,3 +25,15 @@ export async function startAtIssuer(env: Record<string, string> = {}): Promise<{
   await nest.getHttpAdapter().getInstance().ready();
   return { nest, issuer: new URL(process.env.ISSUER!) };
 }
+
+/**
+ * One more instance of the real app on the database and issuer the test already uses, on a port of
+ * its own, as a load balancer would have beside the first: what the multi-instance tests start.
+ */
+export async function startAnotherInstance(): Promise<{ nest: NestFastifyApplication; baseUrl: string }> {
+  const nest = await createApp({ level: 'error' });
+  await nest.listen(0, '127.0.0.1');
+  await nest.getHttpAdapter().getInstance().ready();
+  const { port } = nest.getHttpServer().address() as AddressInfo;
+  return { nest, baseUrl: `http://127.0.0.1:${port}` };
+}
