@@ -1,14 +1,15 @@
 /**
  * Issue 35's check of the device authorization grant on three instances of one database
  * (PostgreSQL when TEST_DATABASE_URL names one; SQLite otherwise, where the same holds trivially):
- * the device asks on one instance, the person approves on another, the device (oauth4webapi,
- * unmodified, its requests sent to the third) polls a third; the poll interval is kept in the
+ * the device asks on one instance, the person approves on another, the device (oauth4webapi, then
+ * openid-client, unmodified, their requests sent to the third) polls a third; the poll interval is kept in the
  * database, so polling two instances in turn is still too fast; concurrent polls on all three
  * redeem the device code once; and the person's sign-out on one instance ends the device's access
  * on every instance, though each had its token in its cache.
  */
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import * as oauth from 'oauth4webapi';
+import * as oidc from 'openid-client';
 import { ClientsService } from '../../src/clients/clients.service.js';
 import { UsersService } from '../../src/users/users.service.js';
 import { startAtIssuer, startAnotherInstance } from '../helpers/app-at-issuer.js';
@@ -67,6 +68,31 @@ describe('the device authorization grant on three instances (issue 35)', () => {
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     const tokens = await poll();
     expect(oauth.getValidatedIdTokenClaims(tokens)).toMatchObject({ aud: registered.clientId, sid: expect.any(String) });
+    for (const base of bases) expect((await readNotes(base, tokens.access_token)).status).toBe(200);
+  });
+
+  it('openid-client discovers and asks on the first instance, the person approves on the second, pollDeviceAuthorizationGrant polls the third and gets its tokens', async () => {
+    const registered = await register();
+    const config = await oidc.discovery(bases[0], registered.clientId, undefined, oidc.None(), { execute: [oidc.allowInsecureRequests] });
+    const device = await oidc.initiateDeviceAuthorization(config, { scope: 'openid notes:read' });
+    // From here on the library's requests go to the third instance; each poll's instance and answer are recorded.
+    const polls: { origin: string; heard: string }[] = [];
+    config[oidc.customFetch] = async (url, options) => {
+      const response = await fetch(url.replace(bases[0].origin, bases[2].origin), options as RequestInit);
+      polls.push({ origin: new URL(response.url).origin, heard: response.ok ? 'tokens' : ((await response.clone().json()) as { error: string }).error });
+      return response;
+    };
+    const polling = oidc.pollDeviceAuthorizationGrant(config, device);
+    // The person approves once the device has heard authorization_pending from the third instance.
+    expect(await within(5_000, () => Promise.resolve(polls.length > 0))).toBe(true);
+    await decideDevice(new Browser(bases[1].origin), user, device.user_code);
+    const tokens = await polling;
+
+    // Every poll on the third instance: authorization_pending (more than once if the approval took longer than the interval), then the tokens.
+    expect(new Set(polls.map((p) => p.origin))).toEqual(new Set([bases[2].origin]));
+    expect(polls.at(-1)?.heard).toBe('tokens');
+    expect(new Set(polls.slice(0, -1).map((p) => p.heard))).toEqual(new Set(['authorization_pending']));
+    expect(tokens.claims()).toMatchObject({ iss: bases[0].origin, aud: registered.clientId, acr: 'urn:latchkey:acr:pwd', amr: ['pwd'], sid: expect.any(String) });
     for (const base of bases) expect((await readNotes(base, tokens.access_token)).status).toBe(200);
   });
 
