@@ -130,6 +130,58 @@ describe('three instances behind nginx on one PostgreSQL and one Redis', () => {
     await eventually(async () => cluster.instanceOf((await serviceToken()).upstream) === victim, 20_000);
   }));
 
+  it('retries writes that carry an Idempotency-Key on another instance when one is killed mid-load: no 502, no duplicate item', withLogs(async () => {
+    // deploy/nginx-locations.conf sends a data API write with a key to a location that lets nginx
+    // resend it (non_idempotent): a POST in flight on the killed instance goes to another, which
+    // replays the first answer, or answers 409 while the dead instance's claim holds (the client
+    // waits and sends it again). Every key must end as exactly one item, and the client must never
+    // see a 502 for a keyed write.
+    const userToken = await obtainAccessToken(cluster.baseUrl, web, user);
+    const victim = cluster.instances[2];
+    const run = `keyed-${Date.now().toString(36)}`;
+    const answered = new Map<string, string>();
+    const statuses: Record<string, number> = {};
+    let movedOn = 0;
+    let onVictim = 0;
+    const deadline = Date.now() + 8000;
+    const worker = async (id: number) => {
+      for (let n = 0; Date.now() < deadline; n++) {
+        const key = `${run}-${id}-${n}`;
+        for (let attempt = 0; attempt < 40; attempt++) {
+          const reply = await send(cluster.baseUrl, 'POST', '/api/v1/notes', withBearer(userToken, { json: { title: key }, headers: { 'idempotency-key': `"${key}"` } }));
+          statuses[reply.status] = (statuses[reply.status] ?? 0) + 1;
+          if (reply.upstream?.includes(',')) movedOn++;
+          if (reply.upstream?.split(', ').includes(victim.address)) onVictim++;
+          if (reply.status === 201) {
+            answered.set(key, String(reply.body.id));
+            break;
+          }
+          // 409: the key is held (the dead instance's claim, until IDEMPOTENCY_CLAIM_SECONDS); wait as Retry-After says.
+          await new Promise((resolve) => setTimeout(resolve, reply.status === 409 ? 1000 : 200));
+        }
+      }
+    };
+    await Promise.all([
+      new Promise<void>((resolve, reject) => setTimeout(() => victim.stop('SIGKILL').then(resolve, reject), 3000)),
+      ...Array.from({ length: WORKERS }, (_, id) => worker(id)),
+    ]);
+    console.log(`Keyed writes, ${WORKERS} workers for 8 s, ${victim.name} killed with SIGKILL at 3 s: ${JSON.stringify({ keys: answered.size, statuses, movedOn, onVictim })}`);
+
+    expect(victim.running).toBe(false);
+    expect(onVictim).toBeGreaterThan(0);
+    // nginx resent every keyed write the victim dropped: the client saw 201 or 409, never a 502.
+    expect(Object.keys(statuses).filter((status) => status !== '201' && status !== '409')).toEqual([]);
+    // Exactly one item per key, and it is the one the answer named.
+    const rows = await cluster.query<{ id: string; title: string }>("SELECT id, data->>'title' AS title FROM items WHERE data->>'title' LIKE $1", [`${run}-%`]);
+    const byTitle = new Map<string, string[]>();
+    for (const row of rows) byTitle.set(row.title, [...(byTitle.get(row.title) ?? []), row.id]);
+    expect([...byTitle].filter(([, ids]) => ids.length > 1)).toEqual([]);
+    expect(Object.fromEntries([...byTitle].map(([title, ids]) => [title, ids[0]]))).toEqual(Object.fromEntries(answered));
+
+    await victim.start();
+    await eventually(async () => cluster.instanceOf((await serviceToken()).upstream) === victim, 20_000);
+  }));
+
   it('goes unready while PostgreSQL is down, and serves again once it is back, without restarting an instance', withLogs(async () => {
     const pids = cluster.instances.map((i) => i.pid);
     expect(await Promise.all(cluster.instances.map((i) => i.readiness()))).toEqual([200, 200, 200]);

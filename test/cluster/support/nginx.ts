@@ -1,9 +1,11 @@
 /**
  * nginx in front of the instances, as in docker-compose.yml: TLS on loopback, round robin, and the
- * proxy settings of deploy/nginx-proxy.conf. Every path it writes is in this run's directory.
+ * locations and proxy settings of deploy/nginx-locations.conf and deploy/nginx-proxy.conf, copied
+ * beside the generated configuration under the names docker-compose.yml mounts them with (their
+ * includes are relative to it). Every path it writes is in this run's directory.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { CERT_FILE, CLUSTER_DIR, KEY_FILE } from './settings.js';
 
@@ -38,9 +40,7 @@ ${upstreams.map((address) => `    server ${address} max_fails=1 fail_timeout=5s;
     # Which instance answered (the last address when nginx moved on to another): test only, it
     # would tell the world the internal addresses.
     add_header X-Upstream $upstream_addr always;
-    location / {
-      include ${resolve('deploy/nginx-proxy.conf')};
-    }
+    include latchkey-locations.conf;
   }
 }
 `;
@@ -60,6 +60,8 @@ export class Nginx {
     this.baseUrl = `https://127.0.0.1:${port}`;
     mkdirSync(join(CLUSTER_DIR, 'nginx-temp'), { recursive: true });
     writeFileSync(this.configFile, config(port, upstreams));
+    copyFileSync(resolve('deploy/nginx-locations.conf'), join(CLUSTER_DIR, 'latchkey-locations.conf'));
+    copyFileSync(resolve('deploy/nginx-proxy.conf'), join(CLUSTER_DIR, 'latchkey-proxy.conf'));
   }
 
   async start(): Promise<void> {
