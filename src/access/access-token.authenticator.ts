@@ -25,8 +25,10 @@ const INVALID_TOKEN: AccessRefusal = { error: 'invalid_token', description: 'The
 
 /**
  * "Is this token usable, and for whom": decided here and nowhere else, for every protected route
- * (the data API, client registration and management). One indexed lookup by the token's hash, no
- * cache, so a revoked token is refused by the very next request on any instance. What the token may
+ * (the data API, client registration and management). One indexed lookup by the token's hash; on
+ * PostgreSQL a live access token is kept per instance and dropped when the tokens table notifies a
+ * change (TokenStore, NotifiedCache), so a revoked token is refused by the very next request here and
+ * within a notification's delivery on every other instance. What the token may
  * do on a given route (its scope, whether it must speak for a person) is the route's declared
  * requirement, checked by AccessTokenGuard.
  */

@@ -4,7 +4,8 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { EntityRows } from '../database/entity-rows.js';
 import type { Gate } from '../database/gate.js';
 import { InsertBatch } from '../database/insert-batch.js';
-import { dateParameter, execute, PreparedStatement } from '../database/prepared-statement.js';
+import { dateParameter, execute } from '../database/prepared-statement.js';
+import { LookupBatch } from '../database/lookup-batch.js';
 import { Transactions } from '../database/transactions.js';
 import { AuthorizationCode } from './authorization-code.entity.js';
 
@@ -21,7 +22,7 @@ export type CodeInsert = Omit<AuthorizationCode, 'consumedAt' | 'client' | 'user
 @Injectable()
 export class AuthorizationCodeStore {
   private readonly rows: EntityRows<AuthorizationCode>;
-  private readonly byHash: PreparedStatement<Record<string, unknown>>;
+  private readonly byHash: LookupBatch;
   /** PostgreSQL: the codes issued outside a transaction in one turn of the event loop, in one INSERT. */
   private readonly batch?: InsertBatch;
 
@@ -30,7 +31,7 @@ export class AuthorizationCodeStore {
     private readonly transactions: Transactions,
   ) {
     this.rows = new EntityRows(dataSource.getMetadata(AuthorizationCode));
-    this.byHash = new PreparedStatement(dataSource, 'latchkey_code_by_hash', `SELECT ${this.rows.selectList} FROM ${this.rows.table} WHERE "code_hash" = ?`);
+    this.byHash = new LookupBatch(dataSource, 'latchkey_code_by_hash', `SELECT ${this.rows.selectList} FROM ${this.rows.table}`, 'code_hash', 'codeHash');
     if (dataSource.options.type === 'postgres') this.batch = new InsertBatch(dataSource, 'latchkey_codes_insert', 'authorization_codes', INSERT_COLUMNS);
   }
 

@@ -7,7 +7,7 @@ import type { Attribute } from '../collections/collection.js';
 import { Clock } from '../common/clock.js';
 import { databaseConfig, type DatabaseConfig } from '../config/database.config.js';
 import { EntityRows } from '../database/entity-rows.js';
-import { PreparedStatement } from '../database/prepared-statement.js';
+import { LookupBatch } from '../database/lookup-batch.js';
 import { Transactions, type CommitsWith } from '../database/transactions.js';
 import { AttributeSql } from './item-attributes.sql.js';
 import { Item } from './item.entity.js';
@@ -36,8 +36,8 @@ export type WriteOutcome = { outcome: 'ok'; item: Item } | { outcome: 'not_found
 export class ItemStore {
   readonly sql: AttributeSql;
   private readonly rows: EntityRows<Item>;
-  /** One item by id, scoped to its owner and collection (the primary key decides; the rest is the scope). */
-  private readonly byId: PreparedStatement<Record<string, unknown>>;
+  /** One item by id (the primary key), grouped per turn of the event loop on PostgreSQL; owner and collection are checked on the row. */
+  private readonly byId: LookupBatch;
 
   constructor(
     @InjectRepository(Item) private readonly items: Repository<Item>,
@@ -48,7 +48,7 @@ export class ItemStore {
   ) {
     this.sql = new AttributeSql(database.dialect);
     this.rows = new EntityRows(dataSource.getMetadata(Item));
-    this.byId = new PreparedStatement(dataSource, 'latchkey_item_by_id', `SELECT ${this.rows.selectList} FROM ${this.rows.table} WHERE "id" = ? AND "owner_id" = ? AND "collection" = ?`);
+    this.byId = new LookupBatch(dataSource, 'latchkey_item_by_id', `SELECT ${this.rows.selectList} FROM ${this.rows.table}`, 'id', 'id');
   }
 
   /**
@@ -91,10 +91,14 @@ export class ItemStore {
     return page;
   }
 
-  /** The read of GET /api/v1/<collection>/<id>, on every such request: a prepared statement. */
+  /**
+   * The read of GET /api/v1/<collection>/<id>, on every such request: by the primary key, in one
+   * statement with the other reads of this turn (LookupBatch). Another owner's item, or one of
+   * another collection, is not found, exactly as when the WHERE clause named them.
+   */
   async find(collection: string, ownerId: string, id: string): Promise<Item | null> {
-    const row = await this.byId.one(id, ownerId, collection);
-    return row ? this.rows.decode(row) : null;
+    const row = await this.byId.one(id);
+    return row && row.ownerId === ownerId && row.collection === collection ? this.rows.decode(row) : null;
   }
 
   /** Inserts an item; `commitsWith` (an Idempotency-Key's answer) commits in the same transaction, or undoes the insert by throwing. */

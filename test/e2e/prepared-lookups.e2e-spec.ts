@@ -72,6 +72,29 @@ describe('TokensService.findByValue', () => {
     expect(await items.find('notes', '00000000-0000-4000-8000-000000000000', created.id)).toBeNull();
   });
 
+  it('ItemStore.find asked many times in one turn (one statement on PostgreSQL) gives each caller its item, and nothing of another owner or collection', async () => {
+    const items = app.app.get(ItemStore);
+    const ids = async (): Promise<string> => {
+      const person = await app.createUser();
+      return (await app.dataSource.query(`SELECT "id" FROM "users" WHERE "username" = '${person.username}'`))[0].id as string;
+    };
+    const [alice, bob] = [await ids(), await ids()];
+    const mine = await items.create('notes', alice, { title: 'Alice' });
+    const theirs = await items.create('notes', bob, { title: 'Bob' });
+    const found = await Promise.all([
+      items.find('notes', alice, mine.id),
+      items.find('notes', alice, theirs.id),
+      items.find('notes', bob, theirs.id),
+      items.find('photos', alice, mine.id),
+      items.find('notes', alice, randomUUID()),
+      items.find('notes', alice, mine.id),
+    ]);
+    expect(found.map((item) => item?.data.title ?? null)).toEqual(['Alice', null, 'Bob', null, null, 'Alice']);
+    // The same row read once for two callers: each gets an entity of its own.
+    expect(found[0]).not.toBe(found[5]);
+    expect(found[0]).toEqual(await app.dataSource.getRepository(Item).findOneByOrFail({ id: mine.id }));
+  });
+
   it('ClientsService.findById returns what the repository returns, for confidential and public clients', async () => {
     const confidential = await app.createClient({ grantTypes: ['authorization_code', 'refresh_token'], redirectUris: ['https://a.example/cb', 'https://b.example/cb'] });
     const publicClient = await app.createClient({ isPublic: true });
