@@ -14,7 +14,7 @@
  *   garbage collection, and socket writes (writev: HTTP answers and database messages).
  *
  * BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test) for PostgreSQL;
- * BENCH_COST_SCENARIOS (a,c,d,e,f), BENCH_COST_DATABASES (sqlite,postgres), BENCH_SECONDS (5),
+ * BENCH_COST_SCENARIOS (a,c,d,e,f; h, i and j too), BENCH_COST_DATABASES (sqlite,postgres), BENCH_SECONDS (5),
  * BENCH_SKIP_BUILD=1. Writes bench/results/cost-latest.json, a flame graph per scenario and database
  * (bench/results/flame-<database>-<scenario>.svg), and prints a Markdown table for
  * bench/RESULTS.md ("Cost model"). The profiler stays on for the whole run and adds a few per cent
@@ -29,6 +29,8 @@ import { latchkey } from './targets/latchkey.mjs';
 import { CATEGORIES, categoryShares, flameGraphSvg, monotonicMicros, readProfile } from './lib/cpu-profile.mjs';
 import { closeAgents } from './lib/http.mjs';
 import { fixedRequestLoad, stepLoad } from './lib/load.mjs';
+import { assertionTokenLoad } from './lib/client-assertion.mjs';
+import { dpopReadLoad } from './lib/dpop.mjs';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const scenarios = (process.env.BENCH_COST_SCENARIOS ?? 'a,c,d,e,f').split(',');
@@ -78,7 +80,11 @@ async function measure(target, server, ctx, scenario) {
   const run = (s) =>
     definition.kind === 'steps'
       ? stepLoad({ makeStep: (worker) => definition.make(ctx, worker), workers: WORKERS, seconds: s, rssMb: server.rssMb })
-      : fixedRequestLoad({ baseUrl: server.baseUrl, request: definition.request(ctx), connections: CONNECTIONS, seconds: s, expect: definition.expect ?? 200, rssMb: server.rssMb });
+      : definition.kind === 'dpop'
+        ? dpopReadLoad({ baseUrl: server.baseUrl, read: definition.read(ctx), connections: CONNECTIONS, seconds: s, rssMb: server.rssMb })
+        : definition.kind === 'assertion'
+          ? assertionTokenLoad({ baseUrl: server.baseUrl, token: definition.token(ctx), connections: CONNECTIONS, seconds: s, rssMb: server.rssMb })
+          : fixedRequestLoad({ baseUrl: server.baseUrl, request: definition.request(ctx), connections: CONNECTIONS, seconds: s, expect: definition.expect ?? 200, rssMb: server.rssMb });
   await run(2);
   const serverBefore = ticks(server.pid);
   const postgresBefore = postgresTicks();
