@@ -13,12 +13,14 @@ interface Waiter {
 const MAX_KEYS = 256;
 
 /**
- * Group reads for PostgreSQL's hottest single-row lookups by a unique key (an item by id, a token
- * by its hash, a code by its hash): the keys that requests ask for during one turn of the event
+ * Group reads for PostgreSQL's hottest single-row lookups by a unique key (an item by id, a code by
+ * its hash): the keys that requests ask for during one turn of the event
  * loop are read by one `SELECT … WHERE key = ANY($1)` on the next turn, and each caller gets its row
  * (or undefined). A busy instance then pays one round trip for many requests instead of one each;
  * the round trip, not the index lookup, is what a read costs the server (bench/RESULTS.md, "The
  * cost model"). Alone in its turn, a key is read by the single-row prepared statement, as before.
+ * Tokens are not read through it: an access token is kept per instance (TokenStore), and for the
+ * refresh token of a rotation an A/B showed no gain (bench/RESULTS.md).
  *
  * Nothing is kept: every read is issued after the request that asked for it arrived, so it sees
  * every change committed before that (read-your-writes, on any instance), exactly as one statement

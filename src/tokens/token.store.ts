@@ -7,8 +7,7 @@ import { EntityRows } from '../database/entity-rows.js';
 import { EVERY_ROW, NotifiedCache } from '../database/notified-cache.js';
 import type { Gate } from '../database/gate.js';
 import { InsertBatch } from '../database/insert-batch.js';
-import { dateParameter, execute, placeholders, postgresPool, rowDate } from '../database/prepared-statement.js';
-import { LookupBatch } from '../database/lookup-batch.js';
+import { dateParameter, execute, placeholders, postgresPool, PreparedStatement, rowDate } from '../database/prepared-statement.js';
 import { Transactions } from '../database/transactions.js';
 import { Token, TokenKind } from './token.entity.js';
 
@@ -34,7 +33,7 @@ export type TokenInsert = Omit<Token, 'createdAt' | 'client' | 'user' | 'success
 @Injectable()
 export class TokenStore {
   private readonly rows: EntityRows<Token>;
-  private readonly byHash: LookupBatch;
+  private readonly byHash: PreparedStatement<Record<string, unknown>>;
   private readonly insertColumns: string;
   /** One row's placeholders, in the order of insertColumns. */
   private readonly rowPlaceholders: string;
@@ -52,7 +51,7 @@ export class TokenStore {
     @Inject(databaseConfig.KEY) config: DatabaseConfig,
   ) {
     this.rows = new EntityRows(dataSource.getMetadata(Token));
-    this.byHash = new LookupBatch(dataSource, 'latchkey_token_by_hash', `SELECT ${this.rows.selectList} FROM ${this.rows.table}`, 'token_hash', 'tokenHash');
+    this.byHash = new PreparedStatement(dataSource, 'latchkey_token_by_hash', `SELECT ${this.rows.selectList} FROM ${this.rows.table} WHERE "token_hash" = ?`);
     const columns = ['id', 'kind', 'token_hash', 'family_id', 'client_id', 'user_id', 'scope', 'expires_at', 'consumed_at', 'revoked_at', 'created_at', 'token_type', 'mac_key', 'auth_time', 'sid', 'dpop_jkt', 'audience', 'amr', 'parent_id', 'act'];
     this.insertColumns = columns.map((c) => `"${c}"`).join(', ');
     this.rowPlaceholders = `(${columns.map(() => '?').join(', ')})`;
