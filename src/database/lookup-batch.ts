@@ -14,9 +14,8 @@ const MAX_KEYS = 256;
 
 /**
  * Group reads for PostgreSQL's hottest single-row lookups by a unique key (an item by id, a code by
- * its hash): the keys that requests ask for during one turn of the event
- * loop are read by one `SELECT … WHERE key = ANY($1)` on the next turn, and each caller gets its row
- * (or undefined). A busy instance then pays one round trip for many requests instead of one each;
+ * its hash): the keys that requests ask for during one turn of the event loop are read by one
+ * `SELECT … WHERE key = ANY($1)` on the next turn, and each caller gets its row (or undefined). A busy instance then pays one round trip for many requests instead of one each;
  * the round trip, not the index lookup, is what a read costs the server (bench/RESULTS.md, "The
  * cost model"). Alone in its turn, a key is read by the single-row prepared statement, as before.
  * Tokens are not read through it: an access token is kept per instance (TokenStore), and for the
@@ -73,20 +72,22 @@ export class LookupBatch {
   private async read(keys: string[], batch: Map<string, Waiter[]>): Promise<void> {
     let rows: Map<string, Row>;
     try {
-      rows = keys.length === 1 ? new Map(this.entry(keys[0], await this.single.one(keys[0]))) : await this.readMany(keys);
+      rows = keys.length === 1 ? await this.readOne(keys[0]) : await this.readMany(keys);
     } catch (error) {
       if (keys.length === 1) {
         for (const waiter of batch.get(keys[0])!) waiter.reject(error);
         return;
       }
-      for (const key of keys) await this.read([key], batch);
+      // Each key on its own, at once: when the database is down, nobody waits for the others' failures.
+      await Promise.all(keys.map((key) => this.read([key], batch)));
       return;
     }
     for (const key of keys) for (const waiter of batch.get(key)!) waiter.resolve(rows.get(key));
   }
 
-  private entry(key: string, row: Row | undefined): [string, Row][] {
-    return row === undefined ? [] : [[key, row]];
+  private async readOne(key: string): Promise<Map<string, Row>> {
+    const row = await this.single.one(key);
+    return new Map(row === undefined ? [] : [[key, row]]);
   }
 
   private async readMany(keys: string[]): Promise<Map<string, Row>> {
