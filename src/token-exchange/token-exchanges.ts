@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service.js';
 import type { Client } from '../clients/client.entity.js';
-import { ExchangeTokenType } from '../common/oauth.constants.js';
+import { ExchangeTokenType, TokenType } from '../common/oauth.constants.js';
 import { Transactions } from '../database/transactions.js';
 import { ResourceServersService } from '../resource-servers/resource-servers.service.js';
 import { TokenKind, type Token } from '../tokens/token.entity.js';
@@ -48,6 +48,10 @@ export class TokenExchanges {
     if (!(await this.received(client, token))) return { refused: INVALID_SUBJECT };
     // A token with no person (client_credentials) has no subject to act for: the client may ask for its own token instead.
     if (token.userId === null) return { refused: 'The subject_token does not represent a person; use the client_credentials grant for a token of your own' };
+    // A MAC token is sender-constrained by its mac_key, and a token request has no way to prove
+    // that key: exchanging it would hand a holder of the token alone a key of its own (RFC 9449 §7's
+    // reasoning for DPoP; the grant asks a DPoP-bound token for a proof of its key instead).
+    if (token.tokenType === TokenType.Mac) return { refused: 'A MAC token cannot be exchanged: a token request cannot prove its mac_key' };
     return token;
   }
 

@@ -15,6 +15,7 @@ import { ResourceServersService } from '../../src/resource-servers/resource-serv
 import { Token } from '../../src/tokens/token.entity.js';
 import { UsersService } from '../../src/users/users.service.js';
 import { Browser } from './browser.js';
+import type { DpopKey } from './dpop-key.js';
 import { authorizeAsUser, basicAuth, newPkce, redirectParams } from './oauth-flow.js';
 import type { TestUser } from './test-app.js';
 
@@ -65,8 +66,9 @@ export async function setUpExchangeWorld(nest: NestFastifyApplication, issuer: U
   const userId = (await nest.get(UsersService).create(user.username, user.password)).id;
   const clients = nest.get(ClientsService);
   const gateway = await party(clients, 'Gateway (A)', 'notes:read notes:write', ['authorization_code', 'refresh_token', 'client_credentials', TOKEN_EXCHANGE], [REDIRECT_URI]);
-  const orders = await party(clients, 'Orders (B)', 'tokens:introspect', ['client_credentials', TOKEN_EXCHANGE]);
-  const ledger = await party(clients, 'Ledger (C)', 'tokens:introspect', ['client_credentials', TOKEN_EXCHANGE]);
+  // What an exchange issues lies within the exchanging service's registration too (RFC 8693 §5): B and C may hold notes:read for a person.
+  const orders = await party(clients, 'Orders (B)', 'tokens:introspect notes:read', ['client_credentials', TOKEN_EXCHANGE]);
+  const ledger = await party(clients, 'Ledger (C)', 'tokens:introspect notes:read', ['client_credentials', TOKEN_EXCHANGE]);
   const outsider = await party(clients, 'Outsider', 'tokens:introspect notes:read', ['client_credentials']);
   const servers = nest.get(ResourceServersService);
   await servers.register({ uri: ORDERS, name: 'Orders', introspector: orders.clientId }, 'test');
@@ -85,8 +87,8 @@ export async function postForm(world: ExchangeWorld, path: string, caller: Party
   return { status: response.status, headers: response.headers, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
 }
 
-/** The person signs in at the gateway (authorization code with PKCE); the token response. */
-export async function personTokens(world: ExchangeWorld, scope = 'notes:read notes:write', browser = new Browser(world.issuer.origin)): Promise<Record<string, unknown>> {
+/** The person signs in at the gateway (authorization code with PKCE); the token response, bound to `dpop` when given (RFC 9449 §5). */
+export async function personTokens(world: ExchangeWorld, scope = 'notes:read notes:write', browser = new Browser(world.issuer.origin), dpop?: DpopKey): Promise<Record<string, unknown>> {
   const pkce = newPkce();
   const url = new URL('/authorize', world.issuer);
   for (const [name, value] of Object.entries({ client_id: world.gateway.clientId, response_type: 'code', redirect_uri: REDIRECT_URI, scope, state: 's', code_challenge: pkce.challenge, code_challenge_method: 'S256' })) {
@@ -94,7 +96,8 @@ export async function personTokens(world: ExchangeWorld, scope = 'notes:read not
   }
   const code = redirectParams(await authorizeAsUser(browser, world.user, url.href)).get('code');
   if (!code) throw new Error('no code');
-  const reply = await postForm(world, '/token', world.gateway, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: pkce.verifier });
+  const form = { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: pkce.verifier };
+  const reply = dpop ? await dpop.send('POST', new URL('/token', world.issuer), (proof) => postForm(world, '/token', world.gateway, form, { dpop: proof })) : await postForm(world, '/token', world.gateway, form);
   if (reply.status !== 200) throw new Error(`/token answered ${reply.status}: ${JSON.stringify(reply.body)}`);
   return reply.body;
 }

@@ -1,6 +1,6 @@
 /**
- * Token exchange (RFC 8693) as privilege escalation, refused: a wider scope or an audience that is
- * not ours, a token the client never received, an actor token of another client, a client not
+ * Token exchange (RFC 8693) as privilege escalation, refused: a wider scope than the subject token's
+ * or the exchanging client's registration, or an audience that is not ours, a token the client never received, an actor token of another client, a client not
  * registered for the grant (nor able to register itself for it), and a token that would act for
  * the person without saying who acts. Every refusal leaves the tokens and audit tables as they were.
  */
@@ -47,6 +47,37 @@ describe('token exchange cannot escalate (RFC 8693 §2.2.2, §4.1)', () => {
   it('a wider scope than the subject token\'s is invalid_scope', async () => {
     await refused(() => exchange(world, world.gateway, personToken, [ORDERS], { scope: 'notes:read notes:write' }), 'invalid_scope');
     await refused(() => exchange(world, world.orders, ordersToken, [LEDGER], { scope: 'notes:read tokens:introspect' }), 'invalid_scope');
+  });
+
+  describe('the exchanging client\'s registration bounds the scope too (RFC 8693 §2.1, §5; RFC 6749 §3.3)', () => {
+    /** The person's notes:read notes:write token, exchanged by the gateway for orders without narrowing it. */
+    let wideForOrders: string;
+    const writeNote = (token: string): Promise<Response> =>
+      fetch(new URL('/api/v1/notes', world.issuer), { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ title: 'written by orders' }) });
+
+    beforeAll(async () => {
+      const wide = await exchange(world, world.gateway, (await personTokens(world)).access_token as string, [ORDERS]);
+      expect({ status: wide.status, scope: wide.body.scope }).toEqual({ status: 200, scope: 'notes:read notes:write' });
+      wideForOrders = wide.body.access_token as string;
+    });
+
+    it('a scope the subject token holds but the client never registered is invalid_scope (orders, registered for notes:read, asks for notes:write)', async () => {
+      await refused(() => exchange(world, world.orders, wideForOrders, [world.self], { scope: 'notes:write' }), 'invalid_scope');
+      await refused(() => exchange(world, world.orders, wideForOrders, [world.self], { scope: 'notes:read notes:write' }), 'invalid_scope');
+    });
+
+    it('without scope, the token carries what both allow: notes:read, which cannot write the person\'s notes', async () => {
+      const reply = await exchange(world, world.orders, wideForOrders, [world.self]);
+      expect({ status: reply.status, scope: reply.body.scope }).toEqual({ status: 200, scope: 'notes:read' });
+      expect((await writeNote(reply.body.access_token as string)).status).toBe(403);
+    });
+
+    it('when the subject token and the registration share nothing, invalid_scope, with scope or without', async () => {
+      const writeOnly = await exchange(world, world.gateway, (await personTokens(world)).access_token as string, [ORDERS], { scope: 'notes:write' });
+      expect(writeOnly.status).toBe(200);
+      await refused(() => exchange(world, world.orders, writeOnly.body.access_token as string, [world.self]), 'invalid_scope');
+      await refused(() => exchange(world, world.orders, writeOnly.body.access_token as string, [world.self], { scope: '' }), 'invalid_scope');
+    });
   });
 
   it.each([
