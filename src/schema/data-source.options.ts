@@ -1,5 +1,6 @@
 import type { DataSourceOptions } from 'typeorm';
 import type { DatabaseConfig } from '../config/database.config.js';
+import { beginTransactionsAsWriters } from '../database/sqlite-write-transactions.js';
 import { ENTITIES } from './entities.js';
 import { MIGRATIONS } from './migrations/index.js';
 
@@ -21,14 +22,19 @@ export function buildDataSourceOptions(config: DatabaseConfig): DataSourceOption
       ...common,
       type: 'better-sqlite3',
       database: config.sqlitePath ?? 'data/latchkey.sqlite',
-      // WAL lets the CLI and the server use the file at once; a busy writer is waited for, not failed.
+      // WAL lets the CLI and the server use the file at once; a busy writer is waited for (the busy
+      // timeout, in ms), not failed, as long as transactions begin as writers (below).
       enableWAL: true,
       timeout: 5000,
-      // In WAL mode NORMAL syncs at checkpoints, not at every commit: the database stays consistent
-      // whatever happens, and a crash of the process loses nothing; a power cut may lose the last
-      // commits (SQLite's documentation, "PRAGMA synchronous"). FULL made every token issued wait for
-      // an fsync, a fifth of its time (bench/RESULTS.md). For durability across power cuts, PostgreSQL.
-      prepareDatabase: (db: { pragma(source: string): unknown }) => void db.pragma('synchronous = NORMAL'),
+      prepareDatabase: (db: { pragma(source: string): unknown; prepare(source: string): unknown }) => {
+        // In WAL mode NORMAL syncs at checkpoints, not at every commit: the database stays consistent
+        // whatever happens, and a crash of the process loses nothing; a power cut may lose the last
+        // commits (SQLite's documentation, "PRAGMA synchronous"). FULL made every token issued wait for
+        // an fsync, a fifth of its time (bench/RESULTS.md). For durability across power cuts, PostgreSQL.
+        db.pragma('synchronous = NORMAL');
+        // BEGIN IMMEDIATE, so that a write waits for another connection's instead of failing (issue 43).
+        beginTransactionsAsWriters(db);
+      },
     };
   }
   return {
