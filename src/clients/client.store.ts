@@ -2,14 +2,15 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { In, type DataSource, type EntityManager } from 'typeorm';
 import { databaseConfig, type DatabaseConfig } from '../config/database.config.js';
+import { CHANGE_CHANNELS } from '../database/change-channels.js';
 import { ChangeNotifications } from '../database/change-notifications.js';
 import { EntityRows } from '../database/entity-rows.js';
-import { NotifiedCache } from '../database/notified-cache.js';
+import { EVERY_ROW, NotifiedCache } from '../database/notified-cache.js';
 import { dateParameter, execute, PreparedStatement } from '../database/prepared-statement.js';
 import { Client } from './client.entity.js';
 
 /** The channel the clients table's trigger notifies with a client's id (migration ChangeNotifications1765000000000). */
-export const CLIENT_CHANGES_CHANNEL = 'latchkey_clients';
+export const CLIENT_CHANGES_CHANNEL = CHANGE_CHANNELS.clients;
 /** Clients kept per instance at most. */
 const MAX_CACHED_CLIENTS = 10_000;
 
@@ -17,7 +18,9 @@ const MAX_CACHED_CLIENTS = 10_000;
  * The clients table. The lookup by id runs on every authenticated /token, /introspect and
  * /revoke, so it is a prepared statement, kept per instance on PostgreSQL (NotifiedCache; bench/RESULTS.md); registration and the CLI, which are
  * rare, use TypeORM's entity manager. Writes take the caller's manager: a client's change and its
- * audit event commit together (ClientsService runs them through Transactions).
+ * audit event commit together (ClientsService runs them through Transactions). Every write tells
+ * ChangeNotifications what it changes (committing), so that this instance drops what it keeps of it
+ * the moment it commits: the writer does not wait for its own notification.
  */
 @Injectable()
 export class ClientStore {
@@ -29,7 +32,7 @@ export class ClientStore {
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    notifications: ChangeNotifications,
+    private readonly notifications: ChangeNotifications,
     @Inject(databaseConfig.KEY) config: DatabaseConfig,
   ) {
     this.rows = new EntityRows(dataSource.getMetadata(Client));
@@ -53,8 +56,10 @@ export class ClientStore {
   }
 
   /** A new client or a changed one, as it was stored (created_at and updated_at filled in). */
-  save(client: Client, manager: EntityManager): Promise<Client> {
-    return manager.save(client);
+  async save(client: Client, manager: EntityManager): Promise<Client> {
+    const saved = await manager.save(client);
+    this.notifications.committing(manager, CHANGE_CHANNELS.clients, client.id);
+    return saved;
   }
 
   /**
@@ -67,6 +72,9 @@ export class ClientStore {
     const exchanged = `WITH RECURSIVE "chain"("id") AS (SELECT "id" FROM "tokens" WHERE "parent_id" IN (SELECT "id" FROM "tokens" WHERE "client_id" = ?) UNION SELECT "t"."id" FROM "tokens" "t" JOIN "chain" "c" ON "t"."parent_id" = "c"."id") UPDATE "tokens" SET "revoked_at" = ? WHERE "id" IN (SELECT "id" FROM "chain") AND "revoked_at" IS NULL`;
     await execute(manager, exchanged, [clientId, dateParameter(now, this.dataSource.options.type)]);
     await manager.delete(Client, { id: clientId });
+    this.notifications.committing(manager, CHANGE_CHANNELS.clients, clientId);
+    // Its access tokens are kept by their hash, which this statement never saw: all of them go.
+    this.notifications.committing(manager, CHANGE_CHANNELS.tokens, EVERY_ROW);
   }
 
   /** Every client's id and redirect URIs, and nothing else: what the allowed browser origins are made of (src/cors/). */

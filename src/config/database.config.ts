@@ -9,6 +9,15 @@ class DatabaseEnv {
   @IsOptional() @Matches(/^(postgres|postgresql):\/\/|^sqlite:.+/, { message: 'DATABASE_URL must start with postgres://, postgresql:// or sqlite:' })
   DATABASE_URL?: string;
 
+  /**
+   * PostgreSQL: where the one connection per instance that LISTENs for change notifications
+   * connects (default DATABASE_URL): LISTEN needs a session of its own, which a pooler in
+   * transaction mode (PgBouncer) does not keep, so it may reach PostgreSQL directly or through a
+   * session-mode pool while DATABASE_URL goes through the pooler.
+   */
+  @IsOptional() @Matches(/^(postgres|postgresql):\/\//, { message: 'DATABASE_LISTEN_URL must start with postgres:// or postgresql://' })
+  DATABASE_LISTEN_URL?: string;
+
   /** PostgreSQL schema holding Latchkey's tables (default: public). */
   @IsOptional() @IsString() @Matches(/^[a-z_][a-z0-9_]{0,62}$/, { message: 'DATABASE_SCHEMA must be a plain lower-case identifier' })
   DATABASE_SCHEMA?: string;
@@ -38,6 +47,8 @@ export function readDatabaseConfig(env: NodeJS.ProcessEnv = process.env) {
     url,
     dialect,
     sqlitePath: dialect === 'sqlite' ? url.slice('sqlite:'.length) : undefined,
+    /** The LISTEN connection's URL (ChangeNotifications); undefined: the pool's own settings. */
+    listenUrl: dialect === 'postgres' ? parsed.DATABASE_LISTEN_URL : undefined,
     schema: parsed.DATABASE_SCHEMA,
     poolSize: parsed.DATABASE_POOL_SIZE ?? 10,
     rowCacheSeconds: parsed.ROW_CACHE_SECONDS ?? 60,

@@ -206,6 +206,7 @@ describe('configuration validation', () => {
         url: 'sqlite:data/latchkey.sqlite',
         dialect: 'sqlite',
         sqlitePath: 'data/latchkey.sqlite',
+        listenUrl: undefined,
         schema: undefined,
         poolSize: 10,
         rowCacheSeconds: 60,
@@ -224,6 +225,12 @@ describe('configuration validation', () => {
       expect(readDatabaseConfig({ MIGRATIONS_RUN: 'false' }).migrationsRun).toBe(false);
     });
 
+    it('reads DATABASE_LISTEN_URL, where the LISTEN connection goes, on PostgreSQL only (default: the pool\'s DATABASE_URL)', () => {
+      expect(readDatabaseConfig({ DATABASE_URL: 'postgres://pgbouncer/x', DATABASE_LISTEN_URL: 'postgres://db/x' }).listenUrl).toBe('postgres://db/x');
+      expect(readDatabaseConfig({ DATABASE_URL: 'postgres://db/x' }).listenUrl).toBeUndefined();
+      expect(readDatabaseConfig({ DATABASE_LISTEN_URL: 'postgres://db/x' }).listenUrl).toBeUndefined();
+    });
+
     it.each([
       ['DATABASE_URL', 'mysql://root@db/latchkey'],
       ['DATABASE_URL', 'http://db.example/latchkey'],
@@ -235,6 +242,8 @@ describe('configuration validation', () => {
       ['ROW_CACHE_SECONDS', '-1'],
       ['ROW_CACHE_SECONDS', '3601'],
       ['MIGRATIONS_RUN', 'yes please'],
+      ['DATABASE_LISTEN_URL', 'sqlite:data/latchkey.sqlite'],
+      ['DATABASE_LISTEN_URL', 'db.example:5432'],
     ])('refuses %s=%j', (name, value) => {
       const error = errorOf(() => readDatabaseConfig({ [name]: value }));
       expect(error).toBeInstanceOf(ConfigValidationError);

@@ -63,8 +63,6 @@ export class AccessWithdrawalService {
       await this.audit.record({ actor: `user:${userId}`, action: 'consent.withdrawn', subject: `client:${clientId}`, details: { tokens_revoked: revoked } }, manager);
       return deleted;
     });
-    // The revoked tokens must not be honoured here while this instance's own notification is on its way.
-    this.tokens.forgetKept();
     return removed;
   }
 }

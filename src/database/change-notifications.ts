@@ -1,9 +1,11 @@
-import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
+import { databaseConfig, type DatabaseConfig } from '../config/database.config.js';
+import { afterCommit } from './after-commit.js';
 import { postgresPool } from './prepared-statement.js';
 
 /** The channel of the heartbeats that prove notifications reach the instance. */
@@ -52,12 +54,28 @@ export class ChangeNotifications implements OnApplicationBootstrap, OnApplicatio
   /** Whether notifications are seen to arrive now. */
   hearing = false;
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(databaseConfig.KEY) private readonly config: DatabaseConfig,
+  ) {}
 
   /** Tells `listener` of every notification on `channel` (a plain identifier), from start-up on; a channel may have several. */
   subscribe(channel: string, listener: ChangeListener): void {
     if (!/^[a-z_]+$/.test(channel)) throw new Error(`Not a channel name: ${channel}`);
     this.listeners.set(channel, [...(this.listeners.get(channel) ?? []), listener]);
+  }
+
+  /**
+   * A change this instance is writing through `manager`, which the table's trigger will notify on
+   * `channel` with `payload` (a key, or EVERY_ROW): this instance's listeners are told as soon as it
+   * commits, as if the notification had come back. The writer must not wait for its own: until it
+   * arrives, the client just told "deleted" or "revoked" (RFC 7009 §2.2, RFC 7592 §2.3) would be
+   * served from what this instance keeps. Stores call it from every write of a row that may be
+   * kept, after the statement, through the same manager (issue 43).
+   */
+  committing(manager: EntityManager, channel: string, payload: string): void {
+    if (!this.listeners.has(channel)) return;
+    afterCommit(manager, () => this.tell(channel, payload));
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -71,12 +89,14 @@ export class ChangeNotifications implements OnApplicationBootstrap, OnApplicatio
   private async start(): Promise<void> {
     const driver = this.dataSource.driver;
     if (!(driver instanceof PostgresDriver) || !driver.master) return;
-    // The pool's own connection settings (URL, TLS, timeouts), for one connection of its own.
-    const connection = new pg.Client({ ...(driver.master as pg.Pool).options, keepAlive: true, query_timeout: HEARTBEAT_TIMEOUT_MS, application_name: LISTENER_NAME });
+    // The pool's own connection settings (URL, TLS, timeouts), for one connection of its own;
+    // DATABASE_LISTEN_URL, when set, says where it connects (its parsed values win over the pool's).
+    const listenAt = this.config.listenUrl === undefined ? {} : { connectionString: this.config.listenUrl };
+    const connection = new pg.Client({ ...(driver.master as pg.Pool).options, ...listenAt, keepAlive: true, query_timeout: HEARTBEAT_TIMEOUT_MS, application_name: LISTENER_NAME });
     this.connection = connection;
     connection.on('notification', ({ channel, payload }) => {
       if (channel === HEARTBEAT_CHANNEL) this.heard(connection, payload);
-      else for (const listener of this.listeners.get(channel) ?? []) listener.changed(payload);
+      else this.tell(channel, payload);
     });
     connection.on('error', () => this.lost(connection));
     connection.on('end', () => this.lost(connection));
@@ -91,6 +111,10 @@ export class ChangeNotifications implements OnApplicationBootstrap, OnApplicatio
     if (this.connection !== connection) return;
     this.beat(connection);
     this.heartbeat = setInterval(() => this.beat(connection), HEARTBEAT_MS).unref();
+  }
+
+  private tell(channel: string, payload: string | undefined): void {
+    for (const listener of this.listeners.get(channel) ?? []) listener.changed(payload);
   }
 
   private async stop(): Promise<void> {

@@ -18,9 +18,12 @@ type Row = Record<string, unknown>;
  * - A row read while a notification arrived is not kept (the generation counter): the read may
  *   have seen the state before that change.
  * - Each entry lives at most ROW_CACHE_SECONDS, and less when `until` says so (a token's expiry).
- * What remains is the delivery of a notification, well under a millisecond on one network: a
- * request that reaches another instance in that instant is answered as if it had come just before
- * the change. Misses (unknown keys) are not kept. Callers get the driver's row and decode it into an
+ * - The instance that writes a change does not wait for its own notification: the store that writes
+ *   the row tells ChangeNotifications (committing), which drops it here the moment the write commits,
+ *   not before (a read in between would keep the old row again) and not later (issue 43).
+ * What remains is the delivery of a notification to the other instances, well under a millisecond
+ * on one network: a request that reaches another instance in that instant is answered as if it had
+ * come just before the change. Misses (unknown keys) are not kept. Callers get the driver's row and decode it into an
  * entity of their own, so no caller can change another's copy.
  */
 export class NotifiedCache implements ChangeListener {

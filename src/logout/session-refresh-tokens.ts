@@ -28,9 +28,7 @@ export class SessionRefreshTokens implements OnModuleInit {
   /** Within the session's end: everything through `manager`, nothing else awaited (Transactions' rule). */
   private async sessionsEnded(ended: readonly EndedSession[], manager: EntityManager): Promise<void> {
     const now = this.clock.now();
+    // TokenStore has this instance drop the access tokens it keeps once the session's end commits.
     for (const session of ended) await this.tokens.revokeSessionGrants(session.userId, publicSessionId(session.id), now, manager);
-    // The access tokens this instance keeps go now, not when its own notification comes back; a
-    // read in the instant before the commit may keep one again until that notification drops it.
-    if (ended.length > 0) this.tokens.forgetKept();
   }
 }

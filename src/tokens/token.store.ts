@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import { databaseConfig, type DatabaseConfig } from '../config/database.config.js';
+import { CHANGE_CHANNELS } from '../database/change-channels.js';
 import { ChangeNotifications } from '../database/change-notifications.js';
 import { EntityRows } from '../database/entity-rows.js';
 import { EVERY_ROW, NotifiedCache } from '../database/notified-cache.js';
@@ -12,7 +13,7 @@ import { Transactions } from '../database/transactions.js';
 import { Token, TokenKind } from './token.entity.js';
 
 /** The channel the tokens table's trigger notifies with an access token's hash (migration ChangeNotifications1765000000000). */
-export const TOKEN_CHANGES_CHANNEL = 'latchkey_tokens';
+export const TOKEN_CHANGES_CHANNEL = CHANGE_CHANNELS.tokens;
 /** Access tokens kept per instance at most (a row is about 1 KB with its key). */
 const MAX_CACHED_TOKENS = 20_000;
 
@@ -28,7 +29,9 @@ export type TokenInsert = Omit<Token, 'createdAt' | 'client' | 'user' | 'success
  * The tokens table: every read and write of tokens, in plain SQL. The lookup by hash runs on every
  * API request, the INSERT on every token issued and the conditional UPDATE on every refresh, where
  * TypeORM's query builder cost more than the statements themselves (bench/RESULTS.md). Writes run
- * in the caller's transaction when given its manager, otherwise through Transactions.
+ * in the caller's transaction when given its manager, otherwise through Transactions. Every write
+ * that changes a token this instance may keep (a revocation) goes through `revokeWhere`, which drops
+ * what this instance keeps the moment it commits (ChangeNotifications.committing).
  */
 @Injectable()
 export class TokenStore {
@@ -47,7 +50,7 @@ export class TokenStore {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly transactions: Transactions,
-    notifications: ChangeNotifications,
+    private readonly notifications: ChangeNotifications,
     @Inject(databaseConfig.KEY) config: DatabaseConfig,
   ) {
     this.rows = new EntityRows(dataSource.getMetadata(Token));
@@ -85,7 +88,8 @@ export class TokenStore {
    * is redeemed once (AuthorizationCodeStore.consumeGate), a refresh token rotates once
    * (rotationGate, RFC 9700 §4.14.2). PostgreSQL: one statement whose UPDATE gates the INSERT (a
    * data-modifying CTE), atomic on its own in autocommit: one round trip instead of BEGIN, UPDATE,
-   * INSERT and COMMIT. SQLite: both in one transaction of the group commit.
+   * INSERT and COMMIT. SQLite: both in one transaction of the group commit. Nothing kept changes:
+   * a gate consumes a code or rotates a refresh token, neither ever kept, and a new row was no one's.
    */
   async insertAfter(gate: Gate, rows: readonly TokenInsert[], createdAt: Date): Promise<boolean> {
     if (this.dialect !== 'postgres') {
@@ -104,16 +108,6 @@ export class TokenStore {
   }
 
   /**
-   * Forgets every access token this instance keeps: call once a revocation made here has committed.
-   * Other instances drop what changed when PostgreSQL's notification reaches them; this one must
-   * not wait for its own, or the client that was just told "revoked" (RFC 7009 §2.2) could get in
-   * with the token on its next request here. Revocations are rare: the cache fills again from reads.
-   */
-  forgetKept(): void {
-    this.cache.changed(EVERY_ROW);
-  }
-
-  /**
    * The gate of a refresh token's rotation: it is marked consumed unless it already was, or was
    * revoked, and keeps its sealed successor pair (null: none kept) in the same UPDATE, so that
    * whoever sees the token consumed sees the successor too: a concurrent loser's UPDATE waits for
@@ -125,6 +119,20 @@ export class TokenStore {
       sql: 'UPDATE "tokens" SET "consumed_at" = ?, "successor" = ? WHERE "id" = ? AND "kind" = ? AND "consumed_at" IS NULL AND "revoked_at" IS NULL',
       parameters: [dateParameter(now, this.dialect), successor, tokenId, TokenKind.Refresh],
     };
+  }
+
+  /**
+   * Whether the successor refresh token `successorHash` of the rotated token `rotatedId` is still
+   * unused: neither rotated nor revoked, and the rotated token not revoked either. One statement,
+   * so one snapshot: a successor's rotation marks it consumed and stores its own successors in one
+   * atomic write (rotationGate), so this sees either none of it or all of it. RefreshRepeats answers
+   * a repeat only on true, which places the answer before any use of the successor (RFC 9700 §4.14.2).
+   */
+  async successorUnused(rotatedId: string, successorHash: string): Promise<boolean> {
+    const sql =
+      'SELECT 1 AS "unused" FROM "tokens" "s" JOIN "tokens" "p" ON "p"."family_id" = "s"."family_id" WHERE "p"."id" = ? AND "p"."revoked_at" IS NULL AND "s"."token_hash" = ? AND "s"."kind" = ? AND "s"."consumed_at" IS NULL AND "s"."revoked_at" IS NULL';
+    const rows = (await this.dataSource.query(placeholders(sql, this.dialect), [rotatedId, successorHash, TokenKind.Refresh])) as unknown[];
+    return rows.length === 1;
   }
 
   /** PostgreSQL's gated INSERT of `count` rows; the VALUES are cast, since nothing else gives their types. */
@@ -139,8 +147,20 @@ export class TokenStore {
 
   /** Revokes one token and every token exchanged from it (RFC 8693), in the caller's transaction; nothing if it already was. */
   async revoke(tokenId: string, now: Date, manager: EntityManager): Promise<void> {
-    await execute(manager, 'UPDATE "tokens" SET "revoked_at" = ? WHERE "id" = ? AND "revoked_at" IS NULL', [dateParameter(now, this.dialect), tokenId]);
+    await this.revokeWhere(manager, 'UPDATE "tokens" SET "revoked_at" = ? WHERE "id" = ? AND "revoked_at" IS NULL', [dateParameter(now, this.dialect), tokenId]);
     await this.revokeExchangedFrom('?', [tokenId], now, manager);
+  }
+
+  /**
+   * Runs one revocation in the caller's transaction and, when it revoked any, has this instance drop
+   * every access token it keeps once that commits (ChangeNotifications.committing; the other
+   * instances hear the trigger). Every revocation: the rows are kept by their hash, which the
+   * statement does not name, and revocations are rare, so the cache fills again from reads.
+   */
+  private async revokeWhere(manager: EntityManager, sql: string, parameters: unknown[]): Promise<number> {
+    const revoked = await execute(manager, sql, parameters);
+    if (revoked > 0) this.notifications.committing(manager, CHANGE_CHANNELS.tokens, EVERY_ROW);
+    return revoked;
   }
 
   /**
@@ -152,12 +172,12 @@ export class TokenStore {
    */
   private revokeExchangedFrom(roots: string, parameters: unknown[], now: Date, manager: EntityManager): Promise<number> {
     const sql = `WITH RECURSIVE "chain"("id") AS (SELECT "id" FROM "tokens" WHERE "parent_id" IN (${roots}) UNION SELECT "t"."id" FROM "tokens" "t" JOIN "chain" "c" ON "t"."parent_id" = "c"."id") UPDATE "tokens" SET "revoked_at" = ? WHERE "id" IN (SELECT "id" FROM "chain") AND "revoked_at" IS NULL`;
-    return execute(manager, sql, [...parameters, dateParameter(now, this.dialect)]);
+    return this.revokeWhere(manager, sql, [...parameters, dateParameter(now, this.dialect)]);
   }
 
   /** Revokes every live token of a family, in the caller's transaction; returns how many. Tokens exchanged from one of them are of its family (RFC 8693). */
   revokeFamily(familyId: string, now: Date, manager: EntityManager): Promise<number> {
-    return execute(manager, 'UPDATE "tokens" SET "revoked_at" = ? WHERE "family_id" = ? AND "revoked_at" IS NULL', [dateParameter(now, this.dialect), familyId]);
+    return this.revokeWhere(manager, 'UPDATE "tokens" SET "revoked_at" = ? WHERE "family_id" = ? AND "revoked_at" IS NULL', [dateParameter(now, this.dialect), familyId]);
   }
 
   private get dialect(): string {
@@ -178,7 +198,7 @@ export class TokenStore {
 
   /**
    * One bounded DELETE of tokens that expired before `cutoff` (PurgeService says why), access and
-   * refresh alike. Walks the expires_at index and nothing else: every row it reaches goes, so a run
+   * refresh alike. Nothing kept goes with them: a kept token is dropped when it expires. Walks the expires_at index and nothing else: every row it reaches goes, so a run
    * never re-reads rows it must keep.
    */
   purgeExpired(cutoff: Date, limit: number): Promise<number> {
@@ -190,7 +210,7 @@ export class TokenStore {
   /** Revokes every live token of a person for a client (consent withdrawn), and every token exchanged from them, in the caller's transaction; returns how many. */
   async revokeAllOf(userId: string, clientId: string, now: Date, manager: EntityManager): Promise<number> {
     const sql = 'UPDATE "tokens" SET "revoked_at" = ? WHERE "user_id" = ? AND "client_id" = ? AND "revoked_at" IS NULL';
-    const revoked = await execute(manager, sql, [dateParameter(now, this.dialect), userId, clientId]);
+    const revoked = await this.revokeWhere(manager, sql, [dateParameter(now, this.dialect), userId, clientId]);
     const roots = 'SELECT "id" FROM "tokens" WHERE "user_id" = ? AND "client_id" = ?';
     return revoked + (await this.revokeExchangedFrom(roots, [userId, clientId], now, manager));
   }
@@ -198,7 +218,7 @@ export class TokenStore {
   revokeSessionGrants(userId: string, sid: string, now: Date, manager: EntityManager): Promise<number> {
     const families = `SELECT "family_id" FROM "tokens" WHERE "user_id" = ? AND "sid" = ? GROUP BY "family_id" HAVING SUM(CASE WHEN (' ' || "scope" || ' ') LIKE '% offline_access %' THEN 1 ELSE 0 END) = 0`;
     const sql = `UPDATE "tokens" SET "revoked_at" = ? WHERE "family_id" IN (${families}) AND "revoked_at" IS NULL`;
-    return execute(manager, sql, [dateParameter(now, this.dialect), userId, sid]);
+    return this.revokeWhere(manager, sql, [dateParameter(now, this.dialect), userId, sid]);
   }
 
   /** When a token was last issued to each client for this person: one grouped read over the (user_id, client_id) index. */

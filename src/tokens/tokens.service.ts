@@ -195,7 +195,6 @@ export class TokensService {
       else await this.tokenStore.revoke(token.id, now, manager);
       await this.audit.record({ actor: `client:${clientId}`, action: 'token.revoked', subject: `token:${token.id}`, details: { kind: token.kind, ...(token.userId ? { user: token.userId } : {}) } }, manager);
     });
-    this.tokenStore.forgetKept();
   }
 
   /**
@@ -208,7 +207,6 @@ export class TokensService {
       if (audit && count > 0) await this.audit.record({ actor: audit.actor, action: 'token.family_revoked', subject: `family:${familyId}`, details: { reason: audit.reason, tokens_revoked: count } }, manager);
       return count;
     });
-    if (revoked > 0) this.tokenStore.forgetKept();
     return revoked;
   }
 

@@ -1,7 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
+import { CHANGE_CHANNELS } from '../database/change-channels.js';
+import { ChangeNotifications } from '../database/change-notifications.js';
 import { EntityRows } from '../database/entity-rows.js';
+import { EVERY_ROW } from '../database/notified-cache.js';
 import { PreparedStatement } from '../database/prepared-statement.js';
 import { Transactions } from '../database/transactions.js';
 import { User } from './user.entity.js';
@@ -16,6 +19,7 @@ export class UserStore {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly transactions: Transactions,
+    private readonly notifications: ChangeNotifications,
   ) {
     this.rows = new EntityRows(dataSource.getMetadata(User));
     this.byId = new PreparedStatement(dataSource, 'latchkey_user_by_id', `SELECT ${this.rows.selectList} FROM ${this.rows.table} WHERE "id" = ?`);
@@ -52,9 +56,17 @@ export class UserStore {
     await this.transactions.write((manager) => manager.update(User, { id: userId }, changes));
   }
 
-  /** Deletes the user; their codes, tokens, consents and sessions go with them (ON DELETE CASCADE). */
+  /**
+   * Deletes the user; their codes, tokens, consents and sessions go with them (ON DELETE CASCADE).
+   * Their access tokens may be kept by this instance, by a hash this statement never sees: all kept
+   * tokens go once it commits (ChangeNotifications.committing), as the other instances drop them on
+   * the tokens table's notifications.
+   */
   async delete(userId: string, manager?: EntityManager): Promise<void> {
-    const work = (within: EntityManager) => within.delete(User, { id: userId });
+    const work = async (within: EntityManager): Promise<void> => {
+      await within.delete(User, { id: userId });
+      this.notifications.committing(within, CHANGE_CHANNELS.tokens, EVERY_ROW);
+    };
     await (manager ? work(manager) : this.transactions.write(work));
   }
 }
