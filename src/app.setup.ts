@@ -15,6 +15,7 @@ import { OAUTH_TRANSPORT } from './auth/token/oauth-form-endpoint.decorator.js';
 import { httpErrorCode } from './http/http-error-code.js';
 import { JsonExceptionFilter } from './http/json-exception.filter.js';
 import { sendJsonError } from './http/json-error.js';
+import { isCookieForm } from './http/cookie-forms.js';
 import { loadCollections } from './collections/collections-loader.js';
 import { apiConfig } from './config/api.config.js';
 import { corsConfig } from './config/cors.config.js';
@@ -39,15 +40,10 @@ import { rateLimitConfig } from './config/rate-limit.config.js';
 import { redisConfig } from './config/redis.config.js';
 import { sessionConfig, type SessionConfig } from './config/session.config.js';
 import { passkeyConfig } from './config/passkey.config.js';
-import { PASSKEY_COOKIE_ROUTES } from './passkeys/passkey-routes.js';
-import { DEVICE_COOKIE_ROUTES } from './device/device-pages.js';
 import { setUpApiDocs } from './resources/openapi/api-docs.js';
 import { ResourceRoutes } from './resources/resource-routes.js';
 import { API_VERSION } from './resources/items/resource-links.js';
 import { ServerKeysService } from './keys/server-keys.service.js';
-
-/** Routes that a browser submits with the session cookie: the only ones that need CSRF protection. */
-const COOKIE_FORM_ROUTES = new Set(['/login', '/logout', '/consent', '/account/access/withdraw', '/account/sessions/end-others', ...PASSKEY_COOKIE_ROUTES, ...DEVICE_COOKIE_ROUTES]);
 
 export type CreateAppOptions = LoggingOptions;
 
@@ -115,9 +111,10 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
     // HSTS is sent only on responses that travelled over https (RFC 6797 §7.2): transport-security.ts.
     strictTransportSecurity: false,
   });
-  // Fetch-metadata cross-origin checks on the cookie-authenticated forms, on top of their CSRF tokens.
+  // Fetch-metadata cross-origin checks on the cookie-authenticated forms, on top of their CSRF tokens
+  // (RFC 9700 §4.7): every route that declares @CookieForm, a list no one keeps by hand.
   // Decided by the route the router matched, not the raw path: the router serves /%6Cogin as /login.
-  app.enableCsrfProtection({ exclude: (request: FastifyRequest) => !COOKIE_FORM_ROUTES.has(request.routeOptions?.url ?? '') });
+  app.enableCsrfProtection({ exclude: (request: FastifyRequest) => !isCookieForm(request) });
 
   await app.register(secureSession, {
     key: await sessionKeys(app, session),

@@ -10,9 +10,6 @@ import type { User } from '../users/user.entity.js';
 /** Where the verification page's forms post. */
 export const DEVICE_ROUTES = { page: '/device', decision: '/device/decision' } as const;
 
-/** The routes a browser posts to with the session cookie: fetch-metadata cross-origin checks apply (app.setup.ts), on top of the CSRF token. */
-export const DEVICE_COOKIE_ROUTES = [DEVICE_ROUTES.page, DEVICE_ROUTES.decision];
-
 /** The pages of the device verification (RFC 8628 §3.3): the code, the consent, the outcome. */
 @Injectable()
 export class DevicePages {

@@ -2,6 +2,7 @@ import { Body, Controller, Get, Post, Query, Req, Res, UseFilters } from '@nestj
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { InteractionExceptionFilter } from '../auth/errors/interaction-exception.filter.js';
 import { sendOutcome } from '../auth/interaction/interaction-responder.js';
+import { CookieForm } from '../http/cookie-forms.js';
 import { DEVICE_ROUTES } from './device-pages.js';
 import { DeviceVerification, type DeviceForm } from './device-verification.service.js';
 
@@ -16,11 +17,13 @@ export class DeviceVerificationController {
     sendOutcome(reply, await this.verification.page(request, userCode));
   }
 
+  @CookieForm()
   @Post(DEVICE_ROUTES.page.slice(1))
   async submitCode(@Req() request: FastifyRequest, @Body() form: DeviceForm | undefined, @Res() reply: FastifyReply): Promise<void> {
     sendOutcome(reply, await this.verification.submitCode(request, form ?? {}));
   }
 
+  @CookieForm()
   @Post(DEVICE_ROUTES.decision.slice(1))
   async decide(@Req() request: FastifyRequest, @Body() form: DeviceForm | undefined, @Res() reply: FastifyReply): Promise<void> {
     sendOutcome(reply, await this.verification.decide(request, form ?? {}));

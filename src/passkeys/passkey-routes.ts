@@ -10,9 +10,6 @@ export const PASSKEY_ROUTES = {
   script: '/assets/passkeys.js',
 } as const;
 
-/** The routes a browser posts to with the session cookie: fetch-metadata cross-origin checks apply (app.setup.ts), on top of the CSRF token. */
-export const PASSKEY_COOKIE_ROUTES = [PASSKEY_ROUTES.remove, PASSKEY_ROUTES.registrationOptions, PASSKEY_ROUTES.registration, PASSKEY_ROUTES.signInOptions, PASSKEY_ROUTES.signIn];
-
 /** What a JSON ceremony endpoint answers. Errors have the data API's shape (STYLE 6). */
 export interface JsonOutcome {
   status: number;
@@ -22,6 +19,16 @@ export interface JsonOutcome {
 
 export function jsonError(status: number, error: string, description: string): JsonOutcome {
   return { status, body: { error, error_description: description } };
+}
+
+/** A time as the passkey pages and answers show it: to the minute, in UTC. */
+export function shownTime(date: Date): string {
+  return date.toISOString().slice(0, 16).replace('T', ' ') + ' UTC';
+}
+
+/** Why a passkey is blocked, as the account page shows it and the sign-in answer says it. */
+export function blockedNotice(since: Date): string {
+  return `a copy of this passkey was detected on ${shownTime(since)}`;
 }
 
 /** 429 (RFC 6585 §4) with Retry-After, for an address that began too many ceremonies (CeremonyRateLimit). */

@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { InteractionExceptionFilter } from '../auth/errors/interaction-exception.filter.js';
 import { sendOutcome } from '../auth/interaction/interaction-responder.js';
 import { PROJECT_ROOT } from '../common/project-root.js';
+import { CookieForm } from '../http/cookie-forms.js';
 import { PasskeyAccount } from './passkey-account.service.js';
 import { PasskeyLogin } from './passkey-login.service.js';
 import { PASSKEY_ROUTES, type JsonOutcome } from './passkey-routes.js';
@@ -34,26 +35,31 @@ export class PasskeysController {
     sendOutcome(reply, await this.account.page(request, done));
   }
 
+  @CookieForm()
   @Post(PASSKEY_ROUTES.remove.slice(1))
   async remove(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Body() form: Record<string, unknown> | undefined): Promise<void> {
     sendOutcome(reply, await this.account.remove(request, form));
   }
 
+  @CookieForm()
   @Post(PASSKEY_ROUTES.registrationOptions.slice(1))
   async registrationOptions(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     sendJson(reply, await this.account.registrationOptions(request));
   }
 
+  @CookieForm()
   @Post(PASSKEY_ROUTES.registration.slice(1))
   async register(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     sendJson(reply, await this.account.register(request));
   }
 
+  @CookieForm()
   @Post(PASSKEY_ROUTES.signInOptions.slice(1))
   async signInOptions(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     sendJson(reply, await this.login.options(request));
   }
 
+  @CookieForm()
   @Post(PASSKEY_ROUTES.signIn.slice(1))
   async signIn(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     sendJson(reply, await this.login.submit(request));

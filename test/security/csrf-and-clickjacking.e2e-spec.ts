@@ -6,7 +6,9 @@
  */
 import { Browser, hiddenFields, isConsentPage, isLoginPage, sessionCookie, type Page } from '../helpers/browser.js';
 import { authorizeAsUser, authorizeUrl, newPkce } from '../helpers/oauth-flow.js';
+import { enrolFrom, signInWithPassword } from '../helpers/second-factor.js';
 import { TestApp, type RegisteredClient, type TestUser } from '../helpers/test-app.js';
+import { keyShownOn, totpCode } from '../helpers/totp.js';
 import { withEnv } from '../helpers/with-env.js';
 
 function cookieAttributes(setCookie: string): string[] {
@@ -166,6 +168,83 @@ describe('browser-side threats', () => {
         expect([404, 405]).toContain(reply.status);
         expect(reply.location).toBeUndefined();
         expect(await codeCount()).toBe(before);
+      });
+    });
+
+    describe('RFC 9700 §4.7: every form that reads the session cookie is checked with Fetch Metadata (issue 43, finding 7)', () => {
+      const crossSite = { 'sec-fetch-site': 'cross-site', origin: 'https://evil.example' };
+
+      /** A form of a signed-in person's page, ready to post: the browser, the person and the fields (the page's own CSRF token among them). */
+      interface OpenForm {
+        browser: Browser;
+        userId: string;
+        fields: Record<string, string>;
+      }
+
+      async function idOf(person: TestUser): Promise<string> {
+        const row = (await app.dataSource.createQueryBuilder().select('u.id', 'id').from('users', 'u').where('u.username = :username', { username: person.username }).getRawOne()) as { id: string };
+        return row.id;
+      }
+
+      /** A person who just turned one-time codes on, signed in (recently, with both factors) in `browser`. */
+      async function enrolledPerson(): Promise<{ person: TestUser; browser: Browser; userId: string; recoveryCodes: string[] }> {
+        const person = await app.createUser();
+        const browser = new Browser(app.baseUrl);
+        await signInWithPassword(browser, person);
+        const { recoveryCodes } = await enrolFrom(browser, await browser.get('/account/one-time-codes'), Date.now());
+        return { person, browser, userId: await idOf(person), recoveryCodes };
+      }
+
+      /** Everything of the person these forms can change: one-time codes, recovery codes, sessions. */
+      async function rowsOf(userId: string): Promise<unknown[]> {
+        const rows = (table: string, columns: string[]) =>
+          app.dataSource.createQueryBuilder().select(columns.map((c) => `t.${c}`)).from(table, 't').where('t.user_id = :userId', { userId }).orderBy(`t.${columns[0]}`).getRawMany();
+        return [await rows('totp_factors', ['sealed_secret', 'last_used_step']), await rows('recovery_codes', ['code_hash', 'used_at']), await rows('sessions', ['id', 'ended_at'])];
+      }
+
+      const FORMS: [string, () => Promise<OpenForm>][] = [
+        ['/login/code', async () => {
+          const { person, userId, recoveryCodes } = await enrolledPerson();
+          const browser = new Browser(app.baseUrl);
+          expect((await signInWithPassword(browser, person)).location).toBe('/login/code');
+          const page = await browser.get('/login/code');
+          return { browser, userId, fields: { ...hiddenFields(page.body, '/login/code'), code: recoveryCodes[0] } };
+        }],
+        ['/account/one-time-codes', async () => {
+          const person = await app.createUser();
+          const browser = new Browser(app.baseUrl);
+          await signInWithPassword(browser, person);
+          const enrol = await browser.get('/account/one-time-codes');
+          return { browser, userId: await idOf(person), fields: { ...hiddenFields(enrol.body, '/account/one-time-codes'), code: totpCode(keyShownOn(enrol)) } };
+        }],
+        ['/account/one-time-codes/remove', async () => {
+          const { browser, userId } = await enrolledPerson();
+          return { browser, userId, fields: hiddenFields((await browser.get('/')).body, '/account/one-time-codes/remove') };
+        }],
+        ['/account/recovery-codes', async () => {
+          const { browser, userId } = await enrolledPerson();
+          return { browser, userId, fields: hiddenFields((await browser.get('/')).body, '/account/recovery-codes') };
+        }],
+        ['/session/end/confirm', async () => {
+          const person = await app.createUser();
+          const browser = new Browser(app.baseUrl);
+          await signInWithPassword(browser, person);
+          const confirm = await browser.get('/session/end');
+          return { browser, userId: await idOf(person), fields: { ...hiddenFields(confirm.body, '/session/end/confirm'), decision: 'sign_out' } };
+        }],
+      ];
+
+      it.each(FORMS)("POST %s from a cross-site page, even with the page's own CSRF token → 403, and nothing changed", async (action, open) => {
+        const { browser, userId, fields } = await open();
+        const before = await rowsOf(userId);
+        const forged = await browser.post(action, fields, crossSite);
+        expect(forged.status).toBe(403);
+        expect(forged.location).toBeUndefined();
+        expect(await rowsOf(userId)).toEqual(before);
+        // The control: the very same form from the page itself goes through, so the 403 was the origin's.
+        const genuine = await browser.post(action, fields, { 'sec-fetch-site': 'same-origin', origin: new URL(app.baseUrl).origin });
+        expect(genuine.status).toBeLessThan(400);
+        expect(await rowsOf(userId)).not.toEqual(before);
       });
     });
 

@@ -1,5 +1,6 @@
 import { Body, Controller, Get, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { CookieForm } from '../../http/cookie-forms.js';
 import { ClientsService } from '../../clients/clients.service.js';
 import { AccessWithdrawalService } from '../../consents/access-withdrawal.service.js';
 import { InteractionExceptionFilter } from '../errors/interaction-exception.filter.js';
@@ -26,6 +27,7 @@ export class AccessController {
     sendOutcome(reply, await this.render(request, typeof withdrawn === 'string' ? withdrawn : undefined));
   }
 
+  @CookieForm()
   @Post(WITHDRAW_ACTION.slice(1))
   async withdraw(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Body() form: Record<string, unknown> | undefined): Promise<void> {
     const user = await this.session.currentUser(request);

@@ -1,5 +1,6 @@
 import { Body, Controller, Get, Header, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { CookieForm } from '../../http/cookie-forms.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../../common/project-root.js';
@@ -34,6 +35,7 @@ export class HomeController {
   }
 
   /** "Sign out everywhere else" (OWASP ASVS 3.3.4): ends every other session of the signed-in person, on every instance. */
+  @CookieForm()
   @Post(END_OTHER_SESSIONS_ACTION.slice(1))
   async endOtherSessions(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Body() form: Record<string, unknown> | undefined): Promise<void> {
     const user = await this.session.currentUser(request);

@@ -1,5 +1,6 @@
 import { Body, Controller, Get, Post, Req, Res, UseFilters } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { CookieForm } from '../../http/cookie-forms.js';
 import { InteractionExceptionFilter } from '../errors/interaction-exception.filter.js';
 import { sendOutcome } from './interaction-responder.js';
 import { LoginService, type LoginForm } from './login.service.js';
@@ -15,11 +16,13 @@ export class LoginController {
     sendOutcome(reply, await this.login.page(request));
   }
 
+  @CookieForm()
   @Post('login')
   async submit(@Req() request: FastifyRequest, @Body() form: LoginForm, @Res() reply: FastifyReply): Promise<void> {
     sendOutcome(reply, await this.login.submit(request, form ?? {}));
   }
 
+  @CookieForm()
   @Post('logout')
   async logOut(@Req() request: FastifyRequest, @Body() form: LoginForm, @Res() reply: FastifyReply): Promise<void> {
     sendOutcome(reply, await this.login.logOut(request, form ?? {}));

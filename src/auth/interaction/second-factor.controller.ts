@@ -1,5 +1,6 @@
 import { Body, Controller, Get, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { CookieForm } from '../../http/cookie-forms.js';
 import { InteractionExceptionFilter } from '../errors/interaction-exception.filter.js';
 import { AccountFactorsService, type FactorForm } from './account-factors.service.js';
 import { sendOutcome } from './interaction-responder.js';
@@ -19,6 +20,7 @@ export class SecondFactorController {
     sendOutcome(reply, await this.secondFactor.page(request));
   }
 
+  @CookieForm()
   @Post('login/code')
   async submit(@Req() request: FastifyRequest, @Body() form: SecondFactorForm, @Res() reply: FastifyReply): Promise<void> {
     sendOutcome(reply, await this.secondFactor.submit(request, form ?? {}));
@@ -29,16 +31,19 @@ export class SecondFactorController {
     sendOutcome(reply, await this.account.enrolmentPage(request, returnTo));
   }
 
+  @CookieForm()
   @Post('account/one-time-codes')
   async confirm(@Req() request: FastifyRequest, @Body() form: FactorForm, @Res() reply: FastifyReply): Promise<void> {
     sendOutcome(reply, await this.account.confirm(request, form ?? {}));
   }
 
+  @CookieForm()
   @Post('account/one-time-codes/remove')
   async remove(@Req() request: FastifyRequest, @Body() form: FactorForm, @Res() reply: FastifyReply): Promise<void> {
     sendOutcome(reply, await this.account.remove(request, form ?? {}));
   }
 
+  @CookieForm()
   @Post('account/recovery-codes')
   async recoveryCodes(@Req() request: FastifyRequest, @Body() form: FactorForm, @Res() reply: FastifyReply): Promise<void> {
     sendOutcome(reply, await this.account.regenerateRecoveryCodes(request, form ?? {}));
