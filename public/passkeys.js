@@ -76,7 +76,10 @@
     // Conditional mediation: the browser offers passkeys in the username field's autofill (the sign-in page has one).
     if (!document.querySelector('input[autocomplete~="webauthn"]')) return;
     webauthn.browserSupportsWebAuthnAutofill().then(function (supported) {
-      if (supported) signIn(true).catch(function () {});
+      // A refusal says why (a passkey blocked because a copy was detected, say); a cancelled or replaced request says nothing.
+      if (supported) signIn(true).catch(function (e) {
+        if (!cancelled(e)) show(error, e);
+      });
     });
   }
 

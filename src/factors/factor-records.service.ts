@@ -10,7 +10,8 @@ import { TotpFactorStore } from './totp-factor.store.js';
 export interface FactorSummary {
   totp: { createdAt: Date; lastUsedAt: Date | null } | null;
   recoveryCodes: { left: number; createdAt: Date | null };
-  passkeys: { name: string; createdAt: Date; lastUsedAt: Date | null; synced: boolean }[];
+  /** `clonedAt`: when a copy was detected; the passkey signs nobody in since. */
+  passkeys: { id: string; name: string; createdAt: Date; lastUsedAt: Date | null; synced: boolean; clonedAt: Date | null }[];
 }
 
 /**
@@ -32,28 +33,30 @@ export class FactorRecords {
     return {
       totp: totp ? { createdAt: totp.createdAt, lastUsedAt: totp.lastUsedAt } : null,
       recoveryCodes: { left: codes.filter((code) => code.usedAt === null).length, createdAt: codes[0]?.createdAt ?? null },
-      passkeys: passkeys.map((p) => ({ name: p.name, createdAt: p.createdAt, lastUsedAt: p.lastUsedAt, synced: p.backupEligible })),
+      passkeys: passkeys.map((p) => ({ id: p.id, name: p.name, createdAt: p.createdAt, lastUsedAt: p.lastUsedAt, synced: p.backupEligible, clonedAt: p.clonedAt })),
     };
   }
 
   /**
    * The level of the strongest factor the person has (issue 33: changing a factor needs a recent
    * sign-in with it): a passkey is phishing-resistant, one-time codes a second factor, else the password.
+   * Here and below, a blocked passkey (a copy was detected) is no factor: it signs nobody in, and
+   * asking for it would leave the person unable to remove it.
    */
   async strongestLevel(userId: string): Promise<Acr> {
-    if ((await this.passkeys.countFor(userId)) > 0) return ACR.phishingResistant;
+    if ((await this.passkeys.countUsableFor(userId)) > 0) return ACR.phishingResistant;
     return (await this.totps.find(userId)) !== null ? ACR.multiFactor : ACR.password;
   }
 
   /** Which factors the person has: one-time codes, passkeys. */
   async enrolled(userId: string): Promise<{ oneTimeCodes: boolean; passkeys: boolean }> {
-    const [totp, passkeys] = await Promise.all([this.totps.find(userId), this.passkeys.countFor(userId)]);
+    const [totp, passkeys] = await Promise.all([this.totps.find(userId), this.passkeys.countUsableFor(userId)]);
     return { oneTimeCodes: totp !== null, passkeys: passkeys > 0 };
   }
 
   /** How many factors beyond the password the person has: one-time codes count as one, each passkey as one. */
   async factorCount(userId: string): Promise<number> {
-    const [totp, passkeys] = await Promise.all([this.totps.find(userId), this.passkeys.countFor(userId)]);
+    const [totp, passkeys] = await Promise.all([this.totps.find(userId), this.passkeys.countUsableFor(userId)]);
     return (totp ? 1 : 0) + passkeys;
   }
 
@@ -69,6 +72,18 @@ export class FactorRecords {
       const codes = await this.recoveryCodes.deleteAll(userId, manager);
       await this.audit.record({ actor, action: 'factor.removed', subject: `user:${userId}`, details: { totp: removed, recovery_codes: codes } }, manager);
       return removed;
+    });
+  }
+
+  /**
+   * users:passkey-remove: an administrator removes one passkey of the person (a blocked one, say,
+   * so that they can enrol again), audited as passkey.removed; false when it is not theirs.
+   */
+  async removePasskey(userId: string, passkeyId: string, actor: string): Promise<boolean> {
+    return this.transactions.run(async (manager) => {
+      if (!(await this.passkeys.removeOf(passkeyId, userId, manager))) return false;
+      await this.audit.record({ actor, action: 'passkey.removed', subject: `user:${userId}`, details: { passkey: passkeyId } }, manager);
+      return true;
     });
   }
 

@@ -57,4 +57,12 @@ export class Passkey {
 
   @Column({ name: 'last_used_at', type: TIMESTAMP, nullable: true })
   lastUsedAt: Date | null;
+
+  /**
+   * When a copy of this passkey was detected (WebAuthn §6.1.1: a signature counter that did not
+   * grow). The copy and the original hold the same key and nothing tells them apart, so from then
+   * on it signs nobody in; it stays listed, blocked, until the person or an administrator removes it.
+   */
+  @Column({ name: 'cloned_at', type: TIMESTAMP, nullable: true })
+  clonedAt: Date | null;
 }

@@ -13,7 +13,7 @@ import type { User } from '../users/user.entity.js';
 import { PASSKEY_NAME_MAX, PasskeyRegistration } from './passkey-registration.js';
 import { passkeyMethods } from './passkey-sign-in.js';
 import { CeremonyRateLimit } from './ceremony-rate-limit.js';
-import { jsonError, PASSKEY_ROUTES, tooManyCeremonies, type JsonOutcome } from './passkey-routes.js';
+import { jsonError, PASSKEY_ROUTES, shownTime, tooManyCeremonies, type JsonOutcome } from './passkey-routes.js';
 import { PasskeysService } from './passkeys.service.js';
 
 /** A name as a person types it: trimmed, printable, not empty, at most PASSKEY_NAME_MAX characters. */
@@ -21,10 +21,6 @@ function passkeyName(value: unknown): string | null {
   if (typeof value !== 'string') return null;
   const name = value.trim().replace(/\s+/g, ' ');
   return name.length > 0 && name.length <= PASSKEY_NAME_MAX && !/\p{Cc}/u.test(name) ? name : null;
-}
-
-function when(date: Date): string {
-  return date.toISOString().slice(0, 16).replace('T', ' ') + ' UTC';
 }
 
 /**
@@ -61,7 +57,9 @@ export class PasskeyAccount {
         recentMinutes: Math.round(this.config.recentSignInSeconds / 60),
         nameMax: PASSKEY_NAME_MAX,
         notice: notice === 'added' ? 'Your passkey was added.' : notice === 'removed' ? 'The passkey was removed.' : undefined,
-        passkeys: list.map((p) => ({ id: p.id, name: p.name, createdAt: when(p.createdAt), lastUsedAt: p.lastUsedAt ? when(p.lastUsedAt) : undefined, synced: p.synced })),
+        passkeys: list.map((p) => ({ id: p.id, name: p.name, createdAt: shownTime(p.createdAt), lastUsedAt: p.lastUsedAt ? shownTime(p.lastUsedAt) : undefined, synced: p.synced, blockedSince: p.blockedSince ? shownTime(p.blockedSince) : undefined })),
+        // "Confirm it's you" offers a passkey only if one still signs in (a blocked one does not: FactorRecords.strongestLevel).
+        confirmWithPasskey: list.some((p) => p.blockedSince === null),
       },
       { scripts: this.config.rpId !== null },
     );
@@ -76,10 +74,12 @@ export class PasskeyAccount {
       return this.pages.error(403, 'invalid_request', 'This form has expired or was not sent from this site. Please try again.', { retryUrl: PASSKEY_ROUTES.account });
     }
     if (!(await this.signedInRecently(request, user))) return this.pages.error(403, 'login_required', this.staleMessage(), { retryUrl: PASSKEY_ROUTES.account });
-    if (await this.factors.removalWouldLeaveNone(user)) {
+    const id = typeof form?.passkey_id === 'string' ? form.passkey_id : '';
+    // A blocked passkey is no factor any more: removing it never leaves the person with fewer.
+    const blocked = (await this.passkeys.listFor(user.id)).some((p) => p.id === id && p.blockedSince !== null);
+    if (!blocked && (await this.factors.removalWouldLeaveNone(user))) {
       return this.pages.error(403, 'access_denied', 'Your account must have a second factor, and this passkey is your only one. Add another passkey or one-time codes first.', { retryUrl: PASSKEY_ROUTES.account });
     }
-    const id = typeof form?.passkey_id === 'string' ? form.passkey_id : '';
     if (!(await this.passkeys.remove(user.id, id))) return this.pages.error(404, 'not_found', 'There is no such passkey on your account.', { retryUrl: PASSKEY_ROUTES.account });
     return { kind: 'redirect', status: 303, location: `${PASSKEY_ROUTES.account}?done=removed` };
   }

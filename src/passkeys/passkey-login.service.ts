@@ -6,7 +6,7 @@ import { passkeyConfig, type PasskeyConfig } from '../config/passkey.config.js';
 import { jsonObjectBody } from '../http/content-negotiation.js';
 import { CeremonyRateLimit } from './ceremony-rate-limit.js';
 import { PasskeySignIn } from './passkey-sign-in.js';
-import { jsonError, tooManyCeremonies, type JsonOutcome } from './passkey-routes.js';
+import { blockedNotice, jsonError, tooManyCeremonies, type JsonOutcome } from './passkey-routes.js';
 
 /** The sign-in page's passkey endpoints (JSON, posted by /assets/passkeys.js with the page's CSRF token). */
 @Injectable()
@@ -38,6 +38,10 @@ export class PasskeyLogin {
     if (outcome.signedIn) return { status: 200, body: { location: safeReturnTo(checked.body.return_to) } };
     if (outcome.retryAfterSeconds !== undefined) {
       return { ...jsonError(429, 'too_many_requests', `Too many failed attempts. Try again in ${outcome.retryAfterSeconds} seconds.`), headers: { 'Retry-After': String(outcome.retryAfterSeconds) } };
+    }
+    if (outcome.blockedSince) {
+      const why = `This passkey is blocked: ${blockedNotice(outcome.blockedSince)}, so it no longer signs anyone in.`;
+      return jsonError(403, 'passkey_blocked', `${why} Sign in with your password, then remove it on the Passkeys page and add a new one, or ask an administrator.`);
     }
     return jsonError(401, 'access_denied', 'This passkey was not accepted. Try again, or sign in with your password.');
   }

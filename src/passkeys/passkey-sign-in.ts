@@ -8,6 +8,7 @@ import { clientAddress } from '../rate-limit/client-address.js';
 import { LoginThrottle } from '../rate-limit/login-throttle.service.js';
 import { LoginSession, type AuthenticationMethod } from '../auth/interaction/login-session.js';
 import { UsersService } from '../users/users.service.js';
+import { ClonedPasskeys } from './cloned-passkeys.js';
 import { CEREMONY } from './passkey-challenge.entity.js';
 import { PasskeyChallenges } from './passkey-challenges.js';
 import type { Passkey } from '../factors/passkey.entity.js';
@@ -21,7 +22,11 @@ import { userHandleOf } from './passkey-registration.js';
  */
 const THROTTLE_NAME = '\u0000passkey';
 
-export type SignInOutcome = { signedIn: true } | { signedIn: false; retryAfterSeconds?: number };
+/** `blockedSince`: the signature held, but a copy of this passkey was detected then (ClonedPasskeys). */
+export type SignInOutcome = { signedIn: true } | { signedIn: false; retryAfterSeconds?: number; blockedSince?: Date };
+
+/** What §7.2's checks found: the passkey when they all pass, a block, or nothing to say. */
+type Checked = Passkey | { blockedSince: Date } | null;
 
 /**
  * How a passkey sign-in proved who the person is (RFC 8176 §2): a key held by an authenticator,
@@ -44,6 +49,7 @@ export class PasskeySignIn {
     private readonly session: LoginSession,
     private readonly throttle: LoginThrottle,
     private readonly audit: AuditService,
+    private readonly cloned: ClonedPasskeys,
     private readonly clock: Clock,
     @Inject(passkeyConfig.KEY) private readonly config: PasskeyConfig,
   ) {}
@@ -60,7 +66,9 @@ export class PasskeySignIn {
     const address = clientAddress(request);
     const wait = await this.throttle.begin(address, THROTTLE_NAME);
     if (wait > 0) return { signedIn: false, retryAfterSeconds: wait };
-    const passkey = await this.check(request, rpId, response);
+    const checked = await this.check(request, rpId, response);
+    if (checked && 'blockedSince' in checked) return { signedIn: false, blockedSince: checked.blockedSince };
+    const passkey = checked;
     const user = passkey ? await this.users.findById(passkey.userId) : null;
     if (!passkey || !user) return { signedIn: false };
     await this.throttle.succeeded(address, THROTTLE_NAME);
@@ -70,7 +78,7 @@ export class PasskeySignIn {
   }
 
   /** §7.2's checks; the passkey when they all pass. */
-  private async check(request: FastifyRequest, rpId: string, response: unknown): Promise<Passkey | null> {
+  private async check(request: FastifyRequest, rpId: string, response: unknown): Promise<Checked> {
     // The challenge is used up first, whatever follows: a response is answered once (§13.4.3).
     const issued = await this.challenges.take(request, CEREMONY.authentication);
     const assertion = response as AuthenticationResponseJSON | null;
@@ -101,30 +109,29 @@ export class PasskeySignIn {
       return null;
     }
     const { newCounter, credentialBackedUp } = verification.authenticationInfo;
-    // §6.1.1 and §7.2 step 21: a counter that does not grow, when either is non-zero, means two
-    // authenticators hold this key (a cloned authenticator): refused, and recorded.
-    if ((newCounter > 0 || passkey.counter > 0) && newCounter <= passkey.counter) {
-      await this.recordClone(passkey, newCounter);
-      return null;
+    // Blocked since a copy was detected: refused whatever the counter (the copy's climbs with each
+    // try). Said only now, after a valid signature: to whoever holds the key, not to a guesser.
+    if (passkey.clonedAt) {
+      await this.cloned.refused(passkey, passkey.clonedAt, newCounter);
+      return { blockedSince: passkey.clonedAt };
     }
-    // The UPDATE holds only if no other sign-in moved the counter meanwhile: two uses racing is a clone too.
+    // §6.1.1 and §7.2 step 21: a counter that does not grow, when either is non-zero, means two
+    // authenticators hold this key (a cloned authenticator): the key is blocked for both.
+    if ((newCounter > 0 || passkey.counter > 0) && newCounter <= passkey.counter) return this.blocked(passkey, newCounter);
+    // The UPDATE holds only if no other sign-in moved the counter meanwhile (two uses racing is a
+    // clone too) and no detection blocked the passkey since it was read.
     if (!(await this.store.recordUse(passkey.id, passkey.counter, { counter: newCounter, backedUp: credentialBackedUp, at: this.clock.now() }))) {
-      await this.recordClone(passkey, newCounter);
-      return null;
+      return this.blocked(passkey, newCounter);
     }
     return passkey;
   }
 
-  private recordRefusal(passkey: Passkey, reason: string): Promise<void> {
-    return this.audit.record({ actor: `user:${passkey.userId}`, action: 'passkey.sign_in_refused', subject: `user:${passkey.userId}`, details: { passkey: passkey.id, reason: reason.slice(0, 200) } });
+  private async blocked(passkey: Passkey, presentedCounter: number): Promise<Checked> {
+    const since = await this.cloned.block(passkey, presentedCounter);
+    return since ? { blockedSince: since } : null;
   }
 
-  private recordClone(passkey: Passkey, presented: number): Promise<void> {
-    return this.audit.record({
-      actor: `user:${passkey.userId}`,
-      action: 'passkey.cloned_authenticator',
-      subject: `user:${passkey.userId}`,
-      details: { passkey: passkey.id, name: passkey.name, stored_counter: passkey.counter, presented_counter: presented },
-    });
+  private recordRefusal(passkey: Passkey, reason: string): Promise<void> {
+    return this.audit.record({ actor: `user:${passkey.userId}`, action: 'passkey.sign_in_refused', subject: `user:${passkey.userId}`, details: { passkey: passkey.id, reason: reason.slice(0, 200) } });
   }
 }

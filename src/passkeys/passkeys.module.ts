@@ -6,8 +6,10 @@ import { CommonModule } from '../common/common.module.js';
 import { FactorRecordsModule } from '../factors/factor-records.module.js';
 import { FactorsModule } from '../factors/factors.module.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
+import { SessionsModule } from '../sessions/sessions.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { CeremonyRateLimit } from './ceremony-rate-limit.js';
+import { ClonedPasskeys } from './cloned-passkeys.js';
 import { PasskeyAccount } from './passkey-account.service.js';
 import { PasskeyChallenge } from './passkey-challenge.entity.js';
 import { PasskeyChallengeStore } from './passkey-challenge.store.js';
@@ -25,9 +27,9 @@ import { PasskeysService } from './passkeys.service.js';
  * and the strongest-factor rule read. Exports only PasskeysService (names and dates, never key material).
  */
 @Module({
-  imports: [CommonModule, AuditModule, RateLimitModule, UsersModule, AuthModule, FactorsModule, FactorRecordsModule, TypeOrmModule.forFeature([PasskeyChallenge])],
+  imports: [CommonModule, AuditModule, RateLimitModule, SessionsModule, UsersModule, AuthModule, FactorsModule, FactorRecordsModule, TypeOrmModule.forFeature([PasskeyChallenge])],
   controllers: [PasskeysController],
-  providers: [CeremonyRateLimit, PasskeyChallengeStore, PasskeyChallenges, PasskeyRegistration, PasskeySignIn, PasskeyAccount, PasskeyLogin, PasskeysService],
+  providers: [CeremonyRateLimit, ClonedPasskeys, PasskeyChallengeStore, PasskeyChallenges, PasskeyRegistration, PasskeySignIn, PasskeyAccount, PasskeyLogin, PasskeysService],
   exports: [PasskeysService],
 })
 export class PasskeysModule {}

@@ -10,6 +10,8 @@ export interface PasskeySummary {
   lastUsedAt: Date | null;
   /** The credential may be synced to the person's other devices (WebAuthn's backup eligibility). */
   synced: boolean;
+  /** When a copy of it was detected: it signs nobody in since (ClonedPasskeys). */
+  blockedSince: Date | null;
 }
 
 /** A person's passkeys, for the account page, the admin CLI and the second-factor policy. */
@@ -22,7 +24,7 @@ export class PasskeysService {
 
   async listFor(userId: string): Promise<PasskeySummary[]> {
     const passkeys = await this.store.listFor(userId);
-    return passkeys.map((p) => ({ id: p.id, name: p.name, createdAt: p.createdAt, lastUsedAt: p.lastUsedAt, synced: p.backupEligible }));
+    return passkeys.map((p) => ({ id: p.id, name: p.name, createdAt: p.createdAt, lastUsedAt: p.lastUsedAt, synced: p.backupEligible, blockedSince: p.clonedAt }));
   }
 
   countFor(userId: string): Promise<number> {

@@ -59,7 +59,7 @@ describe('passkeys', () => {
       ['Laptop', false],
       ['Phone', true],
     ]);
-    expect(Object.keys(summaries[0]).sort()).toEqual(['createdAt', 'id', 'lastUsedAt', 'name', 'synced']);
+    expect(Object.keys(summaries[0]).sort()).toEqual(['blockedSince', 'createdAt', 'id', 'lastUsedAt', 'name', 'synced']);
 
     // Signed out, then signed in with the laptop's passkey and nothing else.
     const stranger = app.browser();

@@ -116,6 +116,15 @@ describe('changing passkeys needs a recent sign-in of the owner', () => {
     expect(await app.nest.get(PasskeysService).countFor(attacker.user.id)).toBe(0);
   });
 
+  it('a passkey id that is not a UUID names none: 404, never a 500, and nothing removed', async () => {
+    const someone = await owner();
+    const csrf = await app.accountCsrf(someone.browser);
+    for (const passkeyId of ['not-a-uuid', "' OR 1=1 --", '', `${someone.passkeyId}x`]) {
+      expect((await someone.browser.post('/account/passkeys/remove', { csrf_token: csrf, passkey_id: passkeyId })).status).toBe(404);
+    }
+    expect(await app.nest.get(PasskeysService).countFor(someone.user.id)).toBe(1);
+  });
+
   it("a registration ceremony begun by one person cannot be finished in another's session", async () => {
     const first = await owner();
     const second = await owner();

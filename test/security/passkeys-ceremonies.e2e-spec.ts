@@ -38,17 +38,17 @@ describe('passkey ceremonies under attack', () => {
     expect((await app.passkeySignIn(app.browser(), authenticator)).answer.status).toBe(200);
     // The clone holds the same key and reports the counter the original already used.
     const { answer } = await app.passkeySignIn(app.browser(), clone);
-    expect(answer.status).toBe(401);
-    expect(JSON.parse(answer.body)).toMatchObject({ error: 'access_denied' });
+    expect(answer.status).toBe(403);
+    expect(JSON.parse(answer.body)).toMatchObject({ error: 'passkey_blocked' });
     // Backwards is refused as well.
-    expect((await app.passkeySignIn(app.browser(), authenticator, { counter: 0 })).answer.status).toBe(401);
+    expect((await app.passkeySignIn(app.browser(), authenticator, { counter: 0 })).answer.status).toBe(403);
     const events = (await app.dataSource.query(`SELECT "action", "subject", "details" FROM "audit_events" WHERE "action" = 'passkey.cloned_authenticator'`)) as { subject: string; details: unknown }[];
-    expect(events).toHaveLength(2);
+    expect(events).toHaveLength(1);
     expect(events[0].subject).toBe(`user:${user.id}`);
     const details = typeof events[0].details === 'string' ? JSON.parse(events[0].details) : events[0].details;
     expect(details).toMatchObject({ stored_counter: 1, presented_counter: 1 });
-    // The stored counter did not move; the original goes on working.
-    expect((await app.passkeySignIn(app.browser(), authenticator)).answer.status).toBe(200);
+    // Nothing tells the original from the copy: the passkey is blocked for both (passkey-clone-detection).
+    expect((await app.passkeySignIn(app.browser(), authenticator)).answer.status).toBe(403);
   });
 
   it('an authenticator that keeps no counter (always 0) signs in every time', async () => {
