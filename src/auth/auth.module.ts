@@ -30,6 +30,7 @@ import { PasswordGrant } from './grants/password.grant.js';
 import { RefreshTokenGrant } from './grants/refresh-token.grant.js';
 import { TokenExchangeGrant } from './grants/token-exchange.grant.js';
 import { DeviceCodeGrant } from './grants/device-code.grant.js';
+import { GrantSignInLevel } from './grants/grant-sign-in-level.js';
 import { DeviceCodesModule } from '../device-codes/device-codes.module.js';
 import { DeviceAuthorizationController } from './device-authorization/device-authorization.controller.js';
 import { DeviceAuthorizationService } from './device-authorization/device-authorization.service.js';
@@ -76,6 +77,7 @@ import { AccountFactorsService } from './interaction/account-factors.service.js'
   controllers: [EndSessionController, AuthorizeController, TokenController, ParController, DeviceAuthorizationController, RevocationController, IntrospectionController, RegistrationController, LoginController, SecondFactorController, HomeController, AccessController, MetadataController],
   providers: [
     AuthorizationRequestValidator,
+    GrantSignInLevel,
     AuthorizeService,
     AuthenticationPolicy,
     EndSessionService,

@@ -14,7 +14,7 @@ import type { UsersService } from '../users/users.service.js';
 import type { FactorRecords } from '../factors/factor-records.service.js';
 import { ACR } from '../common/authentication-context.js';
 import type { ResourceServersService } from '../resource-servers/resource-servers.service.js';
-import { required, UsageError, type Command, type Flags } from './command.js';
+import { CommandFailed, required, UsageError, type Command, type Flags } from './command.js';
 import { clientsApplyCommand } from './clients-apply.command.js';
 import { dbCopyCommand } from './db-copy.command.js';
 import { doctorCommand } from './doctor.command.js';
@@ -62,6 +62,7 @@ function profile(flags: Flags): ProfileChanges {
 function openIdFlags(flags: Flags): OpenIdClientMetadata | undefined {
   const maxAge = flags['default-max-age'] as string | undefined;
   if (maxAge !== undefined && !/^[0-9]{1,9}$/.test(maxAge)) throw new UsageError('--default-max-age must be a number of seconds');
+  if (flags['require-mfa'] === true && flags['minimum-acr'] !== undefined) throw new UsageError(`--require-mfa is --minimum-acr ${ACR.multiFactor}; give one of them`);
   const metadata: OpenIdClientMetadata = {
     id_token_signed_response_alg: flags['id-token-alg'] as string | undefined,
     subject_type: flags['subject-type'] as string | undefined,
@@ -69,8 +70,8 @@ function openIdFlags(flags: Flags): OpenIdClientMetadata | undefined {
     post_logout_redirect_uris: flags['post-logout-redirect-uri'] as string[] | undefined,
     backchannel_logout_uri: flags['backchannel-logout-uri'] as string | undefined,
     default_max_age: maxAge === undefined ? undefined : Number(maxAge),
-    // --require-mfa: the client's requests that name no acr_values ask for a second factor (default_acr_values).
-    default_acr_values: flags['require-mfa'] === true ? [ACR.multiFactor] : undefined,
+    // --require-mfa: every request of the client needs a second factor, whatever its acr_values (a floor, not default_acr_values).
+    minimum_acr: flags['require-mfa'] === true ? ACR.multiFactor : (flags['minimum-acr'] as string | undefined),
     require_pushed_authorization_requests: flags['require-par'] === true ? true : undefined,
     dpop_bound_access_tokens: flags['dpop-bound'] === true ? true : undefined,
     security_profile: flags['security-profile'] as string | undefined,
@@ -146,7 +147,16 @@ export const COMMANDS: Record<string, Command> = {
         factors: [
           ...(factors.totp ? [{ kind: 'totp', created_at: factors.totp.createdAt.toISOString(), last_used_at: factors.totp.lastUsedAt?.toISOString() ?? null }] : []),
           ...(factors.recoveryCodes.createdAt ? [{ kind: 'recovery_codes', created_at: factors.recoveryCodes.createdAt.toISOString(), left: factors.recoveryCodes.left }] : []),
-          ...factors.passkeys.map((p) => ({ kind: 'passkey', name: p.name, created_at: p.createdAt.toISOString(), last_used_at: p.lastUsedAt?.toISOString() ?? null, synced: p.synced })),
+          // blocked: a copy was detected (WebAuthn §6.1.1); it signs nobody in until removed (users:passkey-remove, by its id).
+          ...factors.passkeys.map((p) => ({
+            kind: 'passkey',
+            id: p.id,
+            name: p.name,
+            created_at: p.createdAt.toISOString(),
+            last_used_at: p.lastUsedAt?.toISOString() ?? null,
+            synced: p.synced,
+            blocked: p.clonedAt ? `a copy was detected on ${p.clonedAt.toISOString()}` : null,
+          })),
         ],
       };
     },
@@ -159,6 +169,18 @@ export const COMMANDS: Record<string, Command> = {
       const user = await (await usersService(app)).require(required(flags, 'username'));
       const removed = await (await factorRecords(app)).removeAll(user.id, 'cli');
       return { username: user.username, one_time_codes_removed: removed.totp, recovery_codes_removed: removed.recoveryCodes, passkeys_removed: removed.passkeys };
+    },
+  },
+  'users:passkey-remove': {
+    usage: 'users:passkey-remove --username NAME --passkey ID',
+    options: { username: { type: 'string' }, passkey: { type: 'string' } },
+    // One passkey (its id from users:show), e.g. one blocked because a copy was detected: the person then enrols a new one (audited as passkey.removed by cli).
+    async run(app, flags) {
+      const user = await (await usersService(app)).require(required(flags, 'username'));
+      const passkey = required(flags, 'passkey');
+      const removed = await (await factorRecords(app)).removePasskey(user.id, passkey, 'cli');
+      if (!removed) throw new CommandFailed(`${user.username} has no passkey ${passkey} (users:show lists their passkeys' ids)`);
+      return { username: user.username, passkey, removed: true };
     },
   },
   'users:list': {
@@ -200,7 +222,7 @@ export const COMMANDS: Record<string, Command> = {
     usage:
       'clients:create --name NAME [--redirect-uri URI ...] [--scope "a b"] [--public] [--grant-type TYPE ...] [--response-type TYPE ...] [--token-type bearer|mac] ' +
       '[--auth-method client_secret_basic|client_secret_post] [--client-uri URL] [--logo-uri URL] [--policy-uri URL] [--tos-uri URL] ' +
-      '[--id-token-alg RS256|ES256|EdDSA] [--subject-type public|pairwise] [--sector-identifier-uri URL] [--post-logout-redirect-uri URI ...] [--backchannel-logout-uri URL] [--default-max-age SECONDS] [--require-mfa] [--require-par] [--dpop-bound] [--security-profile default|fapi2] [--minimal-id-token] ' +
+      '[--id-token-alg RS256|ES256|EdDSA] [--subject-type public|pairwise] [--sector-identifier-uri URL] [--post-logout-redirect-uri URI ...] [--backchannel-logout-uri URL] [--default-max-age SECONDS] [--require-mfa | --minimum-acr ACR] [--require-par] [--dpop-bound] [--security-profile default|fapi2] [--minimal-id-token] ' +
       '[--auth-method private_key_jwt (--jwks JSON | --jwks-uri URL) [--auth-signing-alg ALG]]',
     options: {
       name: { type: 'string' },
@@ -222,6 +244,7 @@ export const COMMANDS: Record<string, Command> = {
       'backchannel-logout-uri': { type: 'string' },
       'default-max-age': { type: 'string' },
       'require-mfa': { type: 'boolean' },
+      'minimum-acr': { type: 'string' },
       'require-par': { type: 'boolean' },
       'dpop-bound': { type: 'boolean' },
       'security-profile': { type: 'string' },

@@ -1,3 +1,4 @@
+import { acrAtLeast, type Acr } from '../common/authentication-context.js';
 import { DomainError } from '../common/domain-error.js';
 import { ADMINISTRATOR_GRANT_TYPES, type GrantType, type TokenType } from '../common/oauth.constants.js';
 import { CLIENT_SCOPES } from '../scopes/scope-catalog.js';
@@ -42,6 +43,8 @@ export interface ClientRights {
   dpopBoundAccessTokens?: boolean;
   /** FAPI 2.0: leaving the profile would drop every protection it brings at once. */
   securityProfile?: string;
+  /** The weakest sign-in level its requests get (minimum_acr): lowering it would let a stolen registration token undo an administrator's --require-mfa. */
+  minimumAcr?: Acr | null;
   /**
    * A private_key_jwt client's credentials: its jwks, jwks_uri and pinned algorithm, as one JSON
    * value. Whoever replaces them can sign as the client, so it is an administrator's change, as
@@ -102,6 +105,10 @@ export function assertNotWidenedBySelf(current: ClientRights, next: ClientRights
   }
   if (current.securityProfile === 'fapi2' && next.securityProfile !== 'fapi2') {
     throw widening('security_profile', 'is "fapi2" and only an administrator can leave it');
+  }
+  // Raising the floor narrows who gets through; lowering or removing it is an administrator's decision.
+  if (current.minimumAcr && !(next.minimumAcr && acrAtLeast(next.minimumAcr, current.minimumAcr))) {
+    throw widening('minimum_acr', `is "${current.minimumAcr}" and only an administrator can lower or remove it`);
   }
 }
 

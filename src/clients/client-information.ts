@@ -62,6 +62,8 @@ export interface ClientView {
   default_max_age?: number;
   require_auth_time?: boolean;
   default_acr_values?: string[];
+  /** A Latchkey extension: the client's floor (Client.minimumAcr). */
+  minimum_acr?: string;
   require_pushed_authorization_requests?: boolean;
   dpop_bound_access_tokens?: boolean;
   security_profile?: string;
@@ -139,5 +141,6 @@ export function clientView(client: Client, secret?: string): ClientView {
     ...clientKeyMetadataOf(client),
     // RFC 7591 §3.2.1: every registered value, what the server provisioned included: the OpenID defaults too (Dynamic Registration §3.2).
     ...openIdMetadataOf(client.openId),
+    ...(client.minimumAcr ? { minimum_acr: client.minimumAcr } : {}),
   };
 }

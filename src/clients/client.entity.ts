@@ -1,6 +1,7 @@
 import { DEFAULT_OPENID_SETTINGS, type OpenIdClientSettings } from './openid-client-settings.js';
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 import type { AsymmetricJwsAlgorithm } from '../common/asymmetric-algorithms.js';
+import type { Acr } from '../common/authentication-context.js';
 import { ClientAuthMethod, TokenType, type GrantType, type ResponseType } from '../common/oauth.constants.js';
 import type { ClientJwks } from './client-keys.js';
 import { TIMESTAMP } from '../database/column-types.js';
@@ -84,6 +85,15 @@ export class Client {
   /** OpenID Connect settings (openid-client-settings.ts); null: every default. */
   @Column({ name: 'openid_settings', type: 'simple-json', nullable: true })
   openIdSettings: OpenIdClientSettings | null;
+
+  /**
+   * The weakest sign-in level (authentication-context.ts) any request of this client gets: a floor
+   * that acr_values may raise, never lower (requiredAcr), unlike default_acr_values, which a request
+   * replaces. `clients:create --require-mfa` sets the second-factor one. Registration metadata
+   * `minimum_acr`, a Latchkey extension; null: no floor.
+   */
+  @Column({ name: 'minimum_acr', type: 'varchar', length: 64, nullable: true })
+  minimumAcr: Acr | null;
 
   @CreateDateColumn({ name: 'created_at', type: TIMESTAMP })
   createdAt: Date;

@@ -2,6 +2,7 @@ import { Clock } from '../common/clock.js';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { DEFAULT_SIGNING_ALGORITHM } from '../signing/signing-algorithms.js';
+import type { Acr } from '../common/authentication-context.js';
 import { DomainError } from '../common/domain-error.js';
 import { ClientAuthMethod, GrantType, TokenType, type ResponseType } from '../common/oauth.constants.js';
 import { formatScope, parseScope } from '../common/scope.js';
@@ -17,7 +18,7 @@ import { ClientChanges } from './client-changes.js';
 import { clientKeysFrom, type ClientKeys } from './client-keys.js';
 import { SecurityProfiles } from './security-profile.js';
 import { SectorIdentifierVerifier } from './sector-identifier.verifier.js';
-import { openIdSettingsFrom, sectorOfClient, SubjectType, type OpenIdClientSettings } from './openid-client-settings.js';
+import { minimumAcrFrom, openIdSettingsFrom, sectorOfClient, SubjectType, type OpenIdClientSettings } from './openid-client-settings.js';
 import { assertRedirectUrisAcceptable, descriptiveUriProblem } from './redirect-uri.policy.js';
 
 const DEFAULT_GRANT_TYPES: GrantType[] = [GrantType.AuthorizationCode, GrantType.RefreshToken];
@@ -67,7 +68,7 @@ export class ClientsService {
    */
   async draft(input: NewClient, options: { registrationToken?: string; clientId?: string; secret?: string } = {}): Promise<{ client: Client; secret?: string }> {
     const name = input.name.trim();
-    const { grantTypes, responseTypes, scope, openIdSettings, method, keys } = this.checked(input);
+    const { grantTypes, responseTypes, scope, openIdSettings, minimumAcr, method, keys } = this.checked(input);
     await this.verifySector(openIdSettings, input.redirectUris);
     // A private_key_jwt client proves itself with its keys: it gets no secret to leak.
     const secretless = method === ClientAuthMethod.None || method === ClientAuthMethod.PrivateKeyJwt;
@@ -87,6 +88,7 @@ export class ClientsService {
       ...descriptiveColumns(input.descriptive),
       ...keys,
       openIdSettings,
+      minimumAcr,
     });
     return { client, secret };
   }
@@ -109,7 +111,7 @@ export class ClientsService {
     if ((input.isPublic ?? false) !== client.isPublic) {
       throw new DomainError('invalid_client_metadata', 'token_endpoint_auth_method cannot change between "none" and a secret-based method.');
     }
-    const { grantTypes, responseTypes, scope, openIdSettings, method, keys } = this.checked(input);
+    const { grantTypes, responseTypes, scope, openIdSettings, minimumAcr, method, keys } = this.checked(input);
     // The credential kind is fixed at registration: a secret is never issued by an update, nor a key set turned into one.
     if ((method === ClientAuthMethod.PrivateKeyJwt) !== (client.tokenEndpointAuthMethod === ClientAuthMethod.PrivateKeyJwt)) {
       throw new DomainError('invalid_client_metadata', 'token_endpoint_auth_method cannot change between "private_key_jwt" and another method; register a new client.');
@@ -126,6 +128,7 @@ export class ClientsService {
       ...descriptiveColumns(input.descriptive),
       ...keys,
       openIdSettings,
+      minimumAcr,
     });
     // Core §8.1: a pairwise client's subs are derived from its sector; moving it would give every person a new sub.
     if (client.openId.subjectType === SubjectType.Pairwise && next.openId.subjectType === SubjectType.Pairwise && sectorOfClient(client.redirectUris, client.openId) !== sectorOfClient(next.redirectUris, next.openId)) {
@@ -145,6 +148,7 @@ export class ClientsService {
         requirePushedAuthorizationRequests: of.openId.requirePushedAuthorizationRequests ?? false,
         dpopBoundAccessTokens: of.openId.dpopBoundAccessTokens ?? false,
         securityProfile: of.openId.securityProfile ?? 'default',
+        minimumAcr: of.minimumAcr,
         keys: JSON.stringify([of.jwks, of.jwksUri, of.tokenEndpointAuthSigningAlg]),
       });
       assertNotWidenedBySelf(rights(client, parseScope(client.scope) ?? []), rights(next, scope));
@@ -240,7 +244,7 @@ export class ClientsService {
   }
 
   /** The rules every registration follows, from the CLI or over HTTP (RFC 7591 §2). */
-  private checked(input: NewClient): { grantTypes: GrantType[]; responseTypes: ResponseType[] | null; scope: string[]; openIdSettings: OpenIdClientSettings | null; method: ClientAuthMethod; keys: ClientKeys } {
+  private checked(input: NewClient): { grantTypes: GrantType[]; responseTypes: ResponseType[] | null; scope: string[]; openIdSettings: OpenIdClientSettings | null; minimumAcr: Acr | null; method: ClientAuthMethod; keys: ClientKeys } {
     const name = input.name.trim();
     if (name.length === 0 || name.length > 200) throw new DomainError('invalid_client_metadata', 'Client name must be 1 to 200 characters.');
     const grantTypes = input.grantTypes ?? DEFAULT_GRANT_TYPES;
@@ -285,6 +289,7 @@ export class ClientsService {
       throw new DomainError('invalid_client_metadata', `Unknown scope(s): ${unknownScopes.join(', ')}. Known scopes: ${this.scopes.all().join(', ')} (data scopes come from the collections file).`);
     }
     const openIdSettings = input.openId === undefined ? null : openIdSettingsFrom(input.openId, input.redirectUris);
+    const minimumAcr = minimumAcrFrom(input.openId);
     // A MAC token is proved with its own key; it cannot also be bound to a DPoP key (RFC 9449 §5).
     if (openIdSettings?.dpopBoundAccessTokens && input.accessTokenType === TokenType.Mac) {
       throw new DomainError('invalid_client_metadata', 'dpop_bound_access_tokens cannot be combined with access_token_type "mac".');
@@ -307,7 +312,7 @@ export class ClientsService {
       const why = this.profiles.requiredEverywhere ? 'this server holds every client to the FAPI 2.0 Security Profile' : 'security_profile is "fapi2"';
       if (problems.length > 0) throw new DomainError('invalid_client_metadata', `The registration does not meet the FAPI 2.0 Security Profile (${why}): ${problems.join('; ')}.`);
     }
-    return { grantTypes, responseTypes, scope, openIdSettings, method, keys };
+    return { grantTypes, responseTypes, scope, openIdSettings, minimumAcr, method, keys };
   }
 
   /** Core §8.1: a sector_identifier_uri must list every redirect URI; read before anything is written. */

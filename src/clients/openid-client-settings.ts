@@ -25,8 +25,8 @@ export interface OpenIdClientSettings {
   requireAuthTime: boolean;
   /**
    * Dynamic Registration §2 default_acr_values: the levels (authentication-context.ts) asked for
-   * when a request names none; `clients:create --require-mfa` sets the second-factor one. Optional
-   * in the stored JSON: rows written before it existed ask for nothing.
+   * when a request names none; a default, which a request's acr_values replace (the floor is the
+   * client's minimum_acr column). Optional in the stored JSON: rows written before it existed ask for nothing.
    */
   defaultAcrValues?: Acr[];
   /**
@@ -75,6 +75,8 @@ export interface OpenIdClientMetadata {
   default_max_age?: number;
   require_auth_time?: boolean;
   default_acr_values?: string[];
+  /** A Latchkey extension: the weakest level any request gets (Client.minimumAcr, kept in its own column); absent: no floor. */
+  minimum_acr?: string;
   require_pushed_authorization_requests?: boolean;
   dpop_bound_access_tokens?: boolean;
   /** A Latchkey extension: "fapi2" holds the client to the FAPI 2.0 Security Profile; "default" otherwise. */
@@ -93,6 +95,7 @@ export const OPENID_METADATA_SCHEMA = {
   default_max_age: { type: 'integer', minimum: 0, maximum: 100_000_000 },
   require_auth_time: { type: 'boolean' },
   default_acr_values: { type: 'array', items: { type: 'string', maxLength: 64 }, maxItems: 10 },
+  minimum_acr: { type: 'string', maxLength: 64 },
   require_pushed_authorization_requests: { type: 'boolean' },
   dpop_bound_access_tokens: { type: 'boolean' },
   security_profile: { type: 'string', maxLength: 16 },
@@ -152,6 +155,14 @@ export function openIdSettingsFrom(metadata: OpenIdClientMetadata, redirectUris:
     ...(profile === 'fapi2' ? { securityProfile: profile } : {}),
     ...(metadata.id_token_claims !== undefined ? { idTokenClaims: metadata.id_token_claims } : {}),
   };
+}
+
+/** The client's floor from its metadata `minimum_acr` (a level this server offers), or null when none is registered. */
+export function minimumAcrFrom(metadata: OpenIdClientMetadata | undefined): Acr | null {
+  const floor = metadata?.minimum_acr;
+  if (floor === undefined) return null;
+  if (!isAcr(floor)) throw invalid(`Unsupported minimum_acr ${JSON.stringify(floor)}; use ${ACR_VALUES_SUPPORTED.join(', ')}.`);
+  return floor;
 }
 
 /** The settings under their wire names; defaults are shown too, so a client sees what it gets. */

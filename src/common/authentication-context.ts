@@ -36,20 +36,54 @@ export function acrOf(amr: readonly AuthenticationMethod[]): Acr {
   return ACR.password;
 }
 
+/** Whether `level` is `required` or stronger. */
+export function acrAtLeast(level: Acr, required: Acr): boolean {
+  return ACR_VALUES_SUPPORTED.indexOf(level) >= ACR_VALUES_SUPPORTED.indexOf(required);
+}
+
 /** Whether a sign-in with these methods meets the level `required`. */
 export function meetsAcr(amr: readonly AuthenticationMethod[], required: Acr): boolean {
-  return ACR_VALUES_SUPPORTED.indexOf(acrOf(amr)) >= ACR_VALUES_SUPPORTED.indexOf(required);
+  return acrAtLeast(acrOf(amr), required);
+}
+
+/** Every source that may require a level of a sign-in (requiredAcr). */
+export interface AcrSources {
+  /** Core §3.1.2.1 acr_values: the known levels the request names; undefined when it names none (a device request never does, RFC 8628 §3.1). */
+  requested: readonly Acr[] | undefined;
+  /** The client's registration: its default_acr_values (Dynamic Registration §2) and its floor (minimum_acr, a Latchkey extension). */
+  client: { readonly minimumAcr: Acr | null; readonly openId: { readonly defaultAcrValues?: readonly Acr[] } };
+  /** An administrator requires a second factor of the person (users:update --require-mfa, MFA_REQUIRED). */
+  secondFactorRequired: boolean;
 }
 
 /**
- * The level a request needs: the weakest of the levels asked (any of them answers, OpenID Connect
- * Core §3.1.2.1 acr_values, or the client's default_acr_values), at least a second factor for a
- * person an administrator requires one of (users:update --require-mfa, MFA_REQUIRED). The one
- * rule of the code flow (AuthenticationPolicy) and the device flow (DeviceSignInLevel).
+ * The level a sign-in must reach, from every source; the strictest wins. The one rule of the code
+ * flow, pushed requests included (AuthenticationPolicy), and of the device flow (DeviceSignInLevel).
+ * - What is asked: the weakest level the request names (any of them answers, OpenID Connect Core
+ *   §3.1.2.1 acr_values), or else the client's default_acr_values, which stand in for a request that
+ *   names none (Dynamic Registration §2: a default, so a request may ask for less).
+ * - The client's minimum_acr is a floor: a request may ask for more, never less (issue 43).
+ * - A person an administrator requires a second factor of needs at least that.
  */
-export function requiredAcr(asked: readonly string[], secondFactorRequired: boolean): Acr {
-  const weakest = ACR_VALUES_SUPPORTED.find((level) => asked.includes(level)) ?? ACR.password;
-  return secondFactorRequired && weakest === ACR.password ? ACR.multiFactor : weakest;
+export function requiredAcr({ requested, client, secondFactorRequired }: AcrSources): Acr {
+  const asked = requested ?? client.openId.defaultAcrValues ?? [];
+  const weakestAsked = ACR_VALUES_SUPPORTED.find((level) => asked.includes(level)) ?? ACR.password;
+  const levels = [weakestAsked, client.minimumAcr ?? ACR.password, secondFactorRequired ? ACR.multiFactor : ACR.password];
+  return levels.reduce((strictest, level) => (acrAtLeast(level, strictest) ? level : strictest));
+}
+
+/**
+ * Whether a sign-in a grant recorded (its amr) meets what the client and the person require now:
+ * the client's floor (minimum_acr) and the person's requirement, by requiredAcr for a grant that
+ * names no level. The one rule of every grant that issues a person's token at the token endpoint
+ * (GrantSignInLevel): password, refresh_token, token exchange, device_code and authorization_code.
+ * default_acr_values take no part: a default stands in for acr_values at the authorization
+ * endpoint and a request may ask for less (Dynamic Registration §2), so it bounds nothing a grant
+ * must check again; a floor does (issue 43).
+ */
+export function meetsRequiredAcr(amr: readonly AuthenticationMethod[], client: Pick<AcrSources['client'], 'minimumAcr'>, secondFactorRequired: boolean): boolean {
+  // requested [] rather than undefined: the grant asks for nothing, so no default stands in for it.
+  return meetsAcr(amr, requiredAcr({ requested: [], client: { minimumAcr: client.minimumAcr, openId: {} }, secondFactorRequired }));
 }
 
 /** Stored space-separated on codes and refresh tokens; null (grants from before it was recorded) was a password. */

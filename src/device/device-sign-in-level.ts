@@ -10,9 +10,9 @@ import { SecondFactors } from '../factors/second-factors.service.js';
 import type { User } from '../users/user.entity.js';
 
 /**
- * The sign-in level a device's request needs before the person may allow it, as the code flow
- * decides it for a request without acr_values (AuthenticationPolicy): the client's
- * default_acr_values, and at least a second factor for a person an administrator requires one of.
+ * The sign-in level a device's request needs before the person may allow it, by the code flow's
+ * rule (requiredAcr) for a request without acr_values: the client's default_acr_values, its
+ * floor (minimum_acr), and at least a second factor for a person an administrator requires one of.
  * A level not met is asked for the same way: the second factor, its enrolment, or a passkey sign-in.
  */
 @Injectable()
@@ -25,8 +25,8 @@ export class DeviceSignInLevel {
 
   /** Undefined when the signed-in person's sign-in is enough; else where they go first, coming back to `returnTo`. */
   async step(request: FastifyRequest, user: User, client: Client, returnTo: string): Promise<InteractionOutcome | undefined> {
-    // RFC 8628 §3.1 has no acr_values: the client's default_acr_values, as for a code request that names none.
-    const required = requiredAcr(client.openId.defaultAcrValues ?? [], this.factors.mustHaveSecondFactor(user));
+    // RFC 8628 §3.1 has no acr_values: as for a code request that names none.
+    const required = requiredAcr({ requested: undefined, client, secondFactorRequired: this.factors.mustHaveSecondFactor(user) });
     if (meetsAcr(this.session.authenticationMethods(request), required)) return undefined;
     if (required === ACR.multiFactor) {
       const enrolled = await this.factors.enrolled(user.id);

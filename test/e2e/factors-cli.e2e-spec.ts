@@ -60,7 +60,7 @@ describe('admin CLI and second factors', () => {
     await app.app.get(PasskeyStore).insert({ id: randomUUID(), userId, credentialId, publicKey, counter: 0, transports: ['internal'], backupEligible: true, backedUp: true, name: 'Work laptop', createdAt: new Date(), lastUsedAt: null });
 
     const shown = await cliJson<Record<string, unknown>>(['users:show', '--username', user.username]);
-    expect(shown.factors).toEqual([{ kind: 'passkey', name: 'Work laptop', created_at: expect.any(String), last_used_at: null, synced: true }]);
+    expect(shown.factors).toEqual([{ kind: 'passkey', id: expect.any(String), name: 'Work laptop', created_at: expect.any(String), last_used_at: null, synced: true, blocked: null }]);
     const printed = JSON.stringify(shown);
     expect(printed).not.toContain(credentialId);
     expect(printed).not.toContain(publicKey);
@@ -87,8 +87,14 @@ describe('admin CLI and second factors', () => {
     expect(await cliJson(['users:update', '--username', user.username, '--no-require-mfa'])).toMatchObject({ require_mfa: false });
   });
 
-  it('clients:create --require-mfa registers default_acr_values for a second factor', async () => {
+  it('clients:create --require-mfa registers a floor (minimum_acr) for a second factor, not default_acr_values; --minimum-acr names any level', async () => {
     const created = await cliJson<Record<string, unknown>>(['clients:create', '--name', 'Strict', '--redirect-uri', 'https://strict.example/cb', '--require-mfa']);
-    expect(created.default_acr_values).toEqual(['urn:latchkey:acr:mfa']);
+    expect({ minimum_acr: created.minimum_acr, default_acr_values: created.default_acr_values }).toEqual({ minimum_acr: 'urn:latchkey:acr:mfa', default_acr_values: undefined });
+    const phishingResistant = await cliJson<Record<string, unknown>>(['clients:create', '--name', 'Stricter', '--redirect-uri', 'https://strict.example/cb', '--minimum-acr', 'urn:latchkey:acr:phr']);
+    expect(phishingResistant.minimum_acr).toBe('urn:latchkey:acr:phr');
+    const unknown = await cli(['clients:create', '--name', 'Odd', '--redirect-uri', 'https://strict.example/cb', '--minimum-acr', 'urn:example:loa:4']);
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stdout).toBe('');
+    expect(unknown.stderr).toContain('minimum_acr');
   });
 });

@@ -2,8 +2,8 @@
  * Issue 36, idempotent refresh: a rotated refresh token presented again by the same client with the
  * same request within REFRESH_REUSE_GRACE_SECONDS answers the first use's successor pair (one
  * chain), sequentially, concurrently and across three instances of one database; after the window,
- * with another request, another DPoP key or by another client it is what it was before the grace:
- * reuse (RFC 9700 §4.14.2) or a refusal. The pair is kept sealed, never in plaintext.
+ * once the successor has been used, with another request, another DPoP key or by another client it
+ * is what it was before the grace: reuse (RFC 9700 §4.14.2) or a refusal. The pair is kept sealed, never in plaintext.
  */
 import { jest } from '@jest/globals';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -158,6 +158,17 @@ describe('refresh token grace (issue 36): the same request again answers the sam
     expect(await familyRevoked(first)).toBe(true);
     jest.restoreAllMocks();
     expect((await refresh(client, once.body.refresh_token as string)).body.error).toBe('invalid_grant');
+  });
+
+  it('treats a repeat within the window as reuse once the successor has been used (issue 43): the family is revoked, the newest pair too', async () => {
+    const first = await refreshToken();
+    const once = await refresh(client, first, { at: 0 });
+    const next = await refresh(client, once.body.refresh_token as string, { at: 1 });
+    expect([once.status, next.status]).toEqual([200, 200]);
+    const again = await refresh(client, first, { at: 2 });
+    expect({ status: again.status, error: again.body.error, refresh_token: again.body.refresh_token }).toEqual({ status: 400, error: 'invalid_grant', refresh_token: undefined });
+    expect(await familyRevoked(first)).toBe(true);
+    expect((await refresh(client, next.body.refresh_token as string)).body.error).toBe('invalid_grant');
   });
 
   it('treats another request within the window (a narrower scope) as reuse', async () => {

@@ -97,12 +97,8 @@ export class AuthenticationPolicy {
     return { kind: 'approve', user };
   }
 
-  /**
-   * The level this request needs: the weakest of those it names in acr_values (any of them
-   * answers, Core §3.1.2.1), else the client's default_acr_values; at least a second factor for a
-   * person an administrator requires one of (users:update --require-mfa, MFA_REQUIRED).
-   */
+  /** The level this request needs (requiredAcr): its acr_values or the client's default, the client's floor, the person's requirement. */
   private requiredLevel(authorization: AuthorizationRequest, presence: Presence): Acr {
-    return requiredAcr(authorization.acrValues ?? authorization.client.openId.defaultAcrValues ?? [], presence.secondFactorRequired);
+    return requiredAcr({ requested: authorization.acrValues, client: authorization.client, secondFactorRequired: presence.secondFactorRequired });
   }
 }

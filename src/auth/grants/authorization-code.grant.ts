@@ -15,6 +15,7 @@ import type { TokenRequestDto } from '../token/token-request.dto.js';
 import { JwtAccessTokens } from '../token/jwt-access-tokens.js';
 import { toTokenResponse, type TokenResponse } from '../token/token-response.js';
 import type { GrantContext, GrantHandler } from './grant-handler.js';
+import { GrantSignInLevel, SIGN_IN_BELOW_FLOOR } from './grant-sign-in-level.js';
 import { verifyS256 } from './pkce.js';
 import { parseAmr } from '../../common/authentication-context.js';
 
@@ -42,6 +43,7 @@ export class AuthorizationCodeGrant implements GrantHandler<AuthorizationCodePar
     private readonly idTokens: IdTokenIssuer,
     private readonly resources: ResourceIndicators,
     private readonly jwtAccessTokens: JwtAccessTokens,
+    private readonly signInLevel: GrantSignInLevel,
   ) {}
 
   parameters(form: TokenRequestDto): AuthorizationCodeParameters {
@@ -84,7 +86,7 @@ export class AuthorizationCodeGrant implements GrantHandler<AuthorizationCodePar
     // The code is burned whatever the checks say, atomically with the tokens it yields: exactly one
     // redemption wins even across instances, and a failed check still leaves the code dead, so a
     // stolen code cannot be retried with guessed verifiers (fosite flow_authorize_code_token.go).
-    const error = this.checkBinding(code, client, request, dpopJkt) ?? target.error;
+    const error = this.checkBinding(code, client, request, dpopJkt) ?? target.error ?? (await this.belowFloor(code, client));
     const redemption = await this.redeem(code, minted, error);
 
     switch (redemption.kind) {
@@ -112,6 +114,11 @@ export class AuthorizationCodeGrant implements GrantHandler<AuthorizationCodePar
   private async idToken(code: AuthorizationCode, client: Client, tokens: IssuedTokens): Promise<string | undefined> {
     if (!holdsOpenId(code.scope)) return undefined;
     return this.idTokens.issue({ client, userId: code.userId, authTime: code.authTime, amr: parseAmr(code.amr), sid: code.sid, nonce: code.nonce, accessToken: tokens.accessToken, scope: splitScope(tokens.scope) });
+  }
+
+  /** The authorization endpoint held the sign-in to the level; a floor raised or a second factor required of the person since then holds for the tokens too. */
+  private async belowFloor(code: AuthorizationCode, client: Client): Promise<OAuthError | undefined> {
+    return (await this.signInLevel.stillMeets(client, code.userId, code.amr)) ? undefined : new InvalidGrantError(SIGN_IN_BELOW_FLOOR);
   }
 
   /** The checks of RFC 6749 §4.1.3 and RFC 7636 §4.6; returns the error, or undefined when the code may be redeemed. */

@@ -12,6 +12,7 @@ import { AuthorizationPendingError, DeviceAccessDeniedError, ExpiredTokenError, 
 import type { TokenRequestDto } from '../token/token-request.dto.js';
 import { toTokenResponse, type TokenResponse } from '../token/token-response.js';
 import type { GrantContext, GrantHandler } from './grant-handler.js';
+import { GrantSignInLevel, SIGN_IN_BELOW_FLOOR } from './grant-sign-in-level.js';
 
 /** RFC 8628 §3.4. */
 export interface DeviceCodeParameters {
@@ -32,6 +33,7 @@ export class DeviceCodeGrant implements GrantHandler<DeviceCodeParameters> {
     private readonly devices: DeviceAuthorizations,
     private readonly tokens: TokensService,
     private readonly idTokens: IdTokenIssuer,
+    private readonly signInLevel: GrantSignInLevel,
   ) {}
 
   parameters(form: TokenRequestDto): DeviceCodeParameters {
@@ -67,6 +69,9 @@ export class DeviceCodeGrant implements GrantHandler<DeviceCodeParameters> {
     const idTokenRefusal = openId ? this.idTokens.refusal(client) : undefined;
     if (idTokenRefusal) throw new UnauthorizedClientError(idTokenRefusal);
     const userId = authorization.userId!;
+    // The verification page held the approval to the level then (DeviceSignInLevel); a floor raised or a
+    // second factor required of the person since then holds for the tokens too. The device starts again.
+    if (!(await this.signInLevel.stillMeets(client, userId, authorization.amr))) throw new InvalidGrantError(SIGN_IN_BELOW_FLOOR);
     const minted = await this.tokens.mint({
       familyId: authorization.id,
       clientId: client.id,

@@ -16,6 +16,7 @@ import { JwtAccessTokens } from '../token/jwt-access-tokens.js';
 import { toTokenResponse, type TokenResponse } from '../token/token-response.js';
 import { ResourceIndicators } from '../resource-indicators.js';
 import type { GrantContext, GrantHandler } from './grant-handler.js';
+import { GrantSignInLevel } from './grant-sign-in-level.js';
 
 /** RFC 6749 §4.3.2. */
 export interface PasswordParameters {
@@ -25,6 +26,9 @@ export interface PasswordParameters {
   /** RFC 8707 §2: the resources the token is for. */
   resources?: string[];
 }
+
+/** What a refused password grant says when more than a password is required (RFC 6749 §5.2 error_description). */
+const SECOND_FACTOR_NEEDED = 'A second factor is required for this client or this person, and a password grant cannot ask for one: use the browser flow (authorization code)';
 
 /**
  * RFC 6749 §4.3, the resource owner password credentials grant, for confidential clients an
@@ -46,6 +50,7 @@ export class PasswordGrant implements GrantHandler<PasswordParameters> {
     @Inject(legacyGrantsConfig.KEY) private readonly config: LegacyGrantsConfig,
     private readonly resources: ResourceIndicators,
     private readonly jwtAccessTokens: JwtAccessTokens,
+    private readonly signInLevel: GrantSignInLevel,
   ) {}
 
   parameters(form: TokenRequestDto): PasswordParameters {
@@ -72,6 +77,12 @@ export class PasswordGrant implements GrantHandler<PasswordParameters> {
     const user = await this.users.authenticate(username, password);
     if (!user) throw new InvalidGrantError('The username or password is incorrect');
     await this.throttle.succeeded(address, username);
+    // A password is all this grant can prove (urn:latchkey:acr:pwd): where the client's floor or the
+    // person's requirement asks for more, or the person has a second factor, refuse before anything is written. invalid_grant (§5.2):
+    // these resource owner credentials are not enough to authorize the grant. Not unauthorized_client,
+    // which blames the client's registration where a person's requirement refuses one person only:
+    // one answer for both tells the client to send the person to the browser flow, which can ask.
+    if (!(await this.signInLevel.passwordAloneSuffices(client, user))) throw new InvalidGrantError(SECOND_FACTOR_NEEDED);
 
     await this.consents.grant(user.id, client.id, scope);
     const refresh = this.config.passwordGrantRefreshTokens && client.grantTypes.includes(GrantType.RefreshToken);

@@ -14,6 +14,7 @@ import type { TokenRequestDto } from '../token/token-request.dto.js';
 import { JwtAccessTokens } from '../token/jwt-access-tokens.js';
 import { toTokenResponse, type TokenResponse } from '../token/token-response.js';
 import type { GrantContext, GrantHandler } from './grant-handler.js';
+import { GrantSignInLevel, SIGN_IN_BELOW_FLOOR } from './grant-sign-in-level.js';
 import { parseAmr } from '../../common/authentication-context.js';
 
 /** RFC 6749 §6. */
@@ -34,8 +35,9 @@ function fingerprint(request: RefreshTokenParameters, dpopJkt: string | undefine
 /**
  * RFC 6749 §6 with refresh token rotation (RFC 9700 §4.14.2): every use returns a new refresh
  * token and kills the old one; presenting a dead one again revokes the whole family, except that
- * the same request from the same client within REFRESH_REUSE_GRACE_SECONDS gets the first use's
- * answer again (RefreshRepeats): one chain, whatever the number of threads or instances.
+ * the same request from the same client within REFRESH_REUSE_GRACE_SECONDS, while the successor
+ * is unused, gets the first use's answer again (RefreshRepeats): one chain, whatever the number of
+ * threads or instances.
  */
 @Injectable()
 export class RefreshTokenGrant implements GrantHandler<RefreshTokenParameters> {
@@ -47,6 +49,7 @@ export class RefreshTokenGrant implements GrantHandler<RefreshTokenParameters> {
     private readonly resources: ResourceIndicators,
     private readonly jwtAccessTokens: JwtAccessTokens,
     private readonly repeats: RefreshRepeats,
+    private readonly signInLevel: GrantSignInLevel,
   ) {}
 
   parameters(form: TokenRequestDto): RefreshTokenParameters {
@@ -64,6 +67,8 @@ export class RefreshTokenGrant implements GrantHandler<RefreshTokenParameters> {
     if (!this.tokens.isActive(token)) throw new InvalidGrantError(INVALID);
     // RFC 9449 §5: a public client's refresh token bound to a DPoP key is redeemed only with a proof made with that key.
     if (token.dpopJkt !== null && dpopJkt !== token.dpopJkt) throw new InvalidGrantError('This refresh token is bound to a DPoP key: send a DPoP proof made with it');
+    // The grant's sign-in against the client's floor and the person's requirement as they are now; refused, not revoked (GrantSignInLevel).
+    if (token.userId !== null && !(await this.signInLevel.stillMeets(client, token.userId, token.amr))) throw new InvalidGrantError(SIGN_IN_BELOW_FLOOR);
 
     // §6: the requested scope MUST NOT include any scope not originally granted; omitted means the same.
     const granted = splitScope(token.scope);
@@ -104,7 +109,7 @@ export class RefreshTokenGrant implements GrantHandler<RefreshTokenParameters> {
 
   /** A rotated token presented again: the first use's answer when RefreshRepeats says it is a repeat; otherwise reuse, and the family is revoked. */
   private async repeatOrRevoke(token: Token, request: RefreshTokenParameters, client: Client, dpopJkt: string | undefined): Promise<TokenResponse> {
-    const repeated = this.repeats.repeat(token, request.refreshToken, fingerprint(request, dpopJkt));
+    const repeated = await this.repeats.repeat(token, request.refreshToken, fingerprint(request, dpopJkt));
     if (repeated) return this.respond(repeated, token, client);
     await this.tokens.revokeFamily(token.familyId, { actor: `client:${client.id}`, reason: 'refresh_token_reused' });
     throw new InvalidGrantError(INVALID);

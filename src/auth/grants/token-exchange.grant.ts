@@ -13,6 +13,7 @@ import type { TokenRequestDto } from '../token/token-request.dto.js';
 import { JwtAccessTokens } from '../token/jwt-access-tokens.js';
 import { toTokenResponse, type TokenResponse } from '../token/token-response.js';
 import type { GrantContext, GrantHandler } from './grant-handler.js';
+import { GrantSignInLevel, SIGN_IN_BELOW_FLOOR } from './grant-sign-in-level.js';
 
 /** RFC 8693 §2.1. */
 export interface TokenExchangeParameters {
@@ -51,6 +52,7 @@ export class TokenExchangeGrant implements GrantHandler<TokenExchangeParameters>
     private readonly jwtAccessTokens: JwtAccessTokens,
     private readonly clock: Clock,
     @Inject(oauthConfig.KEY) private readonly config: OAuthConfig,
+    private readonly signInLevel: GrantSignInLevel,
   ) {}
 
   parameters(form: TokenRequestDto): TokenExchangeParameters {
@@ -86,6 +88,10 @@ export class TokenExchangeGrant implements GrantHandler<TokenExchangeParameters>
     // token is sound, the proof is what is missing or made with the wrong key, as for a client that
     // must send one. The issued token is then bound to the same key (below, dpopJkt).
     if (subject.dpopJkt !== null && dpopJkt !== subject.dpopJkt) throw new InvalidDpopProofError('The subject_token is bound to a DPoP key: send a DPoP proof made with it');
+    // The exchanging client's floor and the person's requirement, as they are now, against the sign-in
+    // the subject token records (its amr): a subject token below them is unacceptable by policy, which
+    // §2.2.2 answers invalid_request. subjectToken() refused tokens without a person.
+    if (!(await this.signInLevel.stillMeets(client, subject.userId!, subject.amr))) throw new InvalidRequestError(SIGN_IN_BELOW_FLOOR);
 
     // The issued token is restricted to the next service; a token for "anything" would be the subject token again.
     if (request.targets === undefined) throw new InvalidRequestError('Name the service the token is for with resource (or audience)');

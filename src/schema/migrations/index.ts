@@ -18,6 +18,8 @@ import { DeviceAuthorizations1766300000000 } from './1766300000000-device-author
 import { ResponseTypes1766400000000 } from './1766400000000-response-types.js';
 import { RefreshSuccessor1766500000000 } from './1766500000000-refresh-successor.js';
 import { IdempotencyKeys1766500100000 } from './1766500100000-idempotency-keys.js';
+import { ClientMinimumAcr1766600000000 } from './1766600000000-client-minimum-acr.js';
+import { PasskeyClonedAt1766600100000 } from './1766600100000-passkey-cloned-at.js';
 
 /** Every migration, in order. */
-export const MIGRATIONS = [InitialSchema1763800000000, Items1763900000000, RegistrationAndAudit1764000000000, MacTokens1764100000000, SessionsAndClientMetadata1764200000000, OpenIdConnect1764300000000, PushedAuthorizationRequests1764400000000, Dpop1764500000000, PrivateKeyJwt1764600000000, ResourceIndicators1764700000000, DpopCodeBinding1764800000000, ResourceServerIntrospector1764900000000, ChangeNotifications1765000000000, SecondFactors1766000000000, Passkeys1766100000000, TokenExchange1766200000000, DeviceAuthorizations1766300000000, ResponseTypes1766400000000, RefreshSuccessor1766500000000, IdempotencyKeys1766500100000];
+export const MIGRATIONS = [InitialSchema1763800000000, Items1763900000000, RegistrationAndAudit1764000000000, MacTokens1764100000000, SessionsAndClientMetadata1764200000000, OpenIdConnect1764300000000, PushedAuthorizationRequests1764400000000, Dpop1764500000000, PrivateKeyJwt1764600000000, ResourceIndicators1764700000000, DpopCodeBinding1764800000000, ResourceServerIntrospector1764900000000, ChangeNotifications1765000000000, SecondFactors1766000000000, Passkeys1766100000000, TokenExchange1766200000000, DeviceAuthorizations1766300000000, ResponseTypes1766400000000, RefreshSuccessor1766500000000, IdempotencyKeys1766500100000, ClientMinimumAcr1766600000000, PasskeyClonedAt1766600100000];
