@@ -1,3 +1,4 @@
+import { expect } from '@jest/globals';
 /**
  * The world of the token exchange tests (RFC 8693): a person, and a chain of services as an
  * administrator sets it up. Service A (the gateway) signs the person in and calls service B
@@ -127,6 +128,15 @@ export async function ownToken(world: ExchangeWorld, caller: Party): Promise<str
 export async function rowCounts(world: ExchangeWorld): Promise<{ tokens: number; audit: number }> {
   const dataSource = world.nest.get<DataSource>(getDataSourceToken());
   return { tokens: await dataSource.getRepository(Token).count(), audit: await dataSource.getRepository(AuditEvent).count() };
+}
+
+/** `attempt` is refused with 400 `error`, issues no token and writes nothing (tokens, audit). */
+export async function expectRefusedWithoutWrites(world: ExchangeWorld, attempt: () => Promise<Reply>, error: string): Promise<void> {
+  const before = await rowCounts(world);
+  const reply = await attempt();
+  expect({ status: reply.status, error: reply.body.error }).toEqual({ status: 400, error });
+  expect(reply.body.access_token).toBeUndefined();
+  expect(await rowCounts(world)).toEqual(before);
 }
 
 /**

@@ -12,7 +12,7 @@ import { generateSecret, SECRET_PREFIX } from '../../src/common/secrets.js';
 import { startAtIssuer } from '../helpers/app-at-issuer.js';
 import { runCli } from '../helpers/cli.js';
 import { dropTestDatabase } from '../helpers/test-database.js';
-import { ACCESS_TOKEN_TYPE, exchange, inactiveSoon, introspect, LEDGER, ORDERS, ownToken, personTokens, postForm, rowCounts, setUpExchangeWorld, TOKEN_EXCHANGE, type ExchangeWorld, type Reply } from '../helpers/token-exchange.js';
+import { ACCESS_TOKEN_TYPE, exchange, expectRefusedWithoutWrites, inactiveSoon, introspect, LEDGER, ORDERS, ownToken, personTokens, postForm, setUpExchangeWorld, TOKEN_EXCHANGE, type ExchangeWorld, type Reply } from '../helpers/token-exchange.js';
 
 describe('token exchange cannot escalate (RFC 8693 §2.2.2, §4.1)', () => {
   let nest: NestFastifyApplication;
@@ -35,14 +35,7 @@ describe('token exchange cannot escalate (RFC 8693 §2.2.2, §4.1)', () => {
     await dropTestDatabase();
   });
 
-  /** `attempt` is refused with `error` (status 400, or 401 for a client error) and writes nothing. */
-  async function refused(attempt: () => Promise<Reply>, error: string): Promise<void> {
-    const before = await rowCounts(world);
-    const reply = await attempt();
-    expect({ status: reply.status, error: reply.body.error }).toEqual({ status: 400, error });
-    expect(reply.body.access_token).toBeUndefined();
-    expect(await rowCounts(world)).toEqual(before);
-  }
+  const refused = (attempt: () => Promise<Reply>, error: string): Promise<void> => expectRefusedWithoutWrites(world, attempt, error);
 
   it('a wider scope than the subject token\'s is invalid_scope', async () => {
     await refused(() => exchange(world, world.gateway, personToken, [ORDERS], { scope: 'notes:read notes:write' }), 'invalid_scope');

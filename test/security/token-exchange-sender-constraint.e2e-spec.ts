@@ -13,7 +13,7 @@ import { startAtIssuer } from '../helpers/app-at-issuer.js';
 import { Browser } from '../helpers/browser.js';
 import { newDpopKey, type DpopKey } from '../helpers/dpop-key.js';
 import { dropTestDatabase } from '../helpers/test-database.js';
-import { exchange, introspect, personTokens, REDIRECT_URI, rowCounts, setUpExchangeWorld, TOKEN_EXCHANGE, type ExchangeWorld, type Reply } from '../helpers/token-exchange.js';
+import { exchange, expectRefusedWithoutWrites, introspect, personTokens, REDIRECT_URI, setUpExchangeWorld, TOKEN_EXCHANGE, type ExchangeWorld, type Reply } from '../helpers/token-exchange.js';
 
 describe('token exchange keeps a sender-constrained subject token sender-constrained (RFC 9449 §5, §7; RFC 8693 §2.1)', () => {
   let nest: NestFastifyApplication;
@@ -44,14 +44,7 @@ describe('token exchange keeps a sender-constrained subject token sender-constra
     await dropTestDatabase();
   });
 
-  /** `attempt` is refused with 400 `error` and writes nothing. */
-  async function refused(attempt: () => Promise<Reply>, error: string): Promise<void> {
-    const before = await rowCounts(world);
-    const reply = await attempt();
-    expect({ status: reply.status, error: reply.body.error }).toEqual({ status: 400, error });
-    expect(reply.body.access_token).toBeUndefined();
-    expect(await rowCounts(world)).toEqual(before);
-  }
+  const refused = (attempt: () => Promise<Reply>, error: string): Promise<void> => expectRefusedWithoutWrites(world, attempt, error);
 
   it('the subject token is bound: the API refuses it as a bearer token and takes it with a proof of the key', async () => {
     expect((await readAsBearer(bound)).status).toBe(401);
