@@ -61,7 +61,11 @@
           return postJson('/login/passkey', { csrf_token: csrf, return_to: returnTo, response: response });
         })
         .then(function (result) {
-          if (!result.ok || !result.body.location) throw refused(result, 'This passkey was not accepted.');
+          if (!result.ok || !result.body.location) {
+            var answer = refused(result, 'This passkey was not accepted.');
+            answer.signInRefused = true;
+            throw answer;
+          }
           window.location.assign(result.body.location);
         });
     }
@@ -76,9 +80,11 @@
     // Conditional mediation: the browser offers passkeys in the username field's autofill (the sign-in page has one).
     if (!document.querySelector('input[autocomplete~="webauthn"]')) return;
     webauthn.browserSupportsWebAuthnAutofill().then(function (supported) {
-      // A refusal says why (a passkey blocked because a copy was detected, say); a cancelled or replaced request says nothing.
+      // The server's refusal of a passkey the person chose says why (one blocked because a copy was
+      // detected, say). Nothing else is shown: the person asked for nothing yet, and the browser's own
+      // failures of this background request (cancelled, replaced, or no passkeys for this origin) are not theirs to fix.
       if (supported) signIn(true).catch(function (e) {
-        if (!cancelled(e)) show(error, e);
+        if (e && e.signInRefused) show(error, e);
       });
     });
   }
