@@ -1,6 +1,6 @@
 import { registerAs, type ConfigType } from '@nestjs/config';
-import { IsBooleanString, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
-import { validateEnv } from './validate-env.js';
+import { IsBooleanString, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { ConfigValidationError, validateEnv } from './validate-env.js';
 
 export type DatabaseDialect = 'sqlite' | 'postgres';
 
@@ -17,6 +17,17 @@ class DatabaseEnv {
    */
   @IsOptional() @Matches(/^(postgres|postgresql):\/\//, { message: 'DATABASE_LISTEN_URL must start with postgres:// or postgresql://' })
   DATABASE_LISTEN_URL?: string;
+
+  /**
+   * What DATABASE_URL reaches: PostgreSQL itself or a pooler in session mode (`session`, the
+   * default), or a pooler in transaction mode (`transaction`: PgBouncer's pool_mode = transaction,
+   * RDS Proxy, Supavisor, PgCat), which hands each transaction any server connection. Then no
+   * statement is prepared by name (a named statement lives on one server connection: the next
+   * transaction may not find it, or find it already there), nothing LISTENs through DATABASE_URL,
+   * and no session setting is made at connection start (README, "Through a connection pooler").
+   */
+  @IsOptional() @IsIn(['session', 'transaction'], { message: 'DATABASE_POOL_MODE must be session or transaction' })
+  DATABASE_POOL_MODE?: string;
 
   /** PostgreSQL schema holding Latchkey's tables (default: public). */
   @IsOptional() @IsString() @Matches(/^[a-z_][a-z0-9_]{0,62}$/, { message: 'DATABASE_SCHEMA must be a plain lower-case identifier' })
@@ -43,6 +54,14 @@ export function readDatabaseConfig(env: NodeJS.ProcessEnv = process.env) {
   const parsed = validateEnv(DatabaseEnv, env);
   const url = parsed.DATABASE_URL ?? DEFAULT_SQLITE_URL;
   const dialect: DatabaseDialect = url.startsWith('sqlite:') ? 'sqlite' : 'postgres';
+  const poolMode = parsed.DATABASE_POOL_MODE === 'transaction' ? 'transaction' : 'session';
+  if (dialect === 'postgres' && poolMode === 'transaction' && parsed.DATABASE_SCHEMA !== undefined) {
+    // The schema is set by a startup parameter (options=-c search_path=…), which PgBouncer refuses
+    // or, told to ignore it, drops: every query would then run in the wrong schema.
+    throw new ConfigValidationError([
+      "DATABASE_SCHEMA: cannot be used with DATABASE_POOL_MODE=transaction (a transaction pooler does not pass the search_path on); give Latchkey a database of its own, or set its role's search_path (ALTER ROLE latchkey SET search_path = …)",
+    ]);
+  }
   return {
     url,
     dialect,
@@ -50,6 +69,8 @@ export function readDatabaseConfig(env: NodeJS.ProcessEnv = process.env) {
     /** The LISTEN connection's URL (ChangeNotifications); undefined: the pool's own settings. */
     listenUrl: dialect === 'postgres' ? parsed.DATABASE_LISTEN_URL : undefined,
     schema: parsed.DATABASE_SCHEMA,
+    /** session: PostgreSQL directly, or a session pool; transaction: a transaction pool (no named statements, no LISTEN through it). */
+    poolMode: dialect === 'postgres' ? poolMode : ('session' as const),
     poolSize: parsed.DATABASE_POOL_SIZE ?? 10,
     rowCacheSeconds: parsed.ROW_CACHE_SECONDS ?? 60,
     // The embedded SQLite default sets itself up on first start; PostgreSQL deployments
@@ -64,8 +85,10 @@ export type DatabaseConfig = ReturnType<typeof readDatabaseConfig>;
 /**
  * Column types differ between the two databases (timestamptz and uuid exist only in PostgreSQL),
  * and TypeORM reads them when entity classes are declared; the dialect is therefore fixed per process.
+ * Read from the URL alone, as readDatabaseConfig does, without validating the other settings here:
+ * a wrong one is reported where the configuration is read (start-up, doctor), not at import.
  */
-export const DATABASE_DIALECT: DatabaseDialect = readDatabaseConfig().dialect;
+export const DATABASE_DIALECT: DatabaseDialect = (process.env.DATABASE_URL ?? DEFAULT_SQLITE_URL).startsWith('sqlite:') ? 'sqlite' : 'postgres';
 
 export const databaseConfig = registerAs('database', () => readDatabaseConfig());
 export type DatabaseConfigSlice = ConfigType<typeof databaseConfig>;

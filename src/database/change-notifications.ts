@@ -6,7 +6,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import { databaseConfig, type DatabaseConfig } from '../config/database.config.js';
 import { afterCommit } from './after-commit.js';
-import { postgresPool } from './prepared-statement.js';
+import { postgresPool, statementName } from './prepared-statement.js';
 
 /** The channel of the heartbeats that prove notifications reach the instance. */
 const HEARTBEAT_CHANNEL = 'latchkey_heartbeat';
@@ -38,7 +38,8 @@ export interface ChangeListener {
  * writer's NOTIFY would be) and must come back on the listening connection within 2 s. Until the
  * first one has, and after a loss, a failed heartbeat or a dropped connection, `hearing` is false
  * and every subscriber is told. A pooler in transaction mode (PgBouncer) answers LISTEN and
- * delivers nothing: that is caught too. A lost connection is replaced after a second. Nothing
+ * delivers nothing: that is caught too, and with DATABASE_POOL_MODE=transaction nothing listens
+ * through it at all (only through DATABASE_LISTEN_URL). A lost connection is replaced after a second. Nothing
  * listens on SQLite, or when nobody subscribed.
  */
 @Injectable()
@@ -79,7 +80,14 @@ export class ChangeNotifications implements OnApplicationBootstrap, OnApplicatio
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    if (this.listeners.size > 0) await this.start();
+    if (this.listeners.size === 0) return;
+    if (this.config.poolMode === 'transaction' && this.config.listenUrl === undefined) {
+      // LISTEN through a transaction pool registers on a server connection that other clients then
+      // get (PgBouncer: "got packet 'A' from server when not linked") and delivers nothing here.
+      this.logger.warn('DATABASE_POOL_MODE=transaction without DATABASE_LISTEN_URL: change notifications are not heard, so nothing is kept between requests (set DATABASE_LISTEN_URL to PostgreSQL itself, or to a session-mode pool)');
+      return;
+    }
+    await this.start();
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -131,7 +139,7 @@ export class ChangeNotifications implements OnApplicationBootstrap, OnApplicatio
     const token = randomBytes(12).toString('base64url');
     this.awaited = { token, timer: setTimeout(() => this.lost(connection), HEARTBEAT_TIMEOUT_MS).unref() };
     postgresPool(this.dataSource)
-      .query({ name: 'latchkey_heartbeat', text: `SELECT pg_notify('${HEARTBEAT_CHANNEL}', $1)`, values: [token] })
+      .query({ name: statementName(this.dataSource, 'latchkey_heartbeat'), text: `SELECT pg_notify('${HEARTBEAT_CHANNEL}', $1)`, values: [token] })
       .catch(() => this.lost(connection));
   }
 

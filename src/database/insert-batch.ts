@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
-import { placeholders, postgresPool } from './prepared-statement.js';
+import { placeholders, postgresPool, statementName } from './prepared-statement.js';
 
 interface Pending {
   values: unknown[][];
@@ -20,8 +20,9 @@ const MAX_ROWS = 64;
  * one WAL flush for many requests instead of one each (bench/RESULTS.md, "PostgreSQL").
  *
  * A batch that fails is tried again request by request, each in its own statement, so only the
- * request whose rows are at fault fails (as GroupCommit does on SQLite). The statement is a named one per row count, which node-postgres prepares once per pooled
- * connection. With `conflictKey`, the INSERT is `ON CONFLICT DO NOTHING RETURNING` that column, and
+ * request whose rows are at fault fails (as GroupCommit does on SQLite). The statement is a named
+ * one per row count, which node-postgres prepares once per pooled connection (unnamed through a
+ * transaction pooler: statementName). With `conflictKey`, the INSERT is `ON CONFLICT DO NOTHING RETURNING` that column, and
  * each caller learns which of its rows went in (a replay check: false when the key was already there,
  * also when two requests of one batch carry the same key: the first one wins).
  */
@@ -93,7 +94,7 @@ export class InsertBatch {
 
   /** One INSERT of `rows`; for each, whether it went in. */
   private async run(rows: unknown[][]): Promise<boolean[]> {
-    const result = await postgresPool(this.dataSource).query({ name: `${this.name}_${rows.length}`, text: this.statement(rows.length), values: rows.flat() });
+    const result = await postgresPool(this.dataSource).query({ name: statementName(this.dataSource, `${this.name}_${rows.length}`), text: this.statement(rows.length), values: rows.flat() });
     if (!this.conflictKey) return rows.map(() => true);
     // A key returned once stands for the first row that carried it; any later row with the same key was a conflict.
     const keyAt = this.columns.indexOf(this.conflictKey);

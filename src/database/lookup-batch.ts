@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
-import { PreparedStatement, postgresPool } from './prepared-statement.js';
+import { PreparedStatement, postgresPool, statementName } from './prepared-statement.js';
 
 type Row = Record<string, unknown>;
 
@@ -33,8 +33,9 @@ export class LookupBatch {
   private queue = new Map<string, Waiter[]>();
   /** A key alone in its turn, and every key on SQLite. */
   private readonly single: PreparedStatement<Row>;
-  /** PostgreSQL: the SELECT of many keys. */
+  /** PostgreSQL: the SELECT of many keys, and its statement name (statementName). */
   private readonly batchSql?: string;
+  private readonly batchName?: string;
 
   /**
    * `select` is `SELECT <columns> FROM <table>`, `keyColumn` the unique column looked up, and
@@ -49,6 +50,7 @@ export class LookupBatch {
   ) {
     this.single = new PreparedStatement(dataSource, name, `${select} WHERE "${keyColumn}" = ?`);
     if (dataSource.driver instanceof PostgresDriver) this.batchSql = `${select} WHERE "${keyColumn}" = ANY($1)`;
+    this.batchName = statementName(dataSource, `${name}_any`);
   }
 
   /** The row whose key is `key`, or undefined. */
@@ -91,7 +93,7 @@ export class LookupBatch {
   }
 
   private async readMany(keys: string[]): Promise<Map<string, Row>> {
-    const result = await postgresPool(this.dataSource).query({ name: `${this.name}_any`, text: this.batchSql!, values: [keys] });
+    const result = await postgresPool(this.dataSource).query({ name: this.batchName, text: this.batchSql!, values: [keys] });
     return new Map(result.rows.map((row) => [String(row[this.keyProperty]), row]));
   }
 }

@@ -51,9 +51,32 @@ interface SqliteStatement {
 interface SqliteConnection {
   prepare(sql: string): SqliteStatement;
 }
-/** What the hot path uses of node-postgres's pool: named statements, prepared once per pooled connection. */
+/**
+ * What the hot path uses of node-postgres's pool: statements with parameters, named (prepared once
+ * per pooled connection) or unnamed (parsed at each execution; `name` undefined).
+ */
 export interface PgPool {
-  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: Record<string, unknown>[]; rowCount: number | null }>;
+  query(config: { name?: string; text: string; values: unknown[] }): Promise<{ rows: Record<string, unknown>[]; rowCount: number | null }>;
+}
+
+/**
+ * The pool option (DataSourceOptions.extra, which node-postgres's pool keeps and ignores) that
+ * data-source.options.ts sets when DATABASE_POOL_MODE=transaction.
+ */
+export const UNNAMED_STATEMENTS = 'latchkeyUnnamedStatements';
+
+/**
+ * The name to prepare a statement under on this data source, or undefined for an unnamed one.
+ * A named statement belongs to one server connection; a transaction pooler (PgBouncer's
+ * pool_mode = transaction) hands each transaction any server connection, so a name prepared
+ * through one client connection is missing on the next server ("prepared statement … does not
+ * exist") or already there from another client ("… already exists"). Unnamed statements are
+ * parsed and planned at each execution, in the same round trip (the extended protocol's unnamed
+ * statement: Parse, Bind, Execute, Sync), which any pooler passes on; bench/RESULTS.md has the cost.
+ */
+export function statementName(dataSource: DataSource, name: string): string | undefined {
+  const extra = (dataSource.options as { extra?: Record<string, unknown> }).extra;
+  return extra?.[UNNAMED_STATEMENTS] === true ? undefined : name;
 }
 
 /** node-postgres's pool behind a PostgreSQL data source, for statements run without TypeORM's query runner. */
@@ -69,20 +92,23 @@ export function postgresPool(dataSource: DataSource): PgPool {
  * request's path (a token check): TypeORM builds, escapes and hydrates each query anew, which cost
  * more than the indexed lookup itself (bench/RESULTS.md). SQLite: a better-sqlite3 statement,
  * re-prepared if the connection was replaced. PostgreSQL: a named statement, which node-postgres
- * prepares once per pooled connection. The SQL uses `?` placeholders, rewritten to `$n` for PostgreSQL.
+ * prepares once per pooled connection (unnamed through a transaction pooler: statementName). The SQL uses `?` placeholders, rewritten to `$n` for PostgreSQL.
  * Errors are the driver's own, so a lost database is still recognised (database-unavailable.ts).
  */
 export class PreparedStatement<Row> {
   private connection?: SqliteConnection;
   private statement?: SqliteStatement;
   private readonly postgresSql: string;
+  /** PostgreSQL: the statement's name, or undefined through a transaction pooler (statementName). */
+  private readonly name?: string;
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly name: string,
+    name: string,
     private readonly sql: string,
   ) {
     this.postgresSql = placeholders(sql, 'postgres');
+    this.name = statementName(dataSource, name);
   }
 
   async one(...parameters: unknown[]): Promise<Row | undefined> {

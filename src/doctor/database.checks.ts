@@ -13,6 +13,7 @@ import { SealedBox } from '../common/sealed-box.js';
 import { ServerKey } from '../keys/server-key.entity.js';
 import { fail, ok, skip, warn, type CheckResult } from './check.js';
 import { DeploymentDatabaseStore } from './deployment-database.store.js';
+import { poolerChecks } from './pooler.checks.js';
 
 /** Round trips timed for the latency check; the median is reported. */
 const PINGS = 5;
@@ -22,7 +23,7 @@ const LATENCY_FAIL_MS = 500;
 const CLOCK_WARN_MS = 1000;
 const CLOCK_FAIL_MS = 10_000;
 
-const DATABASE_IDS = ['clock', 'pool', 'migrations', 'signing_keys', 'legacy_grants'];
+const DATABASE_IDS = ['clock', 'pool', 'pooler', 'listen', 'migrations', 'signing_keys', 'legacy_grants'];
 
 /**
  * The database as the server would use it: reachable, fast, with room for another instance, on the
@@ -54,6 +55,8 @@ export async function databaseChecks(config: DatabaseConfig, signingKeyEncryptio
     results.push(latency >= LATENCY_FAIL_MS ? fail('database', detail, slow) : latency >= LATENCY_WARN_MS ? warn('database', detail, slow) : ok('database', detail));
     results.push(config.dialect === 'postgres' ? await clockCheck(store) : ok('clock', "SQLite keeps no clock of its own: the server's is this machine's."));
     results.push(config.dialect === 'postgres' ? poolCheck(await store.connections(), config.poolSize) : ok('pool', 'SQLite: one connection per instance, no pool.'));
+    if (config.dialect === 'postgres') results.push(...(await poolerChecks(config)));
+    else results.push(ok('pooler', 'SQLite: no pooler.'), ok('listen', 'SQLite: nothing is kept between requests, so nothing listens.'));
     const migrations = migrationCheck(await store.appliedMigrations());
     results.push(migrations);
     if (migrations.status === 'fail') {

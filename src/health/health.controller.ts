@@ -1,7 +1,16 @@
 import { Controller, Get, Inject, Res, ServiceUnavailableException } from '@nestjs/common';
-import { HealthCheckService, HealthIndicatorService, TypeOrmHealthIndicator, type HealthIndicatorFunction } from '@nestjs/terminus';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { HealthCheckService, HealthIndicatorService, type HealthIndicatorFunction } from '@nestjs/terminus';
 import type { FastifyReply } from 'fastify';
+import type { DataSource } from 'typeorm';
 import { REDIS_CLIENT, type RedisClient } from '../redis/redis.constants.js';
+
+/**
+ * PostgreSQL: whether a transaction begun now could write. It cannot on a standby (in recovery), nor
+ * on a primary that a failover manager brought back read-only before demoting or promoting it
+ * (Patroni), nor where default_transaction_read_only is on; every write would fail there (25006).
+ */
+const POSTGRES_WRITABLE = `SELECT current_setting('transaction_read_only') = 'off' AS "writable"`;
 
 /** How long the readiness probe waits for the database before calling it down. */
 const DATABASE_PING_TIMEOUT_MS = 1500;
@@ -10,15 +19,15 @@ const REDIS_PING_TIMEOUT_MS = 1000;
 
 /**
  * Probes for the load balancer and the orchestrator (@nestjs/terminus). Liveness says the process
- * answers; readiness says it can serve, i.e. its database answers and, when configured, Redis
- * does. (Requests are still served while Redis is down, with per-instance rate limits, but the
+ * answers; readiness says it can serve, i.e. its database answers and can write (a read-only
+ * PostgreSQL during a failover is not ready) and, when configured, Redis does. (Requests are still served while Redis is down, with per-instance rate limits, but the
  * instances no longer enforce one limit together: an operator should know.) Never cached.
  */
 @Controller('health')
 export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
-    private readonly database: TypeOrmHealthIndicator,
+    @InjectDataSource() private readonly dataSource: DataSource,
     private readonly indicators: HealthIndicatorService,
     @Inject(REDIS_CLIENT) private readonly redis: RedisClient,
   ) {}
@@ -45,11 +54,21 @@ export class HealthController {
   }
 
   private readinessChecks(): HealthIndicatorFunction[] {
-    const checks: HealthIndicatorFunction[] = [() => this.database.pingCheck('database', { timeout: DATABASE_PING_TIMEOUT_MS })];
+    const checks: HealthIndicatorFunction[] = [async () => this.indicators.check('database').attempt(() => this.databaseWritable()).withTimeout(DATABASE_PING_TIMEOUT_MS)];
     const redis = this.redis;
     if (redis) {
       checks.push(async () => this.indicators.check('redis').attempt(async () => void (await redis.ping())).withTimeout(REDIS_PING_TIMEOUT_MS));
     }
     return checks;
+  }
+
+  /** One round trip; throws (the check is down) when the database does not answer or cannot write. */
+  private async databaseWritable(): Promise<void> {
+    if (this.dataSource.options.type !== 'postgres') {
+      await this.dataSource.query('SELECT 1');
+      return;
+    }
+    const [row] = (await this.dataSource.query(POSTGRES_WRITABLE)) as { writable: boolean }[];
+    if (!row?.writable) throw new Error('The database is read-only');
   }
 }

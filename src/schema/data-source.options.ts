@@ -1,5 +1,6 @@
 import type { DataSourceOptions } from 'typeorm';
 import type { DatabaseConfig } from '../config/database.config.js';
+import { UNNAMED_STATEMENTS } from '../database/prepared-statement.js';
 import { beginTransactionsAsWriters } from '../database/sqlite-write-transactions.js';
 import { ENTITIES } from './entities.js';
 import { MIGRATIONS } from './migrations/index.js';
@@ -46,8 +47,11 @@ export function buildDataSourceOptions(config: DatabaseConfig): DataSourceOption
       // A database that does not answer fails the request (503) instead of holding it forever.
       connectionTimeoutMillis: 5000,
       // A non-default schema is put first on every connection's search_path, so that entities,
-      // migrations and the migrations table all live in it. It must exist beforehand.
+      // migrations and the migrations table all live in it. It must exist beforehand. (Never
+      // through a transaction pooler: database.config.ts refuses the pair.)
       ...(config.schema ? { options: `-c search_path=${config.schema}` } : {}),
+      // Read by statementName(): through a transaction pooler, every statement is unnamed.
+      ...(config.poolMode === 'transaction' ? { [UNNAMED_STATEMENTS]: true } : {}),
     },
   };
 }

@@ -8,7 +8,7 @@ import { EntityRows } from '../database/entity-rows.js';
 import { EVERY_ROW, NotifiedCache } from '../database/notified-cache.js';
 import type { Gate } from '../database/gate.js';
 import { InsertBatch } from '../database/insert-batch.js';
-import { dateParameter, execute, placeholders, postgresPool, PreparedStatement, rowDate } from '../database/prepared-statement.js';
+import { dateParameter, execute, placeholders, postgresPool, PreparedStatement, rowDate, statementName } from '../database/prepared-statement.js';
 import { Transactions } from '../database/transactions.js';
 import { Token, TokenKind } from './token.entity.js';
 
@@ -100,7 +100,7 @@ export class TokenStore {
       });
     }
     const result = await postgresPool(this.dataSource).query({
-      name: `latchkey_tokens_after_${gate.name}_${rows.length}`,
+      name: statementName(this.dataSource, `latchkey_tokens_after_${gate.name}_${rows.length}`),
       text: this.gatedInsert(gate, rows.length),
       values: [...gate.parameters, ...rows.flatMap((row) => this.values(row, createdAt))],
     });

@@ -27,7 +27,7 @@ interface Report {
   checks: { id: string; status: 'ok' | 'warn' | 'fail' | 'skip'; detail: string; fix?: string }[];
 }
 
-const IDS = ['configuration', 'production', 'tls', 'rate_limits', 'database', 'clock', 'pool', 'migrations', 'signing_keys', 'legacy_grants', 'redis', 'issuer', 'health', 'metrics'];
+const IDS = ['configuration', 'production', 'tls', 'rate_limits', 'database', 'clock', 'pool', 'pooler', 'listen', 'migrations', 'signing_keys', 'legacy_grants', 'redis', 'issuer', 'health', 'metrics'];
 
 /**
  * The PostgreSQL server of the test runs is shared with other runs, whose instances hold many of
@@ -143,6 +143,32 @@ describe('doctor', () => {
         await client.end();
       }
     }
+  });
+
+  it('names what DATABASE_URL reaches (PostgreSQL itself hears its own NOTIFY), and warns when DATABASE_POOL_MODE=transaction says otherwise or leaves nothing to listen through', async () => {
+    const { report } = await doctor([]);
+    if (!process.env.TEST_DATABASE_URL) {
+      expect([check(report, 'pooler'), check(report, 'listen')]).toEqual([
+        { id: 'pooler', status: 'ok', detail: 'SQLite: no pooler.' },
+        { id: 'listen', status: 'ok', detail: 'SQLite: nothing is kept between requests, so nothing listens.' },
+      ]);
+      return;
+    }
+    expect(check(report, 'pooler')).toMatchObject({ status: 'ok', detail: expect.stringContaining('keeps a session per connection') });
+    expect(check(report, 'listen')).toMatchObject({ status: 'ok', detail: expect.stringContaining('through DATABASE_URL') });
+    // The transaction mode refuses DATABASE_SCHEMA (the pooler would drop the search_path): the database's own schema, then.
+    const transaction = { DATABASE_POOL_MODE: 'transaction', DATABASE_SCHEMA: undefined as unknown as string };
+    const told = (await doctor([], transaction)).report;
+    expect(check(told, 'pooler')).toMatchObject({ status: 'warn', fix: expect.stringContaining('Unset DATABASE_POOL_MODE') });
+    expect(check(told, 'listen')).toMatchObject({ status: 'warn', fix: expect.stringContaining('DATABASE_LISTEN_URL') });
+    const listening = (await doctor([], { ...transaction, DATABASE_LISTEN_URL: process.env.TEST_DATABASE_URL })).report;
+    expect(check(listening, 'listen')).toMatchObject({ status: 'ok', detail: expect.stringContaining('through DATABASE_LISTEN_URL') });
+  });
+
+  it('refuses DATABASE_SCHEMA with DATABASE_POOL_MODE=transaction, saying what to do instead', async () => {
+    const { code, report } = await doctor([], { DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/test', DATABASE_POOL_MODE: 'transaction', DATABASE_SCHEMA: 'latchkey' });
+    expect(code).toBe(1);
+    expect(check(report, 'configuration')).toMatchObject({ status: 'fail', detail: expect.stringContaining('DATABASE_SCHEMA: cannot be used with DATABASE_POOL_MODE=transaction') });
   });
 
   it('fails on a database it cannot reach, and creates no SQLite file', async () => {

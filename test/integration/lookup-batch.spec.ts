@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { jest } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { LookupBatch } from '../../src/database/lookup-batch.js';
-import { postgresPool } from '../../src/database/prepared-statement.js';
+import { postgresPool, UNNAMED_STATEMENTS } from '../../src/database/prepared-statement.js';
 
 /**
  * src/database/lookup-batch.ts, the grouped single-row reads of the hot path (an item by id, a token
@@ -41,7 +41,7 @@ describe(LookupBatch.name, () => {
     const pool = postgresPool(dataSource);
     const query = pool.query.bind(pool);
     spy = jest.spyOn(pool, 'query').mockImplementation((config) => {
-      sent.push(config.name);
+      sent.push(config.name ?? '(unnamed)');
       return query(config);
     });
   });
@@ -90,6 +90,28 @@ describe(LookupBatch.name, () => {
     const rows = await Promise.all(ids.map((id) => batch.one(id)));
     expect(rows.map((row) => row?.id)).toEqual(ids);
     expect(sent).toEqual(['test_thing_any', 'test_thing_any']);
+  });
+
+  it('through a transaction pooler (DATABASE_POOL_MODE=transaction), names no statement: single and grouped reads are unnamed', async () => {
+    const pooled = new DataSource({ type: 'postgres', url, schema, extra: { options: `-c search_path=${schema}`, [UNNAMED_STATEMENTS]: true } });
+    await pooled.initialize();
+    const pool = postgresPool(pooled);
+    const query = pool.query.bind(pool);
+    const names: (string | undefined)[] = [];
+    const watch = jest.spyOn(pool, 'query').mockImplementation((config) => {
+      names.push(config.name);
+      return query(config);
+    });
+    try {
+      const ids = await insert(3);
+      const batch = new LookupBatch(pooled, 'test_thing', select, 'id', 'id');
+      expect((await Promise.all(ids.map((id) => batch.one(id)))).map((row) => row?.id)).toEqual(ids);
+      expect(await batch.one(ids[0])).toEqual({ id: ids[0], name: 'thing' });
+      expect(names).toEqual([undefined, undefined]);
+    } finally {
+      watch.mockRestore();
+      await pooled.destroy();
+    }
   });
 
   it('on SQLite, runs the single-row statement for every key, in the process', async () => {
