@@ -14,7 +14,8 @@
  *   garbage collection, and socket writes (writev: HTTP answers and database messages).
  *
  * BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test) for PostgreSQL;
- * BENCH_COST_SCENARIOS (a,c,d,e,f; h, i and j too), BENCH_COST_DATABASES (sqlite,postgres), BENCH_SECONDS (5),
+ * BENCH_COST_SCENARIOS (a,c,d,e,f; h, i and j too), BENCH_COST_DATABASES (sqlite,postgres; postgres-unnamed
+ * too: DATABASE_POOL_MODE=transaction on the same server), BENCH_SECONDS (5),
  * BENCH_SKIP_BUILD=1. Writes bench/results/cost-latest.json, a flame graph per scenario and database
  * (bench/results/flame-<database>-<scenario>.svg), and prints a Markdown table for
  * bench/RESULTS.md ("Cost model"). The profiler stays on for the whole run and adds a few per cent
@@ -35,6 +36,8 @@ import { dpopReadLoad } from './lib/dpop.mjs';
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const scenarios = (process.env.BENCH_COST_SCENARIOS ?? 'a,c,d,e,f').split(',');
 const databases = (process.env.BENCH_COST_DATABASES ?? 'sqlite,postgres').split(',');
+/** postgres-unnamed: PostgreSQL as through a transaction pooler, every statement unnamed (issue 44), for an A/B with postgres. */
+const DATABASE_ENV = { 'postgres-unnamed': { DATABASE_POOL_MODE: 'transaction' } };
 const postgresUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const WORKERS = 16;
 const CONNECTIONS = 32;
@@ -104,7 +107,7 @@ try {
       // One server per scenario, so that its CPU profile is that scenario's alone.
       const profiles = mkdtempSync(join(tmpdir(), 'latchkey-cost-'));
       process.env.BENCH_NODE_ARGS = `--cpu-prof --cpu-prof-dir=${profiles}`;
-      const target = latchkey({ name: `latchkey-${database}`, databaseUrl: database === 'postgres' ? postgresUrl : undefined });
+      const target = latchkey({ name: `latchkey-${database}`, databaseUrl: database === 'sqlite' ? undefined : postgresUrl, targetEnv: DATABASE_ENV[database] ?? {} });
       const server = await target.start({ port: 46000 + Math.floor(Math.random() * 1000), cpu: pinning ? 0 : null, logFile: join('bench/results', `latchkey-cost-${database}.log`) });
       let measured;
       try {
@@ -121,7 +124,7 @@ try {
         const profile = readProfile(join(profiles, file), measured.window);
         ({ idle, shares } = categoryShares(profile));
         const requests = measured.rps * seconds;
-        writeFileSync(join('bench/results', `flame-${database}-${scenario}.svg`), flameGraphSvg(profile, { title: `Latchkey on ${database === 'postgres' ? 'PostgreSQL' : 'SQLite'}, scenario ${scenario}: where the server's CPU goes`, requests }));
+        writeFileSync(join('bench/results', `flame-${database}-${scenario}.svg`), flameGraphSvg(profile, { title: `Latchkey on ${{ sqlite: 'SQLite', postgres: 'PostgreSQL', 'postgres-unnamed': 'PostgreSQL (unnamed statements)' }[database]}, scenario ${scenario}: where the server's CPU goes`, requests }));
       }
       rmSync(profiles, { recursive: true, force: true });
       const { window: _window, ...figures } = measured;

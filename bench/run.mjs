@@ -18,7 +18,8 @@
  *
  * BENCH_DATABASE_URL=postgres://…  also runs Latchkey on PostgreSQL; with BENCH_VARIANT_NODE_ARGS
  * (say "--heap-growing-percent=50") a second PostgreSQL instance, latchkey-postgres-variant, runs
- * with those Node options added, for an A/B in one sitting. BENCH_TARGETS=name,name runs only those.
+ * with those Node options added, for an A/B in one sitting; BENCH_VARIANT_ENV (JSON, say
+ * '{"DATABASE_POOL_MODE":"transaction"}') gives it settings instead. BENCH_TARGETS=name,name runs only those.
  * BENCH_SECONDS (8), BENCH_WARMUP_SECONDS (2), BENCH_REPEATS (3), BENCH_CONNECTIONS (32),
  * BENCH_WORKERS (16), BENCH_SCENARIOS (a,b10k,b100k,c,d,e,f,g,h,i,j), BENCH_SKIP_BUILD=1.
  * The scenarios are listed in bench/lib/report.mjs (SCENARIOS); h is e as OpenID Connect: scope
@@ -77,8 +78,10 @@ function adaptOidcProvider(target) {
 const targets = [baseline, adaptOidcProvider(oidcProvider()), latchkey({ name: 'latchkey-sqlite' })];
 if (process.env.BENCH_DATABASE_URL) targets.push(latchkey({ name: 'latchkey-postgres', databaseUrl: process.env.BENCH_DATABASE_URL }));
 // An A/B of Node options in one sitting: the same build on PostgreSQL with these options added, taking turns with the others.
-if (process.env.BENCH_DATABASE_URL && process.env.BENCH_VARIANT_NODE_ARGS) {
-  targets.push(latchkey({ name: 'latchkey-postgres-variant', databaseUrl: process.env.BENCH_DATABASE_URL, nodeArgs: process.env.BENCH_VARIANT_NODE_ARGS }));
+// Or of settings: BENCH_VARIANT_ENV='{"DATABASE_POOL_MODE":"transaction"}' (unnamed statements, issue 44).
+if (process.env.BENCH_DATABASE_URL && (process.env.BENCH_VARIANT_NODE_ARGS || process.env.BENCH_VARIANT_ENV)) {
+  const variant = { nodeArgs: process.env.BENCH_VARIANT_NODE_ARGS ?? '', targetEnv: JSON.parse(process.env.BENCH_VARIANT_ENV || '{}') };
+  targets.push(latchkey({ name: 'latchkey-postgres-variant', databaseUrl: process.env.BENCH_DATABASE_URL, ...variant }));
 }
 
 /** oidc-provider on Redis, beside the in-memory one, unless left out or Redis does not answer. */

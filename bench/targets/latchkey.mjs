@@ -23,7 +23,13 @@ const USER_SCOPE = 'notes:read notes:write';
 const OPENID_SCOPE = `openid ${USER_SCOPE}`;
 const PASSWORD = 'correct horse battery staple';
 
-export function latchkey({ name, databaseUrl, nodeArgs = process.env.BENCH_NODE_ARGS ?? '' }) {
+/**
+ * `targetEnv`: settings of this target only, over the ones below (an A/B of settings in one sitting).
+ * With DATABASE_POOL_MODE=transaction, which refuses DATABASE_SCHEMA (a transaction pooler drops
+ * the search_path), the target gets a database of its own instead of a schema, and listens through
+ * the same URL (DATABASE_LISTEN_URL), as a deployment whose DATABASE_URL goes through PgBouncer would.
+ */
+export function latchkey({ name, databaseUrl, nodeArgs = process.env.BENCH_NODE_ARGS ?? '', targetEnv = {} }) {
   let env;
   let cleanup = () => {};
 
@@ -50,7 +56,14 @@ export function latchkey({ name, databaseUrl, nodeArgs = process.env.BENCH_NODE_
         LOGIN_FREE_FAILURES: '1000',
         LOGIN_IP_FREE_FAILURES: '1000000',
       };
-      if (databaseUrl) {
+      if (databaseUrl && targetEnv.DATABASE_POOL_MODE === 'transaction') {
+        const database = `latchkey_bench_${randomBytes(4).toString('hex')}`;
+        await withPg(databaseUrl, (client) => client.query(`CREATE DATABASE "${database}"`));
+        const url = new URL(databaseUrl);
+        url.pathname = `/${database}`;
+        Object.assign(env, { DATABASE_URL: url.toString(), DATABASE_LISTEN_URL: url.toString() });
+        cleanup = () => withPg(databaseUrl, (client) => client.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`));
+      } else if (databaseUrl) {
         const schema = `latchkey_bench_${randomBytes(4).toString('hex')}`;
         await withPg(databaseUrl, (client) => client.query(`CREATE SCHEMA "${schema}"`));
         Object.assign(env, { DATABASE_URL: databaseUrl, DATABASE_SCHEMA: schema });
@@ -59,7 +72,7 @@ export function latchkey({ name, databaseUrl, nodeArgs = process.env.BENCH_NODE_
         env.DATABASE_URL = `sqlite:${join(dir, 'latchkey.sqlite')}`;
       }
       // Settings to compare in one sitting (BENCH_LATCHKEY_ENV='{"DATABASE_POOL_SIZE":"20"}'), over the ones above.
-      Object.assign(env, JSON.parse(process.env.BENCH_LATCHKEY_ENV || '{}'));
+      Object.assign(env, JSON.parse(process.env.BENCH_LATCHKEY_ENV || '{}'), targetEnv);
       // As `npm start` runs it: its environment and Node options, then any BENCH_NODE_ARGS (a profiler) or the variant's options.
       const start = startCommand();
       const args = [...start.nodeArgs, ...nodeArgs.split(' ').filter(Boolean), start.entry];
