@@ -252,7 +252,7 @@ async function seedItems(baseUrl, env, accessToken, count) {
     db.close();
   } else {
     await withPg(env.DATABASE_URL, async (client) => {
-      await client.query(`SET search_path TO "${env.DATABASE_SCHEMA}"`);
+      if (env.DATABASE_SCHEMA) await client.query(`SET search_path TO "${env.DATABASE_SCHEMA}"`);
       for (let i = 0; i < ids.length; i += 10_000) {
         await client.query(
           'INSERT INTO items (id, collection, owner_id, data, version, created_at, updated_at) SELECT n.id, i.collection, i.owner_id, i.data, i.version, i.created_at, i.updated_at FROM items i, unnest($1::uuid[]) AS n(id) WHERE i.id = $2',
