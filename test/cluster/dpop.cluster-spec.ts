@@ -21,6 +21,7 @@ import type { TestUser } from '../helpers/test-app.js';
 import { Cluster, type ClusterClient, withClusterLogs } from './support/cluster.js';
 import { obtainCode } from './support/flow.js';
 import type { Instance } from './support/instance.js';
+import { TOPOLOGY } from './support/settings.js';
 import { type Hop, recordingHops, requestTo, type Target, tally } from './support/target.js';
 
 const REDIRECT_URI = 'https://app.example/callback';
@@ -34,7 +35,7 @@ interface Answer {
   /** The DPoP-Nonce response header (RFC 9449 §8.1, §9). */
   nonce: string | null;
   challenge: string | null;
-  /** The instance that answered (the one addressed, or the one nginx names in X-Upstream). */
+  /** The instance that answered (the one addressed, or the one the balancer names in X-Upstream). */
   servedBy: string;
 }
 
@@ -58,7 +59,7 @@ async function newProofKey(): Promise<ProofKey> {
 
 const ath = (accessToken: string) => createHash('sha256').update(accessToken).digest('base64url');
 
-describe('DPoP on three instances behind nginx', () => {
+describe(`DPoP on three instances behind ${TOPOLOGY.label}`, () => {
   let cluster: Cluster;
   let web: ClusterClient;
   let resourceServer: ClusterClient;
@@ -75,7 +76,7 @@ describe('DPoP on three instances behind nginx', () => {
     return new SignJWT(claims).setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: key.jwk }).setIssuedAt().sign(key.privateKey);
   }
 
-  /** One request to `target` (an instance on its own port, or nginx: support/target.ts), with the DPoP headers of the answer. */
+  /** One request to `target` (an instance on its own port, or the balancer: support/target.ts), with the DPoP headers of the answer. */
   async function request(target: Target, method: string, path: string, headers: Record<string, string>, form?: Record<string, string>): Promise<Answer> {
     const answer = await requestTo(cluster, target, method, path, headers, form);
     return { status: answer.status, body: answer.body, nonce: answer.headers.get('dpop-nonce'), challenge: answer.headers.get('www-authenticate'), servedBy: answer.servedBy };
@@ -117,7 +118,7 @@ describe('DPoP on three instances behind nginx', () => {
   }
 
   const introspect = async (token: string) =>
-    (await request('nginx', 'POST', '/introspect', { authorization: basicAuth(resourceServer.clientId, resourceServer.clientSecret) }, { token })).body;
+    (await request('balancer', 'POST', '/introspect', { authorization: basicAuth(resourceServer.clientId, resourceServer.clientSecret) }, { token })).body;
 
   beforeAll(async () => {
     cluster = await Cluster.start(3);
@@ -130,7 +131,7 @@ describe('DPoP on three instances behind nginx', () => {
     await cluster?.stop();
   });
 
-  it('runs the code flow with PKCE and a DPoP key, a read and a refresh through nginx with oauth4webapi unmodified', withLogs(async () => {
+  it(`runs the code flow with PKCE and a DPoP key, a read and a refresh through ${TOPOLOGY.balancerName} with oauth4webapi unmodified`, withLogs(async () => {
     const hops: Hop[] = [];
     const options = recordingHops(hops);
     const issuer = new URL(cluster.issuer);
@@ -149,7 +150,7 @@ describe('DPoP on three instances behind nginx', () => {
     hops.length = 0;
     const tokens = await authorizationCodeGrant(as, client, auth, callback, REDIRECT_URI, verifier, { DPoP: dpop, ...options });
     expect(tokens).toMatchObject({ token_type: 'dpop', scope: 'notes:read', refresh_token: expect.any(String) });
-    // One use_dpop_nonce round: nginx sent the retry to the next instance, which took the first one's nonce.
+    // One use_dpop_nonce round: the balancer sent the retry to the next instance, which took the first one's nonce.
     expect(hops.map((h) => `${h.step} ${h.status}`)).toEqual(['POST /token 400', 'POST /token 200']);
     expect(cluster.instanceOf(hops[1].upstream)).not.toBe(cluster.instanceOf(hops[0].upstream));
     // Bound to the client's key, as any instance reports it (RFC 9449 §6.2).

@@ -19,6 +19,7 @@ import type { AddressInfo } from 'node:net';
 import * as oauth from 'oauth4webapi';
 import { basicAuth } from '../helpers/oauth-flow.js';
 import { Cluster, type ClusterClient, withClusterLogs } from './support/cluster.js';
+import { TOPOLOGY } from './support/settings.js';
 import { type Hop, recordingHops, requestTo, type Target, tally, upstreamName } from './support/target.js';
 
 const NOTES = '/api/v1/notes';
@@ -31,7 +32,7 @@ const SETTINGS = { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' };
 interface Answer {
   status: number;
   body: Record<string, unknown>;
-  /** The instance that answered (the one addressed, or the one nginx names in X-Upstream). */
+  /** The instance that answered (the one addressed, or the one the balancer names in X-Upstream). */
   servedBy: string;
 }
 
@@ -51,7 +52,7 @@ async function newClientKey(alg: 'ES256' | 'EdDSA'): Promise<{ privateKey: Crypt
   return { privateKey, publicJwk };
 }
 
-describe('private_key_jwt, jwks_uri and JWT access tokens on three instances behind nginx', () => {
+describe(`private_key_jwt, jwks_uri and JWT access tokens on three instances behind ${TOPOLOGY.label}`, () => {
   let cluster: Cluster;
   let as: oauth.AuthorizationServer;
   let inline: KeyClient;
@@ -69,7 +70,7 @@ describe('private_key_jwt, jwks_uri and JWT access tokens on three instances beh
   /** oauth4webapi's options: every request it makes is recorded with the instance that answered. */
   const recording = recordingHops(hops);
 
-  /** One request to `target` (an instance on its own port, or nginx: support/target.ts). */
+  /** One request to `target` (an instance on its own port, or the balancer: support/target.ts). */
   async function request(target: Target, method: string, path: string, headers: Record<string, string> = {}, form?: Record<string, string>): Promise<Answer> {
     const answer = await requestTo(cluster, target, method, path, headers, form);
     return { status: answer.status, body: answer.body, servedBy: answer.servedBy };
@@ -140,14 +141,14 @@ describe('private_key_jwt, jwks_uri and JWT access tokens on three instances beh
     await new Promise((resolve) => jwksServer?.close(resolve));
   });
 
-  it('discovery through nginx offers private_key_jwt with asymmetric algorithms only', () => {
+  it(`discovery through ${TOPOLOGY.balancerName} offers private_key_jwt with asymmetric algorithms only`, () => {
     expect(as.issuer).toBe(cluster.issuer);
     expect(as.token_endpoint_auth_methods_supported).toContain('private_key_jwt');
     expect(as.token_endpoint_auth_signing_alg_values_supported).toEqual(expect.arrayContaining(['ES256', 'EdDSA']));
     expect(as.token_endpoint_auth_signing_alg_values_supported).not.toContain('HS256');
   });
 
-  it('oauth4webapi with PrivateKeyJwt, unmodified: client_credentials through nginx, every instance answers 200', withLogs(async () => {
+  it(`oauth4webapi with PrivateKeyJwt, unmodified: client_credentials through ${TOPOLOGY.balancerName}, every instance answers 200`, withLogs(async () => {
     hops.length = 0;
     const tokens: oauth.TokenEndpointResponse[] = [];
     for (let i = 0; i < 6; i++) tokens.push(await clientCredentials(inline));

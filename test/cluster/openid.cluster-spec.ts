@@ -14,6 +14,7 @@ import { Browser, isLoginPage } from '../helpers/browser.js';
 import { authorizeAsUser } from '../helpers/oauth-flow.js';
 import type { TestUser } from '../helpers/test-app.js';
 import { Cluster, type ClusterClient, withClusterLogs } from './support/cluster.js';
+import { TOPOLOGY } from './support/settings.js';
 import { LogoutReceiver } from '../helpers/logout-receiver.js';
 
 const REDIRECT_URI = 'https://app.example/callback';
@@ -41,7 +42,7 @@ type Tokens = oidc.TokenEndpointResponse & oidc.TokenEndpointResponseHelpers;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe('OpenID Connect on three instances behind nginx', () => {
+describe(`OpenID Connect on three instances behind ${TOPOLOGY.label}`, () => {
   let cluster: Cluster;
   let app: ClusterClient;
   let metadata: oidc.ServerMetadata;

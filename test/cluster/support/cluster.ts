@@ -1,15 +1,16 @@
 /**
  * The deployment of docker-compose.yml on loopback: a fresh PostgreSQL schema migrated once by the
- * CLI, three instances sharing it, Redis and one session secret, nginx in front. Everything it
- * creates, it removes in stop().
+ * CLI, three instances sharing it, Redis and one session secret, nginx in front. Or, as the run's
+ * topology says (CLUSTER_TOPOLOGY), HAProxy in front and PgBouncer in transaction mode between the
+ * instances and a database of their own. Everything it creates, it removes in stop().
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import pg from 'pg';
+import { type Balancer, createBalancer } from './balancer.js';
+import { type ClusterDatabase, clusterDatabase } from './database.js';
 import { Instance } from './instance.js';
-import { Nginx } from './nginx.js';
-import { DATABASE_URL, freePorts, RATE_LIMIT_KEY_PREFIX, REDIS_URL, SCHEMA, sharedEnv } from './settings.js';
+import { freePorts, RATE_LIMIT_KEY_PREFIX, REDIS_URL, sharedEnv, TOPOLOGY } from './settings.js';
 
 export interface ClusterClient {
   clientId: string;
@@ -35,7 +36,8 @@ export function withClusterLogs(cluster: () => Cluster): (body: () => Promise<vo
 export class Cluster {
   private constructor(
     readonly instances: Instance[],
-    readonly nginx: Nginx,
+    readonly balancer: Balancer,
+    private readonly database: ClusterDatabase,
     private readonly env: Record<string, string>,
   ) {}
 
@@ -45,18 +47,19 @@ export class Cluster {
    * CLI run of this cluster only, so other files keep the production defaults.
    */
   static async start(size = 3, settings: Record<string, string> = {}): Promise<Cluster> {
-    const [nginxPort, ...ports] = await freePorts(1 + 2 * size);
-    const env = { ...sharedEnv(`https://127.0.0.1:${nginxPort}`, randomBytes(36).toString('base64url')), ...settings };
+    const [balancerPort, poolerPort, ...ports] = await freePorts(2 + 2 * size);
+    const database = clusterDatabase(TOPOLOGY.pgbouncer, poolerPort);
+    const env = { ...sharedEnv(`https://127.0.0.1:${balancerPort}`, randomBytes(36).toString('base64url'), database.env), ...settings };
     const instances = Array.from({ length: size }, (_, i) => {
       const [port, metricsPort] = [ports[2 * i], ports[2 * i + 1]];
       return new Instance(`instance-${i + 1}`, port, { ...env, PORT: String(port), METRICS_PORT: String(metricsPort) });
     });
-    const cluster = new Cluster(instances, new Nginx(nginxPort, instances.map((i) => i.address)), env);
+    const cluster = new Cluster(instances, createBalancer(TOPOLOGY, balancerPort, instances), database, env);
     try {
-      await withPg((client) => client.query(`CREATE SCHEMA "${SCHEMA}"`));
+      await database.create();
       cluster.cli('migrations:run');
       await Promise.all(instances.map((i) => i.start()));
-      await cluster.nginx.start();
+      await cluster.balancer.start();
       return cluster;
     } catch (error) {
       // Nothing of a half-started cluster may outlive the test run.
@@ -67,14 +70,14 @@ export class Cluster {
   }
 
   get baseUrl(): string {
-    return this.nginx.baseUrl;
+    return this.balancer.baseUrl;
   }
 
   get issuer(): string {
     return this.env.ISSUER;
   }
 
-  /** The instance nginx names in X-Upstream (the last address, when it moved on to another). */
+  /** The instance the balancer names in X-Upstream (nginx's last address, when it moved on to another). */
   instanceOf(upstream: string | null): Instance | undefined {
     const last = upstream?.split(',').pop()?.trim();
     return this.instances.find((i) => i.address === last);
@@ -120,34 +123,26 @@ export class Cluster {
     return { clientId: view.client_id, clientSecret: view.client_secret, redirectUri: redirectUri ?? '' };
   }
 
-  /** Runs one SQL statement in the cluster's schema and returns its rows (what the instances recorded). */
+  /** Runs one SQL statement in the cluster's schema or database and returns its rows (what the instances recorded). */
   query<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
-    return withPg(async (client) => {
-      await client.query(`SET search_path TO "${SCHEMA}"`);
-      return (await client.query(sql, params)).rows as T[];
-    });
+    return this.database.query<T>(sql, params);
+  }
+
+  /** PgBouncer's figures (client and PostgreSQL connections, transactions), when the topology has it. */
+  poolerFigures(): Promise<Record<string, number> | undefined> {
+    return this.database.figures();
   }
 
   /** The last lines of every log, for a failing test's output. */
   logs(): string {
     const sections = this.instances.map((i) => `--- ${i.name} (${i.address}) ---\n${i.logTail()}`);
-    return [...sections, `--- nginx ---\n${this.nginx.logTail()}`].join('\n');
+    return [...sections, ...this.database.logs(), `--- ${this.balancer.name} ---\n${this.balancer.logTail()}`].join('\n');
   }
 
   async stop(): Promise<void> {
-    await this.nginx.stop();
+    await this.balancer.stop();
     await Promise.all(this.instances.map((i) => i.stop()));
-    await Promise.allSettled([withPg((client) => client.query(`DROP SCHEMA IF EXISTS "${SCHEMA}" CASCADE`)), flushRedisPrefix()]);
-  }
-}
-
-async function withPg<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: DATABASE_URL });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
+    await Promise.allSettled([this.database.drop(), flushRedisPrefix()]);
   }
 }
 

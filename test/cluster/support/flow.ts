@@ -1,4 +1,4 @@
-/** The authorization code flow through nginx, for tests that need a code or a person's token. */
+/** The authorization code flow through the load balancer, for tests that need a code or a person's token. */
 import { Browser } from '../../helpers/browser.js';
 import { authorizeAsUser, authorizeUrl, newPkce, redirectParams } from '../../helpers/oauth-flow.js';
 import type { TestUser } from '../../helpers/test-app.js';

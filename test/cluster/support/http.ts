@@ -1,5 +1,5 @@
 /**
- * Requests through nginx over https (fetch trusts the run's certificate through
+ * Requests through the load balancer over https (fetch trusts the run's certificate through
  * NODE_EXTRA_CA_CERTS), each answer carrying the instance that served it.
  */
 import { basicAuth } from '../../helpers/oauth-flow.js';
@@ -8,8 +8,10 @@ import type { ClusterClient } from './cluster.js';
 export interface Reply {
   /** The HTTP status, or 0 when the request got no answer at all (connection error). */
   status: number;
-  /** nginx's X-Upstream: the instance(s) it passed the request to. */
+  /** X-Upstream: the instance(s) the balancer passed the request to (nginx lists each one it tried, HAProxy names the last). */
   upstream: string | null;
+  /** How many times the balancer sent the request again, to another instance (retriesOf). */
+  retries: number;
   body: Record<string, unknown>;
   error?: string;
 }
@@ -39,11 +41,22 @@ export async function send(baseUrl: string, method: string, path: string, option
     } catch {
       parsed = { text };
     }
-    return { status: response.status, upstream: response.headers.get('x-upstream'), body: parsed };
+    return { status: response.status, upstream: response.headers.get('x-upstream'), retries: retriesOf(response.headers), body: parsed };
   } catch (error) {
     const cause = (error as { cause?: { code?: string } }).cause?.code;
-    return { status: 0, upstream: null, body: {}, error: cause ?? (error as Error).message };
+    return { status: 0, upstream: null, retries: 0, body: {}, error: cause ?? (error as Error).message };
   }
+}
+
+/**
+ * How many times the balancer sent a request again before this answer: nginx lists every address it
+ * tried in X-Upstream ("a, b": once); HAProxy names only the last one there and gives its retry count
+ * in X-Upstream-Retries (its %rc: "+1" when the retry went to another instance, as it always does here).
+ */
+export function retriesOf(headers: Headers): number {
+  const retries = headers.get('x-upstream-retries');
+  if (retries !== null) return Number(retries.replace('+', '')) || 0;
+  return (headers.get('x-upstream')?.split(',').length ?? 1) - 1;
 }
 
 /** POST to a client-authenticated form endpoint (/token, /introspect) with HTTP Basic. */

@@ -23,7 +23,7 @@ export class Instance {
     this.pidFile = join(CLUSTER_DIR, `${name}.pid`);
   }
 
-  /** host:port, as nginx's $upstream_addr names it. */
+  /** host:port, as the balancer's X-Upstream names it (nginx's $upstream_addr, HAProxy's bc_dst). */
   get address(): string {
     return `127.0.0.1:${this.port}`;
   }

@@ -1,5 +1,5 @@
 /**
- * A load run through nginx: workers that each, in a loop, get a token (client_credentials), write a
+ * A load run through the load balancer: workers that each, in a loop, get a token (client_credentials), write a
  * note with a person's token and read it back. Records every outcome, and every token and item the
  * cluster acknowledged, so the test can check afterwards that none of them was lost.
  */
@@ -23,23 +23,28 @@ export interface LoadReport {
   succeeded: number;
   serverErrors: number;
   connectionErrors: number;
+  /** Connection errors by fetch's cause (UND_ERR_SOCKET: closed without an answer; ECONNREFUSED: nothing listening). */
+  connectionErrorCauses: Record<string, number>;
   /** Access tokens answered with 200. */
   tokens: string[];
   /** Ids of items answered with 201. */
   items: string[];
-  /** Requests per upstream address as nginx reported it (two addresses: it moved on to another instance). */
+  /** Requests per upstream address as the balancer reported it (with nginx, two addresses: it moved on to another instance). */
   upstreams: Record<string, number>;
 }
 
 export async function runLoad(options: LoadOptions): Promise<LoadReport> {
-  const report: LoadReport = { requests: 0, outcomes: {}, succeeded: 0, serverErrors: 0, connectionErrors: 0, tokens: [], items: [], upstreams: {} };
+  const report: LoadReport = { requests: 0, outcomes: {}, succeeded: 0, serverErrors: 0, connectionErrors: 0, connectionErrorCauses: {}, tokens: [], items: [], upstreams: {} };
   const record = (operation: string, reply: Reply): Reply => {
     report.requests++;
     const key = `${operation} ${reply.status === 0 ? 'connection error' : reply.status}`;
     report.outcomes[key] = (report.outcomes[key] ?? 0) + 1;
     if (reply.status >= 200 && reply.status < 300) report.succeeded++;
     else if (reply.status >= 500) report.serverErrors++;
-    else if (reply.status === 0) report.connectionErrors++;
+    else if (reply.status === 0) {
+      report.connectionErrors++;
+      report.connectionErrorCauses[reply.error ?? 'unknown'] = (report.connectionErrorCauses[reply.error ?? 'unknown'] ?? 0) + 1;
+    }
     if (reply.upstream) report.upstreams[reply.upstream] = (report.upstreams[reply.upstream] ?? 0) + 1;
     return reply;
   };

@@ -17,9 +17,37 @@ export const KEY_FILE = required('CLUSTER_KEY');
 export const DATABASE_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 export const REDIS_URL = process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379';
 
-/** Names unique to this run, so runs never share a schema or rate-limit counters. */
+/**
+ * What stands between the clients, the instances and PostgreSQL (CLUSTER_TOPOLOGY, which
+ * scripts/test-cluster.mjs sets): `nginx` (docker-compose.yml) or `haproxy` in front, and with
+ * `-pgbouncer` PgBouncer in transaction mode between the instances and PostgreSQL.
+ */
+export interface Topology {
+  name: string;
+  balancer: 'nginx' | 'haproxy';
+  /** The balancer as test titles name it. */
+  balancerName: string;
+  pgbouncer: boolean;
+  /** What the instances are behind, for test titles: "nginx", "HAProxy and PgBouncer (transaction mode)". */
+  label: string;
+}
+
+function topology(name: string): Topology {
+  const match = /^(nginx|haproxy)(-pgbouncer)?$/.exec(name);
+  if (!match) throw new Error(`CLUSTER_TOPOLOGY=${name}: expected nginx, haproxy, nginx-pgbouncer or haproxy-pgbouncer`);
+  const balancer = match[1] as Topology['balancer'];
+  const balancerName = balancer === 'haproxy' ? 'HAProxy' : 'nginx';
+  const pgbouncer = match[2] !== undefined;
+  return { name, balancer, balancerName, pgbouncer, label: pgbouncer ? `${balancerName} and PgBouncer (transaction mode)` : balancerName };
+}
+
+export const TOPOLOGY = topology(process.env.CLUSTER_TOPOLOGY || 'nginx');
+
+/** Names unique to this run, so runs never share a schema, a database or rate-limit counters. */
 const runId = `${process.pid}_${randomBytes(3).toString('hex')}`;
 export const SCHEMA = `latchkey_cluster_${runId}`;
+/** The run's own database, where a schema cannot be used (behind PgBouncer: support/database.ts). */
+export const RUN_DATABASE = `latchkey_cluster_${runId}`;
 export const RATE_LIMIT_KEY_PREFIX = `latchkey_cluster_${runId}:`;
 
 /** `count` distinct free ports on loopback (held open together, so no two are the same). */
@@ -38,10 +66,11 @@ export async function freePorts(count: number): Promise<number[]> {
 
 /**
  * The environment every instance and every CLI run gets: the contract of a production deployment
- * (see docker-compose.yml), plus this run's database schema and Redis prefix.
+ * (see docker-compose.yml), plus this run's database schema and Redis prefix. `database`, when
+ * given, replaces the DATABASE_* settings (support/database.ts: a database behind PgBouncer).
  */
-export function sharedEnv(issuer: string, sessionSecret: string): Record<string, string> {
-  return {
+export function sharedEnv(issuer: string, sessionSecret: string, database?: Record<string, string>): Record<string, string> {
+  const env: Record<string, string> = {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     // Marks the processes of this run, so scripts/test-cluster.mjs can stop leftovers safely.
     CLUSTER_DIR,
@@ -64,4 +93,7 @@ export function sharedEnv(issuer: string, sessionSecret: string): Record<string,
     RATE_LIMIT_API_PER_MINUTE: '1000000',
     LOG_LEVEL: 'warn',
   };
+  if (!database) return env;
+  for (const name of Object.keys(env).filter((key) => key.startsWith('DATABASE_'))) delete env[name];
+  return { ...env, ...database };
 }

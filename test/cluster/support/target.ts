@@ -1,29 +1,30 @@
 /**
- * Requests that go to one instance in particular, or through nginx, and which instance answered.
+ * Requests that go to one instance in particular, or through the load balancer, and which instance
+ * answered.
  *
- * To an instance: on its own port as nginx sends it (plain http from loopback, which TRUST_PROXY
- * trusts, with the X-Forwarded-* headers deploy/nginx-proxy.conf sets), so it believes the request
- * came over https through the proxy, and the instance that answers is the one the test chose, not
- * the next in nginx's round robin. Through nginx: over https, answered by whichever instance nginx
- * names in X-Upstream.
+ * To an instance: on its own port as the balancer sends it (plain http from loopback, which
+ * TRUST_PROXY trusts, with the X-Forwarded-* headers deploy/nginx-proxy.conf and deploy/haproxy.cfg
+ * set), so it believes the request came over https through the proxy, and the instance that answers
+ * is the one the test chose, not the next in the round robin. Through the balancer: over https,
+ * answered by whichever instance it names in X-Upstream.
  */
 import * as oauth from 'oauth4webapi';
 import type { Cluster } from './cluster.js';
 import type { Instance } from './instance.js';
 
-/** An instance, or nginx (whichever instance its round robin picks). */
-export type Target = Instance | 'nginx';
+/** An instance, or the load balancer (whichever instance its round robin picks). */
+export type Target = Instance | 'balancer';
 
 export interface TargetAnswer {
   status: number;
   /** The JSON body; {} when empty. */
   body: Record<string, unknown>;
   headers: Headers;
-  /** The instance that answered (the one addressed, or the one nginx names in X-Upstream). */
+  /** The instance that answered (the one addressed, or the one the balancer names in X-Upstream). */
   servedBy: string;
 }
 
-/** The name of the instance nginx names in X-Upstream, or unknown(…) when it is none of the cluster's. */
+/** The name of the instance the balancer names in X-Upstream, or unknown(…) when it is none of the cluster's. */
 export function upstreamName(cluster: Cluster, upstream: string | null): string {
   return cluster.instanceOf(upstream)?.name ?? `unknown(${upstream})`;
 }
@@ -32,7 +33,7 @@ export function upstreamName(cluster: Cluster, upstream: string | null): string 
 export async function requestTo(cluster: Cluster, target: Target, method: string, path: string, headers: Record<string, string> = {}, form?: Record<string, string>): Promise<TargetAnswer> {
   const all = { ...headers };
   let url = `${cluster.baseUrl}${path}`;
-  if (target !== 'nginx') {
+  if (target !== 'balancer') {
     url = `http://${target.address}${path}`;
     const host = new URL(cluster.issuer).host;
     Object.assign(all, { host, 'x-forwarded-host': host, 'x-forwarded-proto': 'https', 'x-forwarded-for': '127.0.0.1' });
@@ -48,7 +49,7 @@ export async function requestTo(cluster: Cluster, target: Target, method: string
     status: response.status,
     body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
     headers: response.headers,
-    servedBy: target === 'nginx' ? upstreamName(cluster, response.headers.get('x-upstream')) : target.name,
+    servedBy: target === 'balancer' ? upstreamName(cluster, response.headers.get('x-upstream')) : target.name,
   };
 }
 
@@ -59,14 +60,14 @@ export function tally(answers: { status: number; body: Record<string, unknown> }
   return counts;
 }
 
-/** One request oauth4webapi made through nginx: what it was, its status, and nginx's X-Upstream. */
+/** One request oauth4webapi made through the balancer: what it was, its status, and its X-Upstream. */
 export interface Hop {
   step: string;
   status: number;
   upstream: string | null;
 }
 
-/** oauth4webapi's options for requests through nginx: each one is recorded in `hops`. */
+/** oauth4webapi's options for requests through the balancer: each one is recorded in `hops`. */
 export function recordingHops(hops: Hop[]) {
   return {
     [oauth.customFetch]: async (url: string, init: oauth.CustomFetchOptions<string, unknown>) => {
