@@ -91,6 +91,16 @@ export class Cluster {
   }
 
   /**
+   * The admin CLI with `settings` over the cluster's environment (an operator's mistake, say),
+   * whatever its exit status (doctor exits 1 when a check fails): the status and the JSON it printed.
+   */
+  cliWith(settings: Record<string, string>, ...args: string[]): { status: number | null; output: unknown } {
+    const result = spawnSync(process.execPath, ['dist/src/cli/main.js', ...args], { env: { ...this.env, ...settings }, encoding: 'utf8' });
+    if (!result.stdout.trim()) throw new Error(`latchkey ${args[0]} printed nothing (${result.status}): ${result.stderr}`);
+    return { status: result.status, output: JSON.parse(result.stdout) as unknown };
+  }
+
+  /**
    * The same as cli(), without blocking this process while the command runs (a few hundred ms of
    * start-up): for a command run in the middle of a load the test process itself generates.
    */

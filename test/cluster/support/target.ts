@@ -29,21 +29,35 @@ export function upstreamName(cluster: Cluster, upstream: string | null): string 
   return cluster.instanceOf(upstream)?.name ?? `unknown(${upstream})`;
 }
 
+/**
+ * The headers the balancer sets on what it passes on (deploy/nginx-proxy.conf, deploy/haproxy.cfg):
+ * with them, an instance addressed on its own port takes the request for one that came over https.
+ */
+export function forwardedHeaders(cluster: Cluster): Record<string, string> {
+  const host = new URL(cluster.issuer).host;
+  return { host, 'x-forwarded-host': host, 'x-forwarded-proto': 'https', 'x-forwarded-for': '127.0.0.1' };
+}
+
 /** One request to `target`; `form`, when given, is the application/x-www-form-urlencoded body. */
-export async function requestTo(cluster: Cluster, target: Target, method: string, path: string, headers: Record<string, string> = {}, form?: Record<string, string>): Promise<TargetAnswer> {
+export function requestTo(cluster: Cluster, target: Target, method: string, path: string, headers: Record<string, string> = {}, form?: Record<string, string>): Promise<TargetAnswer> {
+  const body = form ? { type: 'application/x-www-form-urlencoded', text: new URLSearchParams(form).toString() } : undefined;
+  return exchange(cluster, target, method, path, headers, body);
+}
+
+/** The same as requestTo, with a JSON body (the data API's writes). */
+export function requestJsonTo(cluster: Cluster, target: Target, method: string, path: string, headers: Record<string, string>, json: unknown): Promise<TargetAnswer> {
+  return exchange(cluster, target, method, path, headers, { type: 'application/json', text: JSON.stringify(json) });
+}
+
+async function exchange(cluster: Cluster, target: Target, method: string, path: string, headers: Record<string, string>, body?: { type: string; text: string }): Promise<TargetAnswer> {
   const all = { ...headers };
   let url = `${cluster.baseUrl}${path}`;
   if (target !== 'balancer') {
     url = `http://${target.address}${path}`;
-    const host = new URL(cluster.issuer).host;
-    Object.assign(all, { host, 'x-forwarded-host': host, 'x-forwarded-proto': 'https', 'x-forwarded-for': '127.0.0.1' });
+    Object.assign(all, forwardedHeaders(cluster));
   }
-  let body: string | undefined;
-  if (form) {
-    all['content-type'] = 'application/x-www-form-urlencoded';
-    body = new URLSearchParams(form).toString();
-  }
-  const response = await fetch(url, { method, headers: all, body, redirect: 'manual', signal: AbortSignal.timeout(30_000) });
+  if (body) all['content-type'] = body.type;
+  const response = await fetch(url, { method, headers: all, body: body?.text, redirect: 'manual', signal: AbortSignal.timeout(30_000) });
   const text = await response.text();
   return {
     status: response.status,
