@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 // `npm run test:cluster`: Latchkey as docker-compose.yml deploys it, without containers. Three
-// instances on one PostgreSQL and one Redis (test/cluster/), every spec run twice, in two
+// instances on one PostgreSQL and one Redis (test/cluster/), every spec run twice (and one a third time), in these
 // topologies (CLUSTER_TOPOLOGY):
 // - nginx: nginx terminating TLS on loopback (deploy/nginx-*.conf), the instances straight on
 //   PostgreSQL;
 // - haproxy-pgbouncer: HAProxy in front (deploy/haproxy.cfg), PgBouncer in transaction mode between
-//   the instances and PostgreSQL (deploy/pgbouncer.ini), the LISTEN connections straight to it.
+//   the instances and PostgreSQL (deploy/pgbouncer.ini), the LISTEN connections straight to it;
+// - haproxy-pgbouncer-session: the same with PgBouncer in session mode (named statements and LISTEN
+//   through it), the shared-state spec only: the other mode of the README's table, at little cost.
 // Needs nginx, HAProxy, PgBouncer, openssl, and PostgreSQL and Redis on their usual local ports.
 // CLUSTER_TOPOLOGY=<name> runs one topology only. Extra arguments go to Jest.
 //
@@ -19,17 +21,20 @@ import { join } from 'node:path';
 const TOPOLOGIES = {
   nginx: '3 instances behind nginx, PostgreSQL, Redis',
   'haproxy-pgbouncer': '3 instances behind HAProxy, PgBouncer (transaction mode) to PostgreSQL, Redis',
+  'haproxy-pgbouncer-session': '3 instances behind HAProxy, PgBouncer (session mode) to PostgreSQL, Redis: shared state only',
   // Not run by default: one change at a time, when a combination above fails.
   haproxy: '3 instances behind HAProxy, PostgreSQL, Redis',
   'nginx-pgbouncer': '3 instances behind nginx, PgBouncer (transaction mode) to PostgreSQL, Redis',
 };
-const chosen = process.env.CLUSTER_TOPOLOGY ? [process.env.CLUSTER_TOPOLOGY] : ['nginx', 'haproxy-pgbouncer'];
+const chosen = process.env.CLUSTER_TOPOLOGY ? [process.env.CLUSTER_TOPOLOGY] : ['nginx', 'haproxy-pgbouncer', 'haproxy-pgbouncer-session'];
+/** Topologies that run some specs only (unless Jest arguments choose). */
+const ONLY = { 'haproxy-pgbouncer-session': ['shared-state'] };
 if (!chosen.every((topology) => topology in TOPOLOGIES)) {
   console.error(`test-cluster: unknown CLUSTER_TOPOLOGY ${process.env.CLUSTER_TOPOLOGY} (${Object.keys(TOPOLOGIES).join(', ')})`);
   process.exit(1);
 }
 // The programs a topology runs are its name's parts (Debian's packages of the same names).
-const missing = [...new Set(chosen.flatMap((t) => t.split('-')))].filter((p) => !existsSync(`/usr/sbin/${p}`) && spawnSync(p, ['-V']).error);
+const missing = [...new Set(chosen.flatMap((t) => t.split('-')).filter((part) => part !== 'session'))].filter((p) => !existsSync(`/usr/sbin/${p}`) && spawnSync(p, ['-V']).error);
 if (missing.length > 0) {
   console.error(`test-cluster: ${missing.join(' and ')} not found (apt-get install ${missing.join(' ')})`);
   process.exit(1);
@@ -86,7 +91,8 @@ const outcomes = chosen.map((topology, index) => {
   chmodSync(runDir, 0o755);
   console.log(`\n=== Cluster test ${index + 1}/${chosen.length} (${topology}): ${TOPOLOGIES[topology]} ===\n`);
   const started = Date.now();
-  const result = spawnSync(process.execPath, jest, {
+  const args = process.argv.length > 2 ? [] : (ONLY[topology] ?? []);
+  const result = spawnSync(process.execPath, [...jest, ...args], {
     stdio: 'inherit',
     env: { ...process.env, NODE_EXTRA_CA_CERTS: cert, CLUSTER_DIR: runDir, CLUSTER_CERT: cert, CLUSTER_KEY: key, CLUSTER_TOPOLOGY: topology },
   });

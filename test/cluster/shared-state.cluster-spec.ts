@@ -247,9 +247,10 @@ describe(`state shared through the database on three instances behind ${TOPOLOGY
     expect(delivery).toEqual(refused);
   }));
 
-  const poolerFinding = TOPOLOGY.pgbouncer
-    ? 'DATABASE_URL is a pooler in transaction mode and change notifications arrive through DATABASE_LISTEN_URL; told DATABASE_POOL_MODE=session, its pooler check fails'
-    : 'DATABASE_URL keeps a session per connection and change notifications arrive through it';
+  const poolerFinding =
+    TOPOLOGY.poolMode === 'transaction'
+      ? 'DATABASE_URL is a pooler in transaction mode and change notifications arrive through DATABASE_LISTEN_URL; told DATABASE_POOL_MODE=session, its pooler check fails'
+      : 'DATABASE_URL keeps a session per connection and change notifications arrive through it';
   it(`doctor names the pooler's mode: ${poolerFinding}`, withLogs(async () => {
     const doctor = (settings: Record<string, string> = {}) => {
       const { status, output } = cluster.cliWith(settings, 'doctor', '--json');
@@ -259,7 +260,7 @@ describe(`state shared through the database on three instances behind ${TOPOLOGY
     const report = doctor();
     const failed = Object.values(report.checks).filter((check) => check.status === 'fail');
     console.log(`${TOPOLOGY.name}: doctor exited ${report.status}; pooler: ${report.checks.pooler?.detail}; listen: ${report.checks.listen?.detail}${failed.length > 0 ? `; failed: ${JSON.stringify(failed)}` : ''}`);
-    if (TOPOLOGY.pgbouncer) {
+    if (TOPOLOGY.poolMode === 'transaction') {
       expect(report.checks.pooler).toMatchObject({ status: 'ok', detail: expect.stringContaining('pooler in transaction mode, and DATABASE_POOL_MODE=transaction') });
       expect(report.checks.listen).toMatchObject({ status: 'ok', detail: expect.stringContaining('through DATABASE_LISTEN_URL') });
       // The operator's mistake: the same environment saying session. A LISTEN through PgBouncer never hears its own NOTIFY.

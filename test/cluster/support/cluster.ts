@@ -48,7 +48,7 @@ export class Cluster {
    */
   static async start(size = 3, settings: Record<string, string> = {}): Promise<Cluster> {
     const [balancerPort, poolerPort, ...ports] = await freePorts(2 + 2 * size);
-    const database = clusterDatabase(TOPOLOGY.pgbouncer, poolerPort);
+    const database = clusterDatabase(TOPOLOGY.poolMode, poolerPort);
     const env = { ...sharedEnv(`https://127.0.0.1:${balancerPort}`, randomBytes(36).toString('base64url'), database.env), ...settings };
     const instances = Array.from({ length: size }, (_, i) => {
       const [port, metricsPort] = [ports[2 * i], ports[2 * i + 1]];

@@ -61,7 +61,8 @@ class OwnSchema implements ClusterDatabase {
 }
 
 /**
- * A database of its own (schema public) behind PgBouncer in transaction mode, as README's
+ * A database of its own (schema public) behind PgBouncer in transaction mode (or in session mode, where
+ * the instances need no setting of their own), as README's
  * "Scaling limits" recommends beyond a handful of instances: DATABASE_URL goes through PgBouncer
  * with DATABASE_POOL_MODE=transaction; the one LISTEN connection per instance goes straight to
  * PostgreSQL (DATABASE_LISTEN_URL), so the per-instance caches stay on. No DATABASE_SCHEMA:
@@ -73,7 +74,7 @@ class OwnDatabaseBehindPgBouncer implements ClusterDatabase {
   private readonly directUrl: string;
   readonly env: Record<string, string>;
 
-  constructor(port: number) {
+  constructor(port: number, poolMode: 'transaction' | 'session') {
     const direct = new URL(DATABASE_URL);
     direct.pathname = `/${RUN_DATABASE}`;
     this.directUrl = direct.href;
@@ -89,8 +90,10 @@ class OwnDatabaseBehindPgBouncer implements ClusterDatabase {
       `user=${decodeURIComponent(direct.username || 'postgres')}`,
       ...(direct.password ? [`password=${decodeURIComponent(direct.password)}`] : []),
     ];
-    this.pgbouncer = new PgBouncer(port, { [RUN_DATABASE]: server.join(' ') }, decodeURIComponent(direct.username || 'postgres'));
-    this.env = { DATABASE_URL: pooled.href, DATABASE_POOL_MODE: 'transaction', DATABASE_LISTEN_URL: this.directUrl };
+    this.pgbouncer = new PgBouncer(port, { [RUN_DATABASE]: server.join(' ') }, decodeURIComponent(direct.username || 'postgres'), poolMode);
+    // Session mode: a server connection per client connection, so named statements and LISTEN go
+    // through PgBouncer as they would go to PostgreSQL (README, "Through a connection pooler").
+    this.env = poolMode === 'transaction' ? { DATABASE_URL: pooled.href, DATABASE_POOL_MODE: 'transaction', DATABASE_LISTEN_URL: this.directUrl } : { DATABASE_URL: pooled.href };
   }
 
   async create(): Promise<void> {
@@ -118,6 +121,6 @@ class OwnDatabaseBehindPgBouncer implements ClusterDatabase {
 }
 
 /** The cluster's database for this run's topology; `pgbouncerPort`: where PgBouncer listens, if it is in it. */
-export function clusterDatabase(pgbouncer: boolean, pgbouncerPort: number): ClusterDatabase {
-  return pgbouncer ? new OwnDatabaseBehindPgBouncer(pgbouncerPort) : new OwnSchema();
+export function clusterDatabase(poolMode: 'transaction' | 'session' | undefined, pgbouncerPort: number): ClusterDatabase {
+  return poolMode ? new OwnDatabaseBehindPgBouncer(pgbouncerPort, poolMode) : new OwnSchema();
 }

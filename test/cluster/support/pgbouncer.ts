@@ -15,11 +15,17 @@ import { CLUSTER_DIR } from './settings.js';
 const PGBOUNCER = existsSync('/usr/sbin/pgbouncer') ? '/usr/sbin/pgbouncer' : 'pgbouncer';
 
 /** [pgbouncer] settings of the reference that the test replaces or leaves out. */
-const REPLACED = /^(listen_addr|listen_port|unix_socket_dir|auth_\w+|logfile|pidfile|syslog\w*|user|admin_users|stats_users|client_tls_\w+|server_tls_\w+)$/;
+const REPLACED = /^(listen_addr|listen_port|unix_socket_dir|auth_\w+|logfile|pidfile|syslog\w*|user|admin_users|stats_users|client_tls_\w+|server_tls_\w+|pool_mode|server_reset_query)$/;
 
 /** deploy/pgbouncer.ini, with this run's databases (name → libpq connection string) and settings. */
-function config(port: number, databases: Record<string, string>, statsUser: string): string {
+function config(port: number, databases: Record<string, string>, statsUser: string, poolMode: 'transaction' | 'session'): string {
   const own = [
+    // The reference's mode is transaction; a topology may ask for session instead. Session mode
+    // needs PgBouncer's default reset: a server connection passes from one client connection to the
+    // next, and without DISCARD ALL the next one finds the first one's named statements there
+    // ("prepared statement … already exists"; seen when the reference's empty reset was kept).
+    `pool_mode = ${poolMode}`,
+    `server_reset_query =${poolMode === 'session' ? ' DISCARD ALL' : ''}`,
     'listen_addr = 127.0.0.1',
     `listen_port = ${port}`,
     'unix_socket_dir =',
@@ -62,8 +68,9 @@ export class PgBouncer {
     readonly port: number,
     databases: Record<string, string>,
     private readonly statsUser: string,
+    poolMode: 'transaction' | 'session' = 'transaction',
   ) {
-    writeFileSync(this.configFile, config(port, databases, statsUser));
+    writeFileSync(this.configFile, config(port, databases, statsUser, poolMode));
   }
 
   /** Starts PgBouncer and waits until `probeUrl` (a database behind it) answers a query through it. */

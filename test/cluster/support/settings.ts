@@ -20,7 +20,8 @@ export const REDIS_URL = process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379';
 /**
  * What stands between the clients, the instances and PostgreSQL (CLUSTER_TOPOLOGY, which
  * scripts/test-cluster.mjs sets): `nginx` (docker-compose.yml) or `haproxy` in front, and with
- * `-pgbouncer` PgBouncer in transaction mode between the instances and PostgreSQL.
+ * `-pgbouncer` PgBouncer in transaction mode between the instances and PostgreSQL
+ * (`-pgbouncer-session`: in session mode).
  */
 export interface Topology {
   name: string;
@@ -28,17 +29,20 @@ export interface Topology {
   /** The balancer as test titles name it. */
   balancerName: string;
   pgbouncer: boolean;
+  /** PgBouncer's pool_mode, when it is in the topology. */
+  poolMode?: 'transaction' | 'session';
   /** What the instances are behind, for test titles: "nginx", "HAProxy and PgBouncer (transaction mode)". */
   label: string;
 }
 
 function topology(name: string): Topology {
-  const match = /^(nginx|haproxy)(-pgbouncer)?$/.exec(name);
-  if (!match) throw new Error(`CLUSTER_TOPOLOGY=${name}: expected nginx, haproxy, nginx-pgbouncer or haproxy-pgbouncer`);
+  const match = /^(nginx|haproxy)(-pgbouncer(-session)?)?$/.exec(name);
+  if (!match) throw new Error(`CLUSTER_TOPOLOGY=${name}: expected nginx or haproxy, then nothing, -pgbouncer or -pgbouncer-session`);
   const balancer = match[1] as Topology['balancer'];
   const balancerName = balancer === 'haproxy' ? 'HAProxy' : 'nginx';
   const pgbouncer = match[2] !== undefined;
-  return { name, balancer, balancerName, pgbouncer, label: pgbouncer ? `${balancerName} and PgBouncer (transaction mode)` : balancerName };
+  const poolMode = pgbouncer ? (match[3] ? 'session' : 'transaction') : undefined;
+  return { name, balancer, balancerName, pgbouncer, poolMode, label: pgbouncer ? `${balancerName} and PgBouncer (${poolMode} mode)` : balancerName };
 }
 
 export const TOPOLOGY = topology(process.env.CLUSTER_TOPOLOGY || 'nginx');
