@@ -208,6 +208,7 @@ describe('configuration validation', () => {
         sqlitePath: 'data/latchkey.sqlite',
         listenUrl: undefined,
         schema: undefined,
+        poolMode: 'session',
         poolSize: 10,
         rowCacheSeconds: 60,
         migrationsRun: true,
@@ -231,8 +232,18 @@ describe('configuration validation', () => {
       expect(readDatabaseConfig({ DATABASE_LISTEN_URL: 'postgres://db/x' }).listenUrl).toBeUndefined();
     });
 
+    it('reads DATABASE_POOL_MODE (default session, and session on SQLite whatever it says), and refuses DATABASE_SCHEMA through a transaction pooler', () => {
+      expect(readDatabaseConfig({ DATABASE_URL: 'postgres://db/x' }).poolMode).toBe('session');
+      expect(readDatabaseConfig({ DATABASE_URL: 'postgres://pgbouncer/x', DATABASE_POOL_MODE: 'transaction' }).poolMode).toBe('transaction');
+      expect(readDatabaseConfig({ DATABASE_POOL_MODE: 'transaction' }).poolMode).toBe('session');
+      const refused = errorOf(() => readDatabaseConfig({ DATABASE_URL: 'postgres://pgbouncer/x', DATABASE_POOL_MODE: 'transaction', DATABASE_SCHEMA: 'tenant_a' }));
+      expect(refused).toBeInstanceOf(ConfigValidationError);
+      expect(refused?.message).toContain('DATABASE_SCHEMA: cannot be used with DATABASE_POOL_MODE=transaction');
+    });
+
     it.each([
       ['DATABASE_URL', 'mysql://root@db/latchkey'],
+      ['DATABASE_POOL_MODE', 'statement'],
       ['DATABASE_URL', 'http://db.example/latchkey'],
       ['DATABASE_URL', 'sqlite:'],
       ['DATABASE_URL', 'data/latchkey.sqlite'],

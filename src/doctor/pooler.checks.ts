@@ -1,43 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import type { DatabaseConfig } from '../config/database.config.js';
 import { fail, ok, warn, type CheckResult } from './check.js';
-
-/** How long a notification may take to come back before the connection is said not to deliver them. */
-const NOTIFICATION_WAIT_MS = 1500;
-
-/**
- * Whether a connection to `url` hears its own NOTIFY: a LISTEN on one connection, a NOTIFY sent
- * from another, and the notification awaited. PostgreSQL itself and a pooler in session mode
- * deliver it; a pooler in transaction mode (PgBouncer) answers the LISTEN and never delivers,
- * since it hands the server connection that listens to other clients once the LISTEN's
- * transaction ends. Rejects when `url` cannot be reached.
- */
-export async function hearsItsOwnNotification(url: string): Promise<boolean> {
-  const channel = `latchkey_doctor_${randomBytes(6).toString('hex')}`;
-  const token = randomBytes(9).toString('base64url');
-  const listener = new pg.Client({ connectionString: url, application_name: 'latchkey doctor' });
-  const sender = new pg.Client({ connectionString: url, application_name: 'latchkey doctor' });
-  // A pooler may drop the connection once the notification arrives with nobody to give it to.
-  listener.on('error', () => undefined);
-  sender.on('error', () => undefined);
-  try {
-    await Promise.all([listener.connect(), sender.connect()]);
-    const heard = new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(false), NOTIFICATION_WAIT_MS);
-      listener.on('notification', (message) => {
-        if (message.channel !== channel || message.payload !== token) return;
-        clearTimeout(timer);
-        resolve(true);
-      });
-    });
-    await listener.query(`LISTEN "${channel}"`);
-    await sender.query('SELECT pg_notify($1, $2)', [channel, token]);
-    return await heard;
-  } finally {
-    await Promise.allSettled([listener.end(), sender.end()]);
-  }
-}
+import { hearsItsOwnNotification } from './deployment-database.store.js';
 
 const POOL_MODE_FIX = 'README, "Through a connection pooler"';
 

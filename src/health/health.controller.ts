@@ -1,16 +1,8 @@
 import { Controller, Get, Inject, Res, ServiceUnavailableException } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { HealthCheckService, HealthIndicatorService, type HealthIndicatorFunction } from '@nestjs/terminus';
 import type { FastifyReply } from 'fastify';
-import type { DataSource } from 'typeorm';
 import { REDIS_CLIENT, type RedisClient } from '../redis/redis.constants.js';
-
-/**
- * PostgreSQL: whether a transaction begun now could write. It cannot on a standby (in recovery), nor
- * on a primary that a failover manager brought back read-only before demoting or promoting it
- * (Patroni), nor where default_transaction_read_only is on; every write would fail there (25006).
- */
-const POSTGRES_WRITABLE = `SELECT current_setting('transaction_read_only') = 'off' AS "writable"`;
+import { DatabaseReadinessStore } from './database-readiness.store.js';
 
 /** How long the readiness probe waits for the database before calling it down. */
 const DATABASE_PING_TIMEOUT_MS = 1500;
@@ -27,7 +19,7 @@ const REDIS_PING_TIMEOUT_MS = 1000;
 export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly database: DatabaseReadinessStore,
     private readonly indicators: HealthIndicatorService,
     @Inject(REDIS_CLIENT) private readonly redis: RedisClient,
   ) {}
@@ -54,21 +46,11 @@ export class HealthController {
   }
 
   private readinessChecks(): HealthIndicatorFunction[] {
-    const checks: HealthIndicatorFunction[] = [async () => this.indicators.check('database').attempt(() => this.databaseWritable()).withTimeout(DATABASE_PING_TIMEOUT_MS)];
+    const checks: HealthIndicatorFunction[] = [async () => this.indicators.check('database').attempt(() => this.database.assertWritable()).withTimeout(DATABASE_PING_TIMEOUT_MS)];
     const redis = this.redis;
     if (redis) {
       checks.push(async () => this.indicators.check('redis').attempt(async () => void (await redis.ping())).withTimeout(REDIS_PING_TIMEOUT_MS));
     }
     return checks;
-  }
-
-  /** One round trip; throws (the check is down) when the database does not answer or cannot write. */
-  private async databaseWritable(): Promise<void> {
-    if (this.dataSource.options.type !== 'postgres') {
-      await this.dataSource.query('SELECT 1');
-      return;
-    }
-    const [row] = (await this.dataSource.query(POSTGRES_WRITABLE)) as { writable: boolean }[];
-    if (!row?.writable) throw new Error('The database is read-only');
   }
 }
