@@ -49,11 +49,16 @@ class DatabaseEnv {
 
 const DEFAULT_SQLITE_URL = 'sqlite:data/latchkey.sqlite';
 
+/** The database a URL names (DATABASE_URL's syntax is checked where the configuration is read). */
+function dialectOf(url: string | undefined): DatabaseDialect {
+  return (url ?? DEFAULT_SQLITE_URL).startsWith('sqlite:') ? 'sqlite' : 'postgres';
+}
+
 /** Reads the database settings; shared by the Nest app, ormconfig.ts and the CLI. */
 export function readDatabaseConfig(env: NodeJS.ProcessEnv = process.env) {
   const parsed = validateEnv(DatabaseEnv, env);
   const url = parsed.DATABASE_URL ?? DEFAULT_SQLITE_URL;
-  const dialect: DatabaseDialect = url.startsWith('sqlite:') ? 'sqlite' : 'postgres';
+  const dialect = dialectOf(url);
   const poolMode = parsed.DATABASE_POOL_MODE === 'transaction' ? 'transaction' : 'session';
   if (dialect === 'postgres' && poolMode === 'transaction' && parsed.DATABASE_SCHEMA !== undefined) {
     // The schema is set by a startup parameter (options=-c search_path=…), which PgBouncer refuses
@@ -88,7 +93,7 @@ export type DatabaseConfig = ReturnType<typeof readDatabaseConfig>;
  * Read from the URL alone, as readDatabaseConfig does, without validating the other settings here:
  * a wrong one is reported where the configuration is read (start-up, doctor), not at import.
  */
-export const DATABASE_DIALECT: DatabaseDialect = (process.env.DATABASE_URL ?? DEFAULT_SQLITE_URL).startsWith('sqlite:') ? 'sqlite' : 'postgres';
+export const DATABASE_DIALECT: DatabaseDialect = dialectOf(process.env.DATABASE_URL);
 
 export const databaseConfig = registerAs('database', () => readDatabaseConfig());
 export type DatabaseConfigSlice = ConfigType<typeof databaseConfig>;

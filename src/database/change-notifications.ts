@@ -39,8 +39,8 @@ export interface ChangeListener {
  * first one has, and after a loss, a failed heartbeat or a dropped connection, `hearing` is false
  * and every subscriber is told. A pooler in transaction mode (PgBouncer) answers LISTEN and
  * delivers nothing: that is caught too, and with DATABASE_POOL_MODE=transaction nothing listens
- * through it at all (only through DATABASE_LISTEN_URL). A lost connection is replaced after a second. Nothing
- * listens on SQLite, or when nobody subscribed.
+ * through it at all (only through DATABASE_LISTEN_URL). A lost connection is replaced after a
+ * second. Nothing listens on SQLite, or when nobody subscribed.
  */
 @Injectable()
 export class ChangeNotifications implements OnApplicationBootstrap, OnApplicationShutdown {

@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
-import { placeholders, postgresPool, statementName } from './prepared-statement.js';
+import { namesStatements, placeholders, postgresPool } from './prepared-statement.js';
 
 interface Pending {
   values: unknown[][];
@@ -22,13 +22,16 @@ const MAX_ROWS = 64;
  * A batch that fails is tried again request by request, each in its own statement, so only the
  * request whose rows are at fault fails (as GroupCommit does on SQLite). The statement is a named
  * one per row count, which node-postgres prepares once per pooled connection (unnamed through a
- * transaction pooler: statementName). With `conflictKey`, the INSERT is `ON CONFLICT DO NOTHING RETURNING` that column, and
- * each caller learns which of its rows went in (a replay check: false when the key was already there,
- * also when two requests of one batch carry the same key: the first one wins).
+ * transaction pooler: statementName). With `conflictKey`, the INSERT is `ON CONFLICT DO NOTHING
+ * RETURNING` that column, and each caller learns which of its rows went in (a replay check: false
+ * when the key was already there, also when two requests of one batch carry the same key: the
+ * first one wins).
  */
 export class InsertBatch {
   private queue: Pending[] = [];
   private readonly texts = new Map<number, string>();
+  /** Whether the statements are named (not through a transaction pooler: statementName). */
+  private readonly named: boolean;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -38,6 +41,7 @@ export class InsertBatch {
     private readonly conflictKey?: string,
   ) {
     if (!(dataSource.driver instanceof PostgresDriver)) throw new Error('InsertBatch is for PostgreSQL; SQLite writes go through GroupCommit');
+    this.named = namesStatements(dataSource);
   }
 
   /** Inserts `values` (one array per row, in the order of the columns); for each row, whether it went in. */
@@ -94,7 +98,7 @@ export class InsertBatch {
 
   /** One INSERT of `rows`; for each, whether it went in. */
   private async run(rows: unknown[][]): Promise<boolean[]> {
-    const result = await postgresPool(this.dataSource).query({ name: statementName(this.dataSource, `${this.name}_${rows.length}`), text: this.statement(rows.length), values: rows.flat() });
+    const result = await postgresPool(this.dataSource).query({ name: this.named ? `${this.name}_${rows.length}` : undefined, text: this.statement(rows.length), values: rows.flat() });
     if (!this.conflictKey) return rows.map(() => true);
     // A key returned once stands for the first row that carried it; any later row with the same key was a conflict.
     const keyAt = this.columns.indexOf(this.conflictKey);

@@ -75,8 +75,12 @@ export const UNNAMED_STATEMENTS = 'latchkeyUnnamedStatements';
  * statement: Parse, Bind, Execute, Sync), which any pooler passes on; bench/RESULTS.md has the cost.
  */
 export function statementName(dataSource: DataSource, name: string): string | undefined {
-  const extra = (dataSource.options as { extra?: Record<string, unknown> }).extra;
-  return extra?.[UNNAMED_STATEMENTS] === true ? undefined : name;
+  return namesStatements(dataSource) ? name : undefined;
+}
+
+/** Whether statements are prepared by name on this data source (statementName); read once, where a statement's name varies per call. */
+export function namesStatements(dataSource: DataSource): boolean {
+  return (dataSource.options as { extra?: Record<string, unknown> }).extra?.[UNNAMED_STATEMENTS] !== true;
 }
 
 /** node-postgres's pool behind a PostgreSQL data source, for statements run without TypeORM's query runner. */

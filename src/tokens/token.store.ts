@@ -8,7 +8,7 @@ import { EntityRows } from '../database/entity-rows.js';
 import { EVERY_ROW, NotifiedCache } from '../database/notified-cache.js';
 import type { Gate } from '../database/gate.js';
 import { InsertBatch } from '../database/insert-batch.js';
-import { dateParameter, execute, placeholders, postgresPool, PreparedStatement, rowDate, statementName } from '../database/prepared-statement.js';
+import { dateParameter, execute, namesStatements, placeholders, postgresPool, PreparedStatement, rowDate } from '../database/prepared-statement.js';
 import { Transactions } from '../database/transactions.js';
 import { Token, TokenKind } from './token.entity.js';
 
@@ -46,6 +46,8 @@ export class TokenStore {
   private readonly batch?: InsertBatch;
   /** PostgreSQL: access tokens kept per instance until they expire or change. */
   private readonly cache: NotifiedCache;
+  /** PostgreSQL: whether the gated INSERTs are named statements (not through a transaction pooler: statementName). */
+  private readonly namedStatements: boolean;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -54,6 +56,7 @@ export class TokenStore {
     @Inject(databaseConfig.KEY) config: DatabaseConfig,
   ) {
     this.rows = new EntityRows(dataSource.getMetadata(Token));
+    this.namedStatements = namesStatements(dataSource);
     this.byHash = new PreparedStatement(dataSource, 'latchkey_token_by_hash', `SELECT ${this.rows.selectList} FROM ${this.rows.table} WHERE "token_hash" = ?`);
     const columns = ['id', 'kind', 'token_hash', 'family_id', 'client_id', 'user_id', 'scope', 'expires_at', 'consumed_at', 'revoked_at', 'created_at', 'token_type', 'mac_key', 'auth_time', 'sid', 'dpop_jkt', 'audience', 'amr', 'parent_id', 'act'];
     this.insertColumns = columns.map((c) => `"${c}"`).join(', ');
@@ -100,7 +103,7 @@ export class TokenStore {
       });
     }
     const result = await postgresPool(this.dataSource).query({
-      name: statementName(this.dataSource, `latchkey_tokens_after_${gate.name}_${rows.length}`),
+      name: this.namedStatements ? `latchkey_tokens_after_${gate.name}_${rows.length}` : undefined,
       text: this.gatedInsert(gate, rows.length),
       values: [...gate.parameters, ...rows.flatMap((row) => this.values(row, createdAt))],
     });

@@ -20,7 +20,8 @@ export async function dropTestDatabase(): Promise<void> {
   await Promise.all([path, `${path}-wal`, `${path}-shm`].map((p) => rm(p, { force: true })));
 }
 
-async function withPg<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+/** Connects to `url`, runs `work`, disconnects. */
+export async function withPg<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {

@@ -4,7 +4,7 @@
  * mode, a database of its own. Both are created by create() and removed by drop(), and the tests'
  * own SQL (query()) reads what the instances wrote, straight from PostgreSQL.
  */
-import pg from 'pg';
+import { withPg } from '../../helpers/test-database.js';
 import { PgBouncer } from './pgbouncer.js';
 import { DATABASE_URL, RUN_DATABASE, SCHEMA } from './settings.js';
 
@@ -19,17 +19,6 @@ export interface ClusterDatabase {
   /** What the pooler in front of it reports (PgBouncer's connections and transactions), if there is one. */
   figures(): Promise<Record<string, number> | undefined>;
   drop(): Promise<void>;
-}
-
-/** Connects to `url`, runs `work`, disconnects. */
-async function withPg<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
 }
 
 /** A schema of its own in the test database (DATABASE_SCHEMA), as every other test suite uses PostgreSQL. */

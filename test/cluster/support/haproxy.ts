@@ -7,11 +7,12 @@
  * used as written, so the test exercises exactly the operator's settings. Every path it writes is
  * in this run's directory.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Balancer } from './balancer.js';
+import { Daemon } from './daemon.js';
 import type { Instance } from './instance.js';
 import { CERT_FILE, CLUSTER_DIR, KEY_FILE } from './settings.js';
 
@@ -96,11 +97,9 @@ function runtimeApi(socket: string, command: string): Promise<string> {
 export class HAProxy implements Balancer {
   readonly name = 'HAProxy';
   readonly baseUrl: string;
-  private child?: ChildProcess;
-  private exited?: Promise<void>;
   private readonly configFile = join(CLUSTER_DIR, 'haproxy.cfg');
-  private readonly logFile = join(CLUSTER_DIR, 'haproxy.log');
-  private readonly pidFile = join(CLUSTER_DIR, 'haproxy.pid');
+  // -db: in the foreground, so the child is HAProxy itself and its pid the one to record.
+  private readonly daemon = new Daemon('haproxy', HAPROXY, ['-db', '-f', this.configFile], process.env);
   private readonly socket = join(CLUSTER_DIR, 'haproxy.sock');
 
   constructor(
@@ -117,13 +116,7 @@ export class HAProxy implements Balancer {
   async start(): Promise<void> {
     const check = spawnSync(HAPROXY, ['-c', '-q', '-f', this.configFile], { encoding: 'utf8' });
     if (check.status !== 0) throw new Error(`HAProxy rejects its configuration:\n${check.stdout}${check.stderr}${check.error?.message ?? ''}`);
-    const log = openSync(this.logFile, 'a');
-    // -db: in the foreground, so the child is HAProxy itself and its pid the one to record.
-    const child = spawn(HAPROXY, ['-db', '-f', this.configFile], { stdio: ['ignore', log, log] });
-    closeSync(log);
-    this.child = child;
-    this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
-    writeFileSync(this.pidFile, String(child.pid));
+    this.daemon.start();
     await this.waitUntilServing(15_000);
   }
 
@@ -144,7 +137,7 @@ export class HAProxy implements Balancer {
     const deadline = Date.now() + timeoutMs;
     let states: Record<string, string> | string = '(no answer yet)';
     while (Date.now() < deadline) {
-      if (this.child && this.child.exitCode !== null) throw new Error(`HAProxy exited:\n${this.logTail()}`);
+      if (!this.daemon.running) throw new Error(`HAProxy exited:\n${this.logTail()}`);
       try {
         states = await this.serverStates();
         if (this.instances.every((instance) => (states as Record<string, string>)[instance.name] === 'UP')) return;
@@ -156,15 +149,12 @@ export class HAProxy implements Balancer {
     throw new Error(`HAProxy does not have every instance in rotation after ${timeoutMs} ms: ${JSON.stringify(states)}\n${this.logTail()}`);
   }
 
-  async stop(): Promise<void> {
-    if (!this.child || this.child.exitCode !== null || this.child.signalCode !== null) return;
-    // SIGTERM: hard stop, open connections closed at once (SIGUSR1 would wait for them).
-    this.child.kill('SIGTERM');
-    await this.exited;
-    rmSync(this.pidFile, { force: true });
+  /** SIGTERM: hard stop, open connections closed at once (SIGUSR1 would wait for them). */
+  stop(): Promise<void> {
+    return this.daemon.stop('SIGTERM');
   }
 
   logTail(lines = 20): string {
-    return existsSync(this.logFile) ? readFileSync(this.logFile, 'utf8').trimEnd().split('\n').slice(-lines).join('\n') : '(no log)';
+    return this.daemon.logTail(lines);
   }
 }

@@ -3,56 +3,45 @@
  * output in a log file. Its readiness is read straight from its port over plain http (the only
  * requests a production instance answers without a trusted proxy in front).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { CLUSTER_DIR } from './settings.js';
+import { Daemon } from './daemon.js';
 
 export class Instance {
-  private child?: ChildProcess;
-  private exited?: Promise<void>;
-  readonly logFile: string;
-  private readonly pidFile: string;
+  private readonly daemon: Daemon;
 
   constructor(
     readonly name: string,
     readonly port: number,
-    private readonly env: Record<string, string>,
+    env: Record<string, string>,
   ) {
-    this.logFile = join(CLUSTER_DIR, `${name}.log`);
-    this.pidFile = join(CLUSTER_DIR, `${name}.pid`);
+    this.daemon = new Daemon(name, process.execPath, ['dist/src/main.js'], env);
   }
 
-  /** host:port, as the balancer's X-Upstream names it (nginx's $upstream_addr, HAProxy's bc_dst). */
+  get logFile(): string {
+    return this.daemon.logFile;
+  }
+
+  /** host:port, as nginx's $upstream_addr names it. */
   get address(): string {
     return `127.0.0.1:${this.port}`;
   }
 
   /** The process id of the current run of the instance (it changes only when the test restarts it). */
   get pid(): number | undefined {
-    return this.child?.pid;
+    return this.daemon.pid;
   }
 
   get running(): boolean {
-    return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
+    return this.daemon.running;
   }
 
   async start(): Promise<void> {
-    const log = openSync(this.logFile, 'a');
-    const child = spawn(process.execPath, ['dist/src/main.js'], { env: this.env, stdio: ['ignore', log, log] });
-    closeSync(log);
-    this.child = child;
-    this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
-    writeFileSync(this.pidFile, String(child.pid));
+    this.daemon.start();
     await this.waitForReadiness(200, 30_000);
   }
 
   /** Ends the process with `signal` and waits until it is gone. */
-  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-    if (!this.running) return;
-    this.child!.kill(signal);
-    await this.exited;
-    rmSync(this.pidFile, { force: true });
+  stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    return this.daemon.stop(signal);
   }
 
   /** GET /health/ready on the instance's own port: its status, or 0 when nothing answers. */
@@ -71,7 +60,7 @@ export class Instance {
     const deadline = Date.now() + timeoutMs;
     let last = -1;
     while (Date.now() < deadline) {
-      if (!this.running) throw new Error(`${this.name} exited (${this.child?.exitCode ?? this.child?.signalCode}):\n${this.logTail()}`);
+      if (!this.running) throw new Error(`${this.name} exited (${this.daemon.exit}):\n${this.logTail()}`);
       last = await this.readiness();
       if (last === status) return;
       await new Promise((resolve) => setTimeout(resolve, 200));
@@ -80,7 +69,6 @@ export class Instance {
   }
 
   logTail(lines = 30): string {
-    if (!existsSync(this.logFile)) return '(no log)';
-    return readFileSync(this.logFile, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+    return this.daemon.logTail(lines);
   }
 }

@@ -6,10 +6,10 @@
  * into a file of this run's directory) and user; every other setting is the reference's. Its pid
  * file is in this run's directory, so scripts/test-cluster.mjs can end it if the test could not.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
+import { Daemon } from './daemon.js';
 import { CLUSTER_DIR } from './settings.js';
 
 const PGBOUNCER = existsSync('/usr/sbin/pgbouncer') ? '/usr/sbin/pgbouncer' : 'pgbouncer';
@@ -57,11 +57,10 @@ function config(port: number, databases: Record<string, string>, statsUser: stri
 }
 
 export class PgBouncer {
-  private child?: ChildProcess;
-  private exited?: Promise<void>;
   private readonly configFile = join(CLUSTER_DIR, 'pgbouncer.ini');
-  private readonly logFile = join(CLUSTER_DIR, 'pgbouncer.log');
-  private readonly pidFile = join(CLUSTER_DIR, 'pgbouncer.pid');
+  // In the foreground (no -d): the child is PgBouncer itself, its pid the one to record, and with
+  // no logfile set it logs to stderr, which goes to the log file.
+  private readonly daemon = new Daemon('pgbouncer', PGBOUNCER, [this.configFile], process.env);
 
   /** `statsUser`: who may read the admin console (figures()). */
   constructor(
@@ -75,18 +74,11 @@ export class PgBouncer {
 
   /** Starts PgBouncer and waits until `probeUrl` (a database behind it) answers a query through it. */
   async start(probeUrl: string): Promise<void> {
-    const log = openSync(this.logFile, 'a');
-    // In the foreground (no -d): the child is PgBouncer itself, its pid the one to record, and
-    // with no logfile set it logs to stderr, which goes to the log file.
-    const child = spawn(PGBOUNCER, [this.configFile], { stdio: ['ignore', log, log] });
-    closeSync(log);
-    this.child = child;
-    this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
-    writeFileSync(this.pidFile, String(child.pid));
+    this.daemon.start();
     const deadline = Date.now() + 10_000;
     let last = '';
     while (Date.now() < deadline) {
-      if (child.exitCode !== null) throw new Error(`PgBouncer exited (${child.exitCode}):\n${this.logTail()}`);
+      if (!this.daemon.running) throw new Error(`PgBouncer exited (${this.daemon.exit}):\n${this.logTail()}`);
       const client = new pg.Client({ connectionString: probeUrl });
       try {
         await client.connect();
@@ -126,15 +118,12 @@ export class PgBouncer {
     }
   }
 
-  async stop(): Promise<void> {
-    if (!this.child || this.child.exitCode !== null || this.child.signalCode !== null) return;
-    // SIGTERM: immediate shutdown (SIGINT would wait for the clients to leave).
-    this.child.kill('SIGTERM');
-    await this.exited;
-    rmSync(this.pidFile, { force: true });
+  /** SIGTERM: immediate shutdown (SIGINT would wait for the clients to leave). */
+  stop(): Promise<void> {
+    return this.daemon.stop('SIGTERM');
   }
 
   logTail(lines = 20): string {
-    return existsSync(this.logFile) ? readFileSync(this.logFile, 'utf8').trimEnd().split('\n').slice(-lines).join('\n') : '(no log)';
+    return this.daemon.logTail(lines);
   }
 }

@@ -1,65 +1,8 @@
 /**
- * A server process of the failover deployment (etcd, Patroni, HAProxy): its output in a log file,
- * its pid in a pid file in the run's directory, from which scripts/test-failover.mjs ends it if
- * the test could not (its command line names the run's directory, which is how the script knows
- * the pid is still this run's process).
+ * Processes of the failover deployment below their Daemon (test/cluster/support/daemon.ts):
+ * PostgreSQL's process tree, killed at once to lose a host, and waiting for a condition.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { CLUSTER_DIR } from '../../cluster/support/settings.js';
-
-export class Daemon {
-  private child?: ChildProcess;
-  private exited?: Promise<void>;
-  readonly logFile: string;
-  private readonly pidFile: string;
-
-  constructor(
-    readonly name: string,
-    private readonly command: string,
-    private readonly args: string[],
-    private readonly env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-  ) {
-    this.logFile = join(CLUSTER_DIR, `${name}.log`);
-    this.pidFile = join(CLUSTER_DIR, `${name}.pid`);
-  }
-
-  get pid(): number | undefined {
-    return this.child?.pid;
-  }
-
-  get running(): boolean {
-    return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
-  }
-
-  start(): void {
-    const log = openSync(this.logFile, 'a');
-    const child = spawn(this.command, this.args, { env: this.env, stdio: ['ignore', log, log] });
-    closeSync(log);
-    this.child = child;
-    this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
-    writeFileSync(this.pidFile, String(child.pid));
-  }
-
-  /** Sends `signal` and waits until the process is gone; SIGKILL after `graceMs`. */
-  async stop(signal: NodeJS.Signals = 'SIGTERM', graceMs = 10_000): Promise<void> {
-    if (this.running) {
-      this.child!.kill(signal);
-      const timer = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), graceMs).unref());
-      if ((await Promise.race([this.exited, timer])) === 'late') {
-        this.child!.kill('SIGKILL');
-        await this.exited;
-      }
-    }
-    rmSync(this.pidFile, { force: true });
-  }
-
-  logTail(lines = 30): string {
-    if (!existsSync(this.logFile)) return '(no log)';
-    return readFileSync(this.logFile, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
-  }
-}
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** `pid` and every process below it (PostgreSQL's backends are children of the postmaster). */
 export function processTree(pid: number): number[] {

@@ -5,7 +5,8 @@
  */
 import { join } from 'node:path';
 import { CLUSTER_DIR } from '../../cluster/support/settings.js';
-import { Daemon, waitUntil } from './daemon.js';
+import { Daemon } from '../../cluster/support/daemon.js';
+import { waitUntil } from './daemon.js';
 
 export class Etcd {
   private readonly daemon: Daemon;
@@ -38,7 +39,7 @@ export class Etcd {
   }
 
   stop(): Promise<void> {
-    return this.daemon.stop();
+    return this.daemon.stop('SIGTERM', 10_000);
   }
 
   logTail(): string {

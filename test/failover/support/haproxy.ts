@@ -7,7 +7,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { CLUSTER_DIR } from '../../cluster/support/settings.js';
-import { Daemon, waitUntil } from './daemon.js';
+import { Daemon } from '../../cluster/support/daemon.js';
+import { waitUntil } from './daemon.js';
 import type { PatroniNode } from './patroni.js';
 
 export const SAMPLE = 'deploy/haproxy-postgres.cfg';
@@ -83,7 +84,7 @@ export class HAProxy {
   }
 
   stop(): Promise<void> {
-    return this.daemon.stop();
+    return this.daemon.stop('SIGTERM', 10_000);
   }
 
   logTail(): string {

@@ -8,7 +8,8 @@ import { spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLUSTER_DIR } from '../../cluster/support/settings.js';
-import { Daemon, isAlive, killAll, processTree } from './daemon.js';
+import { Daemon } from '../../cluster/support/daemon.js';
+import { isAlive, killAll, processTree } from './daemon.js';
 
 export const POSTGRES_BIN = '/usr/lib/postgresql/15/bin';
 const OS_USER = 'postgres';
