@@ -40,6 +40,7 @@ import { KeysModule } from './keys/keys.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { ResourcesModule } from './resources/resources.module.js';
+import { FederationModule } from './federation/federation.module.js';
 
 @Module({
   imports: [
@@ -54,6 +55,7 @@ import { ResourcesModule } from './resources/resources.module.js';
     AuthModule,
     CorsModule,
     PasskeysModule,
+    FederationModule,
     DeviceModule,
     LogoutModule,
     BackchannelLogoutSenderModule,

@@ -5,6 +5,7 @@ import { ResourceIndicators } from './resource-indicators.js';
 import { ReplayModule } from '../replay/replay.module.js';
 import { DpopModule } from '../dpop/dpop.module.js';
 import { Module } from '@nestjs/common';
+import { IdentityProvidersModule } from '../identity-providers/identity-providers.module.js';
 import { PassportModule } from '@nestjs/passport';
 import { ClientsModule } from '../clients/clients.module.js';
 import { CodesModule } from '../codes/codes.module.js';
@@ -73,7 +74,7 @@ import { AccountFactorsService } from './interaction/account-factors.service.js'
 
 /** The authorization server: authorization and token endpoints, login and consent, metadata. */
 @Module({
-  imports: [CommonModule, AuditModule, MetricsModule, RateLimitModule, PassportModule, AccessModule, UsersModule, SessionsModule, ClientsModule, CodesModule, TokensModule, ConsentsModule, ScopesModule, OpenIdModule, PushedRequestsModule, DpopModule, ReplayModule, ResourceServersModule, FactorsModule, TokenExchangeModule, DeviceCodesModule],
+  imports: [CommonModule, AuditModule, MetricsModule, RateLimitModule, PassportModule, AccessModule, UsersModule, SessionsModule, ClientsModule, CodesModule, TokensModule, ConsentsModule, ScopesModule, OpenIdModule, PushedRequestsModule, DpopModule, ReplayModule, ResourceServersModule, FactorsModule, TokenExchangeModule, DeviceCodesModule, IdentityProvidersModule],
   controllers: [EndSessionController, AuthorizeController, TokenController, ParController, DeviceAuthorizationController, RevocationController, IntrospectionController, RegistrationController, LoginController, SecondFactorController, HomeController, AccessController, MetadataController],
   providers: [
     AuthorizationRequestValidator,
@@ -121,6 +122,6 @@ import { AccountFactorsService } from './interaction/account-factors.service.js'
     },
   ],
   // The sign-in session and the pages, for capabilities built on them in their own folders (passkeys/).
-  exports: [LoginSession, Pages, PageRenderer],
+  exports: [LoginSession, Pages, PageRenderer, AuthorizationRequestValidator],
 })
 export class AuthModule {}

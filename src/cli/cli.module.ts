@@ -24,6 +24,7 @@ import { UsersModule } from '../users/users.module.js';
 import { FactorRecordsModule } from '../factors/factor-records.module.js';
 import { AccountsModule } from '../accounts/accounts.module.js';
 import { ResourceServersModule } from '../resource-servers/resource-servers.module.js';
+import { IdentityProvidersModule } from '../identity-providers/identity-providers.module.js';
 
 /**
  * The database settings for `migrations:run`: the command applies the migrations itself, so the
@@ -42,10 +43,12 @@ export class CliModule {
     // Commands that end sessions (users:*) owe clients back-channel logout notifications, which servers send.
     const logout = command.startsWith('users:') ? [LogoutModule] : [];
     const resources = command.startsWith('resources:') ? [ResourceServersModule] : [];
+    // Upstream identity providers (issue 45): their commands, a person's links (users:*) and the clients' sign-in rules.
+    const upstream = command.startsWith('idps:') || command.startsWith('users:') || command === 'clients:sign-in' ? [IdentityProvidersModule] : [];
     return {
       module: CliModule,
       imports: [
-        ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, database, deviceConfig, fapiConfig, housekeepingConfig, logoutConfig, outboundConfig, oauthConfig, openIdConfig, parConfig, sessionConfig, ...(resources.length > 0 ? [appConfig] : [])] }),
+        ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, database, deviceConfig, fapiConfig, housekeepingConfig, logoutConfig, outboundConfig, oauthConfig, openIdConfig, parConfig, sessionConfig, ...(resources.length + upstream.length > 0 ? [appConfig] : [])] }),
         CommonModule,
         CollectionsModule,
         DatabaseModule,
@@ -58,6 +61,7 @@ export class CliModule {
         ...signing,
         ...logout,
         ...resources,
+        ...upstream,
       ],
     };
   }

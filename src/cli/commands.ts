@@ -18,6 +18,7 @@ import { CommandFailed, required, UsageError, type Command, type Flags } from '.
 import { clientsApplyCommand } from './clients-apply.command.js';
 import { dbCopyCommand } from './db-copy.command.js';
 import { doctorCommand } from './doctor.command.js';
+import { IDP_COMMANDS } from './idps.commands.js';
 
 
 /** The password from --password, or from the first line of stdin with --password-stdin (keeps it out of shell history). */
@@ -142,8 +143,11 @@ export const COMMANDS: Record<string, Command> = {
       const users = await usersService(app);
       const user = await users.require(required(flags, 'username'));
       const factors = await (await factorRecords(app)).summary(user.id);
+      const upstreamLinks = await app.get((await import('../identity-providers/upstream-accounts.service.js')).UpstreamAccounts).linksOf(user.id);
       return {
         ...users.toView(user),
+        // Issue 45: the upstream identities this person signs in with (provider and upstream subject).
+        upstream_links: upstreamLinks,
         factors: [
           ...(factors.totp ? [{ kind: 'totp', created_at: factors.totp.createdAt.toISOString(), last_used_at: factors.totp.lastUsedAt?.toISOString() ?? null }] : []),
           ...(factors.recoveryCodes.createdAt ? [{ kind: 'recovery_codes', created_at: factors.recoveryCodes.createdAt.toISOString(), left: factors.recoveryCodes.left }] : []),
@@ -391,5 +395,6 @@ export const COMMANDS: Record<string, Command> = {
   },
   'clients:apply': clientsApplyCommand,
   'db:copy': dbCopyCommand,
+  ...IDP_COMMANDS,
   doctor: doctorCommand,
 };

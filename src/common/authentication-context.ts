@@ -1,11 +1,19 @@
 /**
  * RFC 8176 §2 authentication method reference values this server records: `pwd` (a password),
  * `otp` (a one-time code), `hwk`/`swk` (proof of a hardware- or software-held key: a passkey),
- * `user` (the authenticator verified the person: WebAuthn user verification), `mfa` (more than one factor).
+ * `user` (the authenticator verified the person: WebAuthn user verification), `mfa` (more than one factor),
+ * and `fed`: a sign-in at an upstream identity provider (issue 45). `fed` is Latchkey's own value
+ * (RFC 8176 §2 lets a deployment use values outside the registry); alone it is worth a password,
+ * and the upstream's own methods join it only when the provider is trusted for them.
  */
-export type AuthenticationMethod = 'pwd' | 'otp' | 'hwk' | 'swk' | 'user' | 'mfa';
+export type AuthenticationMethod = 'pwd' | 'otp' | 'hwk' | 'swk' | 'user' | 'mfa' | 'fed';
 
-const METHODS: ReadonlySet<string> = new Set<AuthenticationMethod>(['pwd', 'otp', 'hwk', 'swk', 'user', 'mfa']);
+const METHODS: ReadonlySet<string> = new Set<AuthenticationMethod>(['pwd', 'otp', 'hwk', 'swk', 'user', 'mfa', 'fed']);
+
+/** Whether `value` is an RFC 8176 method this server records. */
+export function isAuthenticationMethod(value: unknown): value is AuthenticationMethod {
+  return typeof value === 'string' && METHODS.has(value);
+}
 
 /**
  * The authentication context class references (OpenID Connect Core §2 acr) this server asserts

@@ -10,7 +10,11 @@ export type DomainErrorCode =
   | 'username_taken'
   | 'user_not_found'
   | 'invalid_resource'
-  | 'resource_server_not_found';
+  | 'resource_server_not_found'
+  | 'invalid_identity_provider'
+  | 'identity_provider_not_found'
+  | 'identity_provider_exists'
+  | 'upstream_link_taken';
 
 /**
  * A rule of the domain was broken by the caller's input (a taken username, a malformed redirect

@@ -110,7 +110,7 @@ export class DeviceVerification {
    */
   private async find(request: FastifyRequest, form: DeviceForm): Promise<Found> {
     const user = await this.session.currentUser(request);
-    if (!user) return { kind: 'page', outcome: this.pages.login(request, { returnTo: DEVICE_ROUTES.page }) };
+    if (!user) return { kind: 'page', outcome: await this.pages.login(request, { returnTo: DEVICE_ROUTES.page }) };
     if (!this.session.csrfMatches(request, form.csrf_token)) {
       return { kind: 'page', outcome: this.pages.error(403, 'invalid_request', 'This form has expired or was not sent from this site. Please try again.', { retryUrl: DEVICE_ROUTES.page }) };
     }

@@ -96,7 +96,37 @@ export async function getJson(url: string, maxBytes: number, options: OutboundOp
   return { status, json };
 }
 
-function send(url: string, method: string, headers: Record<string, string>, body: string | undefined, maxBytes: number, options: OutboundOptions): Promise<{ status: number; body: Buffer }> {
+/**
+ * A fetch() for libraries that take one (openid-client's customFetch): the same protection as
+ * postForm and getJson, at most `maxBytes` of answer, no redirects followed (a redirect is
+ * answered as it is, and the library refuses it).
+ */
+export function guardedFetch(maxBytes: number, options: OutboundOptions): (url: string, init?: { method?: string; headers?: HeadersInit; body?: unknown }) => Promise<Response> {
+  return async (url, init = {}) => {
+    const headers: Record<string, string> = {};
+    new Headers(init.headers).forEach((value, name) => (headers[name] = value));
+    const body = init.body === undefined || init.body === null ? undefined : String(init.body);
+    if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
+    const answer = await send(url, init.method ?? 'GET', headers, body, maxBytes, options);
+    const responseHeaders = new Headers();
+    for (const [name, value] of Object.entries(answer.headers)) {
+      for (const item of Array.isArray(value) ? value : value === undefined ? [] : [value]) responseHeaders.append(name, item);
+    }
+    const nullBody = answer.status === 204 || answer.status === 304;
+    return new Response(nullBody ? null : new Uint8Array(answer.body), { status: answer.status, headers: responseHeaders });
+  };
+}
+
+/**
+ * GETs a text document (an identity provider's SAML metadata), with the same protection and at
+ * most `maxBytes` of body, decoded as UTF-8 (XML's default encoding, XML 1.0 §4.3.3).
+ */
+export async function getText(url: string, maxBytes: number, options: OutboundOptions & { accept?: string }): Promise<{ status: number; text: string }> {
+  const { status, body } = await send(url, 'GET', { accept: options.accept ?? 'text/plain' }, undefined, maxBytes, options);
+  return { status, text: body.toString('utf8') };
+}
+
+function send(url: string, method: string, headers: Record<string, string>, body: string | undefined, maxBytes: number, options: OutboundOptions): Promise<{ status: number; headers: NodeJS.Dict<string | string[]>; body: Buffer }> {
   const target = new URL(url);
   if (target.protocol !== 'https:' && target.protocol !== 'http:') return Promise.reject(new Error(`unsupported scheme ${target.protocol}`));
   const host = target.hostname.replace(/^\[|\]$/g, '');
@@ -122,7 +152,7 @@ function send(url: string, method: string, headers: Record<string, string>, body
         }
         chunks.push(chunk);
       });
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks) }));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) }));
       response.on('error', reject);
     });
     // An idle socket, and the whole exchange: a receiver that trickles bytes is cut off too.

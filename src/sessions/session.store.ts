@@ -66,6 +66,11 @@ export class SessionStore {
     await this.transactions.write((manager) => this.endWhere({ id, endedAt: IsNull() }, now, manager));
   }
 
+  /** Ends the live sessions among these rows; returns how many. */
+  endRows(ids: readonly string[], now: Date): Promise<number> {
+    return this.transactions.write((manager) => this.endWhere({ id: In([...ids]), endedAt: IsNull() }, now, manager));
+  }
+
   /** Ends every live session of the user but `exceptId`, in the caller's transaction when given; returns how many. */
   async endAllOf(userId: string, now: Date, options: { exceptId?: string; manager?: EntityManager }): Promise<number> {
     const keep = options.exceptId === undefined ? {} : { id: Not(options.exceptId) };

@@ -39,6 +39,11 @@ export class SessionsService {
     await this.store.end(hashSecret(secret), this.clock.now());
   }
 
+  /** Ends these sessions, named by their rows (an upstream identity provider's back-channel logout found them); returns how many were live. */
+  async endRows(ids: readonly string[]): Promise<number> {
+    return ids.length === 0 ? 0 : this.store.endRows(ids, this.clock.now());
+  }
+
   /**
    * Ends every session of the user (a password change), or every one but the caller's ("sign out
    * everywhere else"). Given a manager, it runs inside that transaction, so that a new password and
@@ -56,6 +61,11 @@ export class SessionsService {
     const id = hashSecret(secret);
     await this.store.recordClient(id, clientId, this.clock.now());
     return publicSessionId(id);
+  }
+
+  /** The sessions row named by this cookie secret: its SHA-256 (the row holds no secret). */
+  rowId(secret: string): string {
+    return hashSecret(secret);
   }
 
   /** The public `sid` of the session named by this cookie secret (ID tokens, logout tokens). */

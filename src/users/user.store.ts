@@ -43,8 +43,8 @@ export class UserStore {
   }
 
   /** A new user, as stored (created_at filled in). */
-  insert(user: User): Promise<User> {
-    return this.transactions.write((manager) => manager.save(user));
+  insert(user: User, manager?: EntityManager): Promise<User> {
+    return manager ? manager.save(user) : this.transactions.write((within) => within.save(user));
   }
 
   async storePasswordHash(userId: string, passwordHash: string, manager: EntityManager): Promise<void> {

@@ -22,6 +22,8 @@ export interface UserView {
   family_name: string | null;
   /** Whether an administrator requires a second factor of this person. */
   require_mfa: boolean;
+  /** Whether the person has a password here: people from an upstream identity provider have none unless one is set. */
+  has_password: boolean;
   created_at: string;
 }
 
@@ -64,8 +66,30 @@ export class UsersService {
   /** The user whose password this is, or null; unknown usernames cost as much as wrong passwords. */
   async authenticate(username: string, password: string): Promise<User | null> {
     const user = USERNAME.test(username) && password.length <= PASSWORD_MAX ? await this.store.findByUsername(username) : null;
-    const ok = await this.hasher.verify(user?.passwordHash, password);
+    // An empty hash: a person from an upstream identity provider, with no password here (checked against the decoy, so it costs the same).
+    const ok = await this.hasher.verify(user?.passwordHash || undefined, password);
     return ok ? user : null;
+  }
+
+  /**
+   * A person an upstream identity provider vouched for, created on their first sign-in (issue 45):
+   * no password here (an empty hash, which no password matches), the profile the provider's mapping
+   * gave, and the first of `usernames` that is valid and free, else one made from it. Inserted in
+   * the caller's transaction, with the link that names them.
+   */
+  async createWithoutPassword(usernames: readonly string[], profile: ProfileChanges, manager: EntityManager): Promise<User> {
+    const { email = null, emailVerified = false, name = null, givenName = null, familyName = null } = validateProfile(profile);
+    const username = await this.freeUsername(usernames);
+    const user = Object.assign(new User(), { id: randomUUID(), username, passwordHash: '', email, emailVerified: email !== null && emailVerified, name, givenName, familyName });
+    return this.store.insert(user, manager);
+  }
+
+  /** The first valid, free name of `candidates`; else the first valid one (or "user") with a random suffix. */
+  private async freeUsername(candidates: readonly string[]): Promise<string> {
+    const valid = candidates.filter((candidate) => USERNAME.test(candidate));
+    for (const candidate of valid) if (!(await this.store.exists(candidate))) return candidate;
+    const base = (valid[0] ?? 'user').slice(0, 54);
+    return `${base}-${randomUUID().slice(0, 8)}`;
   }
 
   findById(id: string): Promise<User | null> {
@@ -112,6 +136,7 @@ export class UsersService {
       given_name: user.givenName,
       family_name: user.familyName,
       require_mfa: user.requireMfa,
+      has_password: user.passwordHash !== '',
       created_at: user.createdAt.toISOString(),
     };
   }

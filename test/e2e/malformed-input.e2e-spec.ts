@@ -18,7 +18,7 @@ interface Reply {
 
 /** A request with exactly this body and these headers (a Uint8Array body gets no automatic Content-Type). */
 async function send(app: TestApp, method: string, path: string, body?: string | Uint8Array, headers: Record<string, string> = {}): Promise<Reply> {
-  const response = await fetch(app.url(path), { method, headers, body, redirect: 'manual' });
+  const response = await fetch(app.url(path), { method, headers, body: body instanceof Uint8Array ? new Uint8Array(body) : body, redirect: 'manual' });
   const text = await response.text();
   let json: Record<string, unknown> | undefined;
   try {

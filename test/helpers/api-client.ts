@@ -79,7 +79,7 @@ export class ApiClient {
     }
     if (!path.startsWith('/')) throw new Error(`Expected a path, got ${path}: use pathOf() on absolute URLs`);
     const url = this.app.url(path);
-    const response = await fetch(url, { method, headers: { ...headers, ...options.headers }, body, redirect: 'manual' });
+    const response = await fetch(url, { method, headers: { ...headers, ...options.headers }, body: body instanceof Uint8Array ? new Uint8Array(body) : body, redirect: 'manual' });
     const text = await response.text();
     if (response.status >= 500) serverErrors.push(`${method} ${path} → ${response.status} ${text}`);
     let json: unknown;

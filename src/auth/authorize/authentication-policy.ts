@@ -32,6 +32,8 @@ export interface Presence {
   factors: () => Promise<{ oneTimeCodes: boolean; passkeys: boolean }>;
   /** Whether an administrator requires a second factor of them (per person or server-wide). */
   secondFactorRequired: boolean;
+  /** Whether the client allows the way this session was made (locally, or through an upstream identity provider: clients:sign-in, issue 45). */
+  signInWayAllowed: boolean;
 }
 
 /**
@@ -65,6 +67,8 @@ export class AuthenticationPolicy {
       (maxAge !== undefined && (authTime === null || this.clock.now().getTime() - authTime.getTime() > maxAge * 1000));
     const signInNeeded =
       user === null ||
+      // The client allows only some ways to sign in, and this session was made another way (issue 45).
+      !presence.signInWayAllowed ||
       (reauthenticationAsked && !signedInSinceAsked) ||
       // The client expects someone else (Core §3.1.2.1 id_token_hint), by the sub it knows them by.
       (hinted !== undefined && hinted !== this.subjects.of(authorization.client, user.id));

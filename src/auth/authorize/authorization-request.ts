@@ -28,6 +28,8 @@ export interface AuthorizationRequest {
   loginHint?: string;
   /** Core §3.1.2.1 id_token_hint: an ID token we issued, naming whom the client expects. */
   idTokenHint?: string;
+  /** idp_hint (a Latchkey parameter, Keycloak's kc_idp_hint): sign in at this upstream identity provider without the choice (issue 45). */
+  idpHint?: string;
   /** The query string as received, carried through the login and consent forms and validated again on return. */
   rawQuery: string;
   /** RFC 9449 §10: the code is redeemed only with a DPoP proof made with the key of this thumbprint. */
@@ -62,6 +64,8 @@ export const AUTHORIZATION_PARAMS = [
   'acr_values',
   'login_hint',
   'id_token_hint',
+  // Issue 45: the upstream identity provider to sign in with, skipping the sign-in page's choice.
+  'idp_hint',
   'ui_locales',
   // RFC 9449 §10: the thumbprint of the DPoP key the code is bound to.
   'dpop_jkt',

@@ -200,6 +200,7 @@ export class AuthorizationRequestValidator {
       acrValues: resolveAcrValues(query.acr_values as string | undefined),
       loginHint: nonEmpty(query.login_hint),
       idTokenHint: nonEmpty(query.id_token_hint),
+      idpHint: nonEmpty(query.idp_hint),
       rawQuery,
       resources,
       dpopJkt,

@@ -22,6 +22,7 @@ import { AccessDeniedError, AuthorizationRedirectError, UnverifiedClientOrRedire
 import { AuthenticationPolicy, type NextStep } from './authentication-policy.js';
 import type { InteractionOutcome } from '../interaction/interaction-responder.js';
 import { LoginSession } from '../interaction/login-session.js';
+import { SignInMethods } from '../../identity-providers/sign-in-methods.js';
 import { Pages } from '../interaction/pages.js';
 import type { AuthorizationRequest } from './authorization-request.js';
 import { AuthorizationRequestValidator } from './authorization-request.validator.js';
@@ -61,6 +62,7 @@ export class AuthorizeService {
     private readonly transactions: Transactions,
     private readonly factors: SecondFactors,
     private readonly idTokens: IdTokenIssuer,
+    private readonly signInMethods: SignInMethods,
   ) {}
 
   /** GET /authorize: sign in, consent, or neither, as the person's session and the request's OpenID parameters say. */
@@ -217,15 +219,22 @@ export class AuthorizeService {
     const secondFactorRequired = user ? this.factors.mustHaveSecondFactor(user) : false;
     // Read only when the level asked is not met: most requests need no lookup of the person's factors.
     const factors = () => (user ? this.factors.enrolled(user.id) : Promise.resolve({ oneTimeCodes: false, passkeys: false }));
-    const step = await this.policy.next(authorization, { user, authTime, consented, signedInSinceAsked, amr, factors, secondFactorRequired });
+    const via = this.session.signedInVia(request);
+    const signInWayAllowed = user === null || (await this.signInMethods.allows(authorization.client.id, via === null ? { local: true } : { idp: via }));
+    const step = await this.policy.next(authorization, { user, authTime, consented, signedInSinceAsked, amr, factors, secondFactorRequired, signInWayAllowed });
     if (step.kind !== 'refuse') return step;
     await this.useUpPushedRequest(authorization);
     throw new AuthorizationRedirectError(step.error, authorization.redirectUri, authorization.state, authorization.responseMode);
   }
 
   /** The sign-in page, remembering (in the encrypted cookie) that this request asked for it. */
-  private askSignIn(request: FastifyRequest, authorization: AuthorizationRequest, returnTo: string): InteractionOutcome {
+  private async askSignIn(request: FastifyRequest, authorization: AuthorizationRequest, returnTo: string): Promise<InteractionOutcome> {
     this.session.askSignIn(request, signInRequestKey(authorization.rawQuery));
+    // idp_hint (issue 45): straight to that upstream provider when the client allows it; otherwise the page offers every way it allows.
+    if (authorization.idpHint !== undefined && (await this.signInMethods.forClient(authorization.client.id)).upstream.some((provider) => provider.id === authorization.idpHint)) {
+      const hint = authorization.loginHint === undefined ? '' : `&login_hint=${encodeURIComponent(authorization.loginHint)}`;
+      return { kind: 'redirect', status: 302, location: `/federation/${authorization.idpHint}/start?return_to=${encodeURIComponent(returnTo)}${hint}` };
+    }
     return this.pages.login(request, { returnTo, authorization, username: authorization.loginHint });
   }
 

@@ -31,7 +31,7 @@ export class AccessController {
   @Post(WITHDRAW_ACTION.slice(1))
   async withdraw(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Body() form: Record<string, unknown> | undefined): Promise<void> {
     const user = await this.session.currentUser(request);
-    if (!user) return void sendOutcome(reply, this.pages.login(request, { returnTo: ACCESS_PAGE }));
+    if (!user) return void sendOutcome(reply, await this.pages.login(request, { returnTo: ACCESS_PAGE }));
     if (!this.session.csrfMatches(request, form?.csrf_token)) {
       return void sendOutcome(reply, this.pages.error(403, 'invalid_request', 'This form has expired or was not sent from this site. Please try again.', { retryUrl: ACCESS_PAGE }));
     }

@@ -39,7 +39,7 @@ export class HomeController {
   @Post(END_OTHER_SESSIONS_ACTION.slice(1))
   async endOtherSessions(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Body() form: Record<string, unknown> | undefined): Promise<void> {
     const user = await this.session.currentUser(request);
-    if (!user) return void sendOutcome(reply, this.pages.login(request, { returnTo: '/' }));
+    if (!user) return void sendOutcome(reply, await this.pages.login(request, { returnTo: '/' }));
     if (!this.session.csrfMatches(request, form?.csrf_token)) {
       return void sendOutcome(reply, this.pages.error(403, 'invalid_request', 'This form has expired or was not sent from this site. Please try again.', { retryUrl: '/' }));
     }

@@ -25,8 +25,10 @@ declare module '@fastify/secure-session' {
     signedInAt?: number;
     /** How the person proved who they are in this session: RFC 8176 authentication method references. */
     amr?: AuthenticationMethod[];
+    /** The upstream identity provider this session's sign-in went through (issue 45); absent for a local sign-in. */
+    idp?: string;
     /** A right password (or a password-only session stepping up) waiting for the second factor: who, since when (epoch ms), and where to go next. No one is signed in by it. */
-    pendingFactor?: { uid: string; at: number; returnTo: string };
+    pendingFactor?: { uid: string; at: number; returnTo: string; first?: AuthenticationMethod[]; idp?: string };
     /** The one-time-code secret being enrolled, until the person confirms it with a first code. */
     enrolSecret?: string;
   }
@@ -118,7 +120,7 @@ export class LoginSession {
    * login); a session this browser still had is ended first. `methods` is how the person proved
    * who they are (RFC 8176): a password unless a caller says otherwise.
    */
-  async logIn(request: FastifyRequest, user: User, methods: readonly AuthenticationMethod[] = ['pwd']): Promise<void> {
+  async logIn(request: FastifyRequest, user: User, methods: readonly AuthenticationMethod[] = ['pwd'], upstream?: string): Promise<void> {
     const previous = request.session.get('sid');
     if (previous) await this.sessions.end(previous);
     const { secret, createdAt } = await this.sessions.start(user.id);
@@ -131,7 +133,13 @@ export class LoginSession {
     request.session.set('signedInAt', createdAt.getTime());
     request.session.set('sid', secret);
     request.session.set('amr', [...methods]);
+    if (upstream !== undefined) request.session.set('idp', upstream);
     request.session.set('csrf', newCsrfToken());
+  }
+
+  /** The upstream identity provider the signed-in person came through, or null for a local sign-in. */
+  signedInVia(request: FastifyRequest): string | null {
+    return request.session.get('idp') ?? null;
   }
 
   /**
@@ -152,16 +160,22 @@ export class LoginSession {
    * The password was right but the person has a second factor: remember who, for a short while,
    * without signing anyone in (no uid, no server-side session) until the code is checked.
    */
-  awaitSecondFactor(request: FastifyRequest, user: User, returnTo: string): void {
-    request.session.set('pendingFactor', { uid: user.id, at: this.clock.now().getTime(), returnTo });
+  awaitSecondFactor(request: FastifyRequest, user: User, returnTo: string, first: readonly AuthenticationMethod[] = ['pwd'], upstream?: string): void {
+    request.session.set('pendingFactor', { uid: user.id, at: this.clock.now().getTime(), returnTo, first: [...first], idp: upstream });
   }
 
-  /** The person waiting for their second factor, and where they go next; null when none, or the wait (SECOND_FACTOR_WAIT_SECONDS) is over. */
-  async pendingSecondFactor(request: FastifyRequest, maxAgeSeconds: number): Promise<{ user: User; returnTo: string } | null> {
+  /** The person waiting for their second factor, where they go next and how they proved the first; null when none, or the wait (SECOND_FACTOR_WAIT_SECONDS) is over. */
+  async pendingSecondFactor(request: FastifyRequest, maxAgeSeconds: number): Promise<{ user: User; returnTo: string; first: AuthenticationMethod[]; upstream?: string } | null> {
     const pending = request.session.get('pendingFactor');
     if (!pending || this.clock.now().getTime() - pending.at > maxAgeSeconds * 1000) return null;
     const user = await this.users.findById(pending.uid);
-    return user ? { user, returnTo: pending.returnTo } : null;
+    return user ? { user, returnTo: pending.returnTo, first: pending.first ?? ['pwd'], upstream: pending.idp } : null;
+  }
+
+  /** The sessions row of this browser's sign-in (the SHA-256 of the cookie's secret), or null when it has none. */
+  sessionRowId(request: FastifyRequest): string | null {
+    const secret = request.session.get('sid');
+    return secret ? this.sessions.rowId(secret) : null;
   }
 
   forgetPendingSecondFactor(request: FastifyRequest): void {

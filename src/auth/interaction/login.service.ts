@@ -4,6 +4,7 @@ import { clientAddress } from '../../rate-limit/client-address.js';
 import { parse as parseQuery } from 'node:querystring';
 import { LoginThrottle } from '../../rate-limit/login-throttle.service.js';
 import { UsersService } from '../../users/users.service.js';
+import { SignInMethods } from '../../identity-providers/sign-in-methods.js';
 import { SecondFactors } from '../../factors/second-factors.service.js';
 import { AuthorizationRequestValidator } from '../authorize/authorization-request.validator.js';
 import type { InteractionOutcome } from './interaction-responder.js';
@@ -40,6 +41,7 @@ export class LoginService {
     private readonly pages: Pages,
     private readonly throttle: LoginThrottle,
     private readonly factors: SecondFactors,
+    private readonly signInMethods: SignInMethods,
   ) {}
 
   async page(request: FastifyRequest): Promise<InteractionOutcome> {
@@ -59,6 +61,11 @@ export class LoginService {
     }
     const username = typeof form.username === 'string' ? form.username.trim() : '';
     const password = typeof form.password === 'string' ? form.password : '';
+    // Home-realm discovery (issue 45): a work address with no password goes to the organization's identity provider.
+    if (password === '' && username.includes('@')) {
+      const upstream = await this.upstreamFor(username, returnTo);
+      if (upstream) return { kind: 'redirect', status: 303, location: `/federation/${upstream}/start?return_to=${encodeURIComponent(returnTo)}&login_hint=${encodeURIComponent(username)}` };
+    }
     // Only attempts that check a password count: an empty field guesses nothing.
     const guessing = username !== '' && password !== '';
     const wait = guessing ? await this.throttle.begin(clientAddress(request), username) : 0;
@@ -83,6 +90,14 @@ export class LoginService {
   async logOut(request: FastifyRequest, form: LoginForm): Promise<InteractionOutcome> {
     if (this.session.csrfMatches(request, form.csrf_token)) await this.session.logOut(request);
     return { kind: 'redirect', status: 303, location: '/' };
+  }
+
+  /** The upstream identity provider, among those the client being signed in to allows, whose domains hold this address's; undefined when none. */
+  private async upstreamFor(address: string, returnTo: string): Promise<string | undefined> {
+    const domain = address.slice(address.lastIndexOf('@') + 1).toLowerCase();
+    const authorization = returnTo.startsWith('/authorize?') ? await this.authorizationFor(returnTo) : undefined;
+    const { upstream } = await this.signInMethods.forClient(authorization?.client.id);
+    return upstream.find((provider) => provider.settings.domains.includes(domain))?.id;
   }
 
   /** The authorization request being continued, for the client's name on the login page; undefined if it no longer validates. */

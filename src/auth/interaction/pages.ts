@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { passkeyConfig, type PasskeyConfig } from '../../config/passkey.config.js';
 import type { FastifyRequest } from 'fastify';
 import { ScopeCatalog } from '../../scopes/scope-catalog.js';
+import { SignInMethods } from '../../identity-providers/sign-in-methods.js';
 import type { GrantedAccess } from '../../consents/access-withdrawal.service.js';
 import type { Client } from '../../clients/client.entity.js';
 import type { User } from '../../users/user.entity.js';
@@ -20,11 +21,17 @@ export class Pages {
     private readonly session: LoginSession,
     private readonly scopes: ScopeCatalog,
     @Inject(passkeyConfig.KEY) private readonly passkeys: PasskeyConfig,
+    private readonly signInMethods: SignInMethods,
   ) {}
 
-  /** The login form. `returnTo` is where to continue after login (an /authorize URL or /). */
-  login(request: FastifyRequest, options: { returnTo: string; authorization?: AuthorizationRequest; username?: string; failed?: boolean }): InteractionOutcome {
+  /**
+   * The login form. `returnTo` is where to continue after login (an /authorize URL or /). Below it,
+   * a link per upstream identity provider (issue 45) the application allows; the form itself only
+   * when the application allows a local sign-in.
+   */
+  async login(request: FastifyRequest, options: { returnTo: string; authorization?: AuthorizationRequest; username?: string; failed?: boolean }): Promise<InteractionOutcome> {
     const { authorization } = options;
+    const ways = await this.signInMethods.forClient(authorization?.client.id);
     const page = this.renderer.render(
       'login',
       {
@@ -36,10 +43,13 @@ export class Pages {
         returnTo: options.returnTo,
         // "Sign in with a passkey" (views/passkey-sign-in.eta), or why there is none: an IP-address issuer.
         passkeys: { available: this.passkeys.rpId !== null },
+        localSignIn: ways.local,
+        upstream: ways.upstream.map((provider) => ({ id: provider.id, name: provider.displayName })),
+        upstreamDomains: ways.upstream.flatMap((provider) => provider.settings.domains).join(', '),
       },
       {
         status: options.failed ? 401 : 200,
-        scripts: this.passkeys.rpId !== null,
+        scripts: this.passkeys.rpId !== null && ways.local,
         formTargets: authorization ? [formTargetOf(authorization.redirectUri)] : [],
         headers: options.failed ? { 'WWW-Authenticate': 'Form realm="latchkey"' } : undefined,
       },

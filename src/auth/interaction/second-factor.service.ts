@@ -52,8 +52,9 @@ export class SecondFactorService {
     // it stay signed in). Otherwise the sign-in itself: logIn starts a fresh session (the cookie is
     // regenerated) and the pending state goes with it.
     const current = await this.session.currentUser(request);
-    if (current?.id === pending.user.id) this.session.raise(request, ['pwd', 'otp', 'mfa']);
-    else await this.session.logIn(request, pending.user, ['pwd', 'otp', 'mfa']);
+    // The first factor is what came before the code: a password, or an upstream sign-in (issue 45).
+    if (current?.id === pending.user.id) this.session.raise(request, ['otp', 'mfa']);
+    else await this.session.logIn(request, pending.user, [...pending.first, 'otp', 'mfa'], pending.upstream);
     return { kind: 'redirect', status: 303, location: pending.returnTo };
   }
 

@@ -1,0 +1,27 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuditModule } from '../audit/audit.module.js';
+import { AuthModule } from '../auth/auth.module.js';
+import { CommonModule } from '../common/common.module.js';
+import { FactorsModule } from '../factors/factors.module.js';
+import { IdentityProvidersModule } from '../identity-providers/identity-providers.module.js';
+import { MetricsModule } from '../metrics/metrics.module.js';
+import { FederationController } from './federation.controller.js';
+import { FederationMetrics } from './federation.metrics.js';
+import { UpstreamOpenIdConnect } from './oidc/upstream-openid-connect.js';
+import { UpstreamSession } from './upstream-session.entity.js';
+import { UpstreamSessionStore } from './upstream-session.store.js';
+import { UpstreamSignIn } from './upstream-sign-in.service.js';
+
+/**
+ * Sign-in through the company's identity provider (issue 45): OpenID Connect and SAML 2.0 upstream
+ * providers, the just-in-time accounts they bring, and logout in both directions. The sign-in page
+ * and the authentication policy only learn that a person may also be signed in upstream.
+ */
+@Module({
+  imports: [TypeOrmModule.forFeature([UpstreamSession]), CommonModule, AuditModule, MetricsModule, AuthModule, FactorsModule, IdentityProvidersModule],
+  controllers: [FederationController],
+  providers: [UpstreamSignIn, UpstreamOpenIdConnect, UpstreamSessionStore, FederationMetrics],
+  exports: [UpstreamSignIn, UpstreamOpenIdConnect, UpstreamSessionStore],
+})
+export class FederationModule {}

@@ -1,0 +1,46 @@
+import type { FastifyRequest } from 'fastify';
+
+/** How long a browser may take at the upstream before coming back (as long as an authorization code lives upstream, plus the person's typing). */
+export const UPSTREAM_SIGN_IN_WAIT_MS = 10 * 60 * 1000;
+
+/**
+ * A sign-in that went upstream and has not come back: what the answer must match. Kept in the
+ * encrypted session cookie only (one at a time: starting another replaces it), so that an answer
+ * is accepted only by the browser that asked for it (RFC 9700 §4.7: CSRF on the redirect URI; SAML
+ * Profiles §4.1.4.3: InResponseTo), and only from the provider it was sent to (RFC 9700 §4.4: mix-up).
+ */
+export interface PendingUpstreamSignIn {
+  idp: string;
+  /** OpenID Connect: RFC 6749 §10.12 state, Core §3.1.2.1 nonce, RFC 7636 code_verifier, and the max_age asked upstream. */
+  state?: string;
+  nonce?: string;
+  codeVerifier?: string;
+  maxAge?: number;
+  /** SAML: the ID of our AuthnRequest, which the response's InResponseTo must name. */
+  requestId?: string;
+  /** Where the person goes once signed in here (login.service.ts safeReturnTo). */
+  returnTo: string;
+  /** When it went upstream, in epoch milliseconds. */
+  at: number;
+  /** The signed-in person who asked to link this upstream identity to their account (the explicit step); absent for a sign-in. */
+  linkTo?: string;
+}
+
+declare module '@fastify/secure-session' {
+  interface SessionData {
+    upstream?: PendingUpstreamSignIn;
+  }
+}
+
+export function rememberPendingSignIn(request: FastifyRequest, pending: PendingUpstreamSignIn): void {
+  request.session.set('upstream', pending);
+}
+
+/** The sign-in this browser sent to `idp`, still within the wait; taken out of the cookie, so an answer is used once. */
+export function takePendingSignIn(request: FastifyRequest, idp: string, now: number): PendingUpstreamSignIn | null {
+  const pending = request.session.get('upstream');
+  if (pending === undefined) return null;
+  request.session.set('upstream', undefined);
+  if (pending.idp !== idp || now - pending.at > UPSTREAM_SIGN_IN_WAIT_MS) return null;
+  return pending;
+}

@@ -1,0 +1,190 @@
+import { DomainError } from '../common/domain-error.js';
+import { isSecretReference, type SecretReference } from '../config/secret-reference.js';
+
+/** The protocols an upstream identity provider speaks. */
+export const UPSTREAM_PROTOCOL = { OpenIdConnect: 'oidc', Saml: 'saml' } as const;
+export type UpstreamProtocol = (typeof UPSTREAM_PROTOCOL)[keyof typeof UPSTREAM_PROTOCOL];
+
+/** Where our profile's attributes come from: a claim (OpenID Connect) or an attribute (SAML) name for each. */
+export interface ProfileMapping {
+  username: string;
+  email: string;
+  name: string;
+  givenName: string;
+  familyName: string;
+}
+
+/** What every upstream provider has, whatever its protocol. */
+export interface CommonSettings {
+  /** Email domains whose people this provider signs in: typing `ana@contoso.com` on the sign-in page goes there (home-realm discovery). */
+  domains: string[];
+  /** Create an account on a person's first sign-in (just in time); otherwise an administrator links them first (users:link). */
+  createAccounts: boolean;
+  /** Count the upstream's authentication methods (amr, AuthnContextClassRef) toward our acr; otherwise a required second factor is still asked here. */
+  trustAuthenticationLevel: boolean;
+  /** Believe the upstream's email_verified (OpenID Connect), or that its email attribute is verified (SAML); otherwise every upstream address is unverified here. */
+  trustEmail: boolean;
+  /** Pass the authorization request's login_hint upstream (OpenID Connect login_hint, SAML Subject NameID is not sent). */
+  passLoginHint: boolean;
+  /** Our sign-out also signs the person out upstream (RP-Initiated Logout, SAML Single Logout) when the upstream supports it. */
+  signOutUpstream: boolean;
+  mapping: ProfileMapping;
+}
+
+/** How we authenticate to the upstream's token endpoint; a secret or key is only ever referenced (environment or file). */
+export type UpstreamClientAuth =
+  | { method: 'client_secret_basic' | 'client_secret_post'; secret: SecretReference }
+  | { method: 'private_key_jwt'; key: SecretReference }
+  | { method: 'none' };
+
+export interface OidcSettings extends CommonSettings {
+  protocol: 'oidc';
+  /** The issuer identifier; discovery reads `${issuer}/.well-known/openid-configuration` (OpenID Connect Discovery §4). */
+  issuer: string;
+  clientId: string;
+  clientAuth: UpstreamClientAuth;
+  scope: string;
+  /** Also read the userinfo endpoint after the code exchange (claims the ID token does not carry); on by default. */
+  userinfo: boolean;
+}
+
+export interface SamlSettings extends CommonSettings {
+  protocol: 'saml';
+  /** The IdP's metadata document: from a URL (fetched through the outbound guard) or a file. Exactly one is set. */
+  metadataUrl: string | null;
+  metadataFile: string | null;
+  /** The attribute holding the stable subject; null: the NameID (persistent format expected). */
+  subjectAttribute: string | null;
+  /**
+   * Our SP's signing key (PKCS#8 PEM) and its certificate (PEM), by reference, both or neither.
+   * With them our AuthnRequests and LogoutRequests are signed (SAML Bindings §3.4.4.1) and the
+   * certificate is in our metadata: Single Logout at ADFS, Okta, Shibboleth and SimpleSAMLphp needs
+   * a signed LogoutRequest (SAML Profiles §4.4.4.1).
+   */
+  spSigningKey: SecretReference | null;
+  spSigningCertificate: SecretReference | null;
+}
+
+export type IdentityProviderSettings = OidcSettings | SamlSettings;
+
+/** An identity provider as the services use it. */
+export interface UpstreamProvider {
+  id: string;
+  displayName: string;
+  enabled: boolean;
+  settings: IdentityProviderSettings;
+}
+
+export const IDP_ID = /^[a-z0-9][a-z0-9-]{0,63}$/;
+const DOMAIN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
+const CLAIM_NAME = /^[\x21-\x7E]{1,200}$/;
+
+const OIDC_MAPPING: ProfileMapping = { username: 'preferred_username', email: 'email', name: 'name', givenName: 'given_name', familyName: 'family_name' };
+/** The attribute names Entra ID, ADFS and Okta send by default (the WS-Federation claim URIs); SimpleSAMLphp and Shibboleth are configured with --attribute. */
+const SAML_MAPPING: ProfileMapping = {
+  username: 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/name',
+  email: 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress',
+  name: 'http://schemas.microsoft.com/identity/claims/displayname',
+  givenName: 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/givenname',
+  familyName: 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/surname',
+};
+
+export function defaultMapping(protocol: UpstreamProtocol): ProfileMapping {
+  return { ...(protocol === UPSTREAM_PROTOCOL.OpenIdConnect ? OIDC_MAPPING : SAML_MAPPING) };
+}
+
+function invalid(message: string): DomainError {
+  return new DomainError('invalid_identity_provider', message);
+}
+
+/** An https URL (http only for loopback hosts, as in tests and a development upstream on this machine). */
+export function checkedUrl(name: string, value: unknown): string {
+  if (typeof value !== 'string' || value === '') throw invalid(`${name} is required`);
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw invalid(`${name} must be an absolute URL`);
+  }
+  const loopback = url.hostname === 'localhost' || url.hostname === '127.0.0.1' || url.hostname === '[::1]';
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) throw invalid(`${name} must be an https URL`);
+  if (url.hash !== '' || url.username !== '' || url.password !== '') throw invalid(`${name} must have no fragment and no user information`);
+  return value;
+}
+
+/**
+ * Checks an administrator's settings and fills the defaults; throws invalid_identity_provider
+ * naming the first problem. `input` holds the protocol's own settings and the common ones, as
+ * IdentityProvidersService builds them from the CLI's flags.
+ */
+export function parseSettings(protocol: unknown, input: Partial<Record<keyof OidcSettings | keyof SamlSettings, unknown>>): IdentityProviderSettings {
+  if (protocol !== UPSTREAM_PROTOCOL.OpenIdConnect && protocol !== UPSTREAM_PROTOCOL.Saml) throw invalid('protocol must be oidc or saml');
+  const domains = (input.domains ?? []) as unknown[];
+  if (!Array.isArray(domains) || domains.some((domain) => typeof domain !== 'string' || !DOMAIN.test(domain))) throw invalid('each domain must be a lower-case DNS name (contoso.com)');
+  const flag = (name: keyof CommonSettings, fallback: boolean): boolean => {
+    const value = input[name];
+    if (value === undefined) return fallback;
+    if (typeof value !== 'boolean') throw invalid(`${name} must be true or false`);
+    return value;
+  };
+  const mapping = { ...defaultMapping(protocol), ...((input.mapping ?? {}) as Record<string, unknown>) };
+  for (const [key, value] of Object.entries(mapping)) {
+    if (!(key in OIDC_MAPPING)) throw invalid(`the mapping has no attribute ${key} (one of ${Object.keys(OIDC_MAPPING).join(', ')})`);
+    if (typeof value !== 'string' || !CLAIM_NAME.test(value)) throw invalid(`the mapping of ${key} must be a claim or attribute name`);
+  }
+  const common: CommonSettings = {
+    domains: [...new Set(domains as string[])],
+    createAccounts: flag('createAccounts', true),
+    trustAuthenticationLevel: flag('trustAuthenticationLevel', false),
+    trustEmail: flag('trustEmail', false),
+    passLoginHint: flag('passLoginHint', true),
+    signOutUpstream: flag('signOutUpstream', true),
+    mapping: mapping as unknown as ProfileMapping,
+  };
+  if (protocol === UPSTREAM_PROTOCOL.Saml) return { ...common, ...parseSamlPart(input) };
+  return { ...common, ...parseOidcPart(input) };
+}
+
+function parseOidcPart(input: Partial<Record<keyof OidcSettings, unknown>>): Omit<OidcSettings, keyof CommonSettings> {
+  const issuer = checkedUrl('issuer', input.issuer);
+  if (typeof input.clientId !== 'string' || !/^[\x21-\x7E]{1,255}$/.test(input.clientId)) throw invalid('client_id is required: the client id this server was given by the upstream');
+  const scope = input.scope ?? 'openid email profile';
+  if (typeof scope !== 'string' || !scope.split(' ').includes('openid') || !/^[\x21\x23-\x5B\x5D-\x7E]+( [\x21\x23-\x5B\x5D-\x7E]+)*$/.test(scope)) {
+    throw invalid('scope must be space-separated scope tokens including openid (RFC 6749 §3.3)');
+  }
+  // Most providers (node-oidc-provider, Entra ID) put the profile at userinfo only, when an access token comes with the ID token.
+  const userinfo = input.userinfo ?? true;
+  if (typeof userinfo !== 'boolean') throw invalid('userinfo must be true or false');
+  return { protocol: 'oidc', issuer, clientId: input.clientId, clientAuth: parseClientAuth(input.clientAuth), scope, userinfo };
+}
+
+function parseClientAuth(value: unknown): UpstreamClientAuth {
+  const auth = (value ?? { method: 'none' }) as Record<string, unknown>;
+  switch (auth.method) {
+    case 'client_secret_basic':
+    case 'client_secret_post':
+      if (!isSecretReference(auth.secret)) throw invalid('the client secret is given by reference: an environment variable or a file, never its value');
+      return { method: auth.method, secret: auth.secret };
+    case 'private_key_jwt':
+      if (!isSecretReference(auth.key)) throw invalid('the private key is given by reference: an environment variable or a file holding a private JWK or a PKCS#8 PEM');
+      return { method: 'private_key_jwt', key: auth.key };
+    case 'none':
+      return { method: 'none' };
+    default:
+      throw invalid('the client authentication method must be client_secret_basic, client_secret_post, private_key_jwt or none');
+  }
+}
+
+function parseSamlPart(input: Partial<Record<keyof SamlSettings, unknown>>): Omit<SamlSettings, keyof CommonSettings> {
+  const metadataUrl = input.metadataUrl === undefined || input.metadataUrl === null ? null : checkedUrl('metadata_url', input.metadataUrl);
+  const metadataFile = typeof input.metadataFile === 'string' && input.metadataFile !== '' ? input.metadataFile : null;
+  if ((metadataUrl === null) === (metadataFile === null)) throw invalid('give the IdP metadata as exactly one of a URL or a file');
+  const subjectAttribute = input.subjectAttribute ?? null;
+  if (subjectAttribute !== null && (typeof subjectAttribute !== 'string' || !CLAIM_NAME.test(subjectAttribute))) throw invalid('subject_attribute must be an attribute name');
+  const spSigningKey = input.spSigningKey ?? null;
+  const spSigningCertificate = input.spSigningCertificate ?? null;
+  if ((spSigningKey === null) !== (spSigningCertificate === null)) throw invalid('give both the SP signing key and its certificate, or neither');
+  if (spSigningKey !== null && !isSecretReference(spSigningKey)) throw invalid('the SP signing key is given by reference: an environment variable or a file holding a PKCS#8 PEM');
+  if (spSigningCertificate !== null && !isSecretReference(spSigningCertificate)) throw invalid('the SP signing certificate is given by reference: an environment variable or a file holding a PEM certificate');
+  return { protocol: 'saml', metadataUrl, metadataFile, subjectAttribute, spSigningKey, spSigningCertificate };
+}

@@ -1,0 +1,23 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuditModule } from '../audit/audit.module.js';
+import { CommonModule } from '../common/common.module.js';
+import { UsersModule } from '../users/users.module.js';
+import { IdentityProvider } from './identity-provider.entity.js';
+import { IdentityProviderStore } from './identity-provider.store.js';
+import { IdentityProvidersService } from './identity-providers.service.js';
+import { UpstreamAccounts } from './upstream-accounts.service.js';
+import { UpstreamLink } from './upstream-link.entity.js';
+import { ClientSignInRule } from './client-sign-in-rule.entity.js';
+import { SignInMethods } from './sign-in-methods.js';
+
+/**
+ * Upstream identity providers and the people linked to them (issue 45): what an administrator
+ * configures and what the sign-in page offers. The sign-in flows themselves are federation/'s.
+ */
+@Module({
+  imports: [TypeOrmModule.forFeature([IdentityProvider, UpstreamLink, ClientSignInRule]), CommonModule, AuditModule, UsersModule],
+  providers: [IdentityProviderStore, IdentityProvidersService, UpstreamAccounts, SignInMethods],
+  exports: [IdentityProvidersService, UpstreamAccounts, SignInMethods],
+})
+export class IdentityProvidersModule {}

@@ -1,0 +1,61 @@
+import { Injectable } from '@nestjs/common';
+import { DomainError } from '../common/domain-error.js';
+import type { UpstreamProvider } from './identity-provider-settings.js';
+import { IdentityProviderStore } from './identity-provider.store.js';
+import { IdentityProvidersService } from './identity-providers.service.js';
+
+/** The ways a client's people may sign in: locally (password, passkey) or through these providers. */
+export interface SignInWays {
+  local: boolean;
+  upstream: UpstreamProvider[];
+}
+
+/** How a session was made: locally, or through this upstream provider. */
+export type SignedInVia = { local: true } | { idp: string };
+
+/** What clients:sign-in prints. */
+export interface ClientSignInRuleView {
+  client_id: string;
+  identity_providers: string[] | 'any';
+  local_sign_in: boolean;
+}
+
+/**
+ * Per-client sign-in restrictions (issue 45): which ways the sign-in page offers for a client, and
+ * whether a session's way of signing in is one the client allows (AuthenticationPolicy asks).
+ */
+@Injectable()
+export class SignInMethods {
+  constructor(
+    private readonly store: IdentityProviderStore,
+    private readonly providers: IdentityProvidersService,
+  ) {}
+
+  /** The ways offered for `clientId` (every enabled provider and the local sign-in when the client has no rule, or when there is no client: the account pages). */
+  async forClient(clientId: string | undefined): Promise<SignInWays> {
+    const [rule, enabled] = await Promise.all([clientId === undefined ? null : this.store.findRule(clientId), this.providers.enabled()]);
+    if (!rule) return { local: true, upstream: enabled };
+    const allowed = rule.identityProviders;
+    return { local: rule.localSignIn, upstream: allowed === null ? enabled : enabled.filter((provider) => allowed.includes(provider.id)) };
+  }
+
+  /** Whether a session made `via` this way may sign in to `clientId`. */
+  async allows(clientId: string, via: SignedInVia): Promise<boolean> {
+    const rule = await this.store.findRule(clientId);
+    if (!rule) return true;
+    if ('local' in via) return rule.localSignIn;
+    return rule.identityProviders === null || rule.identityProviders.includes(via.idp);
+  }
+
+  /** clients:sign-in: sets the client's rule; `identityProviders` null allows every enabled one. At least one way must remain. */
+  async setRule(clientId: string, rule: { identityProviders: string[] | null; localSignIn: boolean }): Promise<ClientSignInRuleView> {
+    if (!rule.localSignIn && rule.identityProviders !== null && rule.identityProviders.length === 0) {
+      throw new DomainError('invalid_identity_provider', 'A client needs at least one way to sign in: allow the local sign-in or an identity provider.');
+    }
+    for (const id of rule.identityProviders ?? []) {
+      if (!(await this.providers.find(id))) throw new DomainError('identity_provider_not_found', `No identity provider "${id}".`);
+    }
+    await this.store.saveRule(clientId, rule.identityProviders, rule.localSignIn);
+    return { client_id: clientId, identity_providers: rule.identityProviders ?? 'any', local_sign_in: rule.localSignIn };
+  }
+}
