@@ -163,6 +163,11 @@ export class UpstreamOpenIdConnect {
     config[oidc.customFetch] = this.fetch as unknown as oidc.CustomFetch;
     config.timeout = TIMEOUT_SECONDS;
     if (new URL(settings.issuer).protocol === 'http:') oidc.allowInsecureRequests(config);
+    // Core §3.1.3.7 step 6 lets a client trust TLS instead of the ID token's signature when it comes
+    // straight from the token endpoint; openid-client does so unless asked. We check the signature
+    // against the provider's keys always: an upstream's TLS terminated by a proxy, or a token
+    // endpoint answering for another issuer, must not be enough.
+    oidc.enableNonRepudiationChecks(config);
     if (known.jwks) oidc.setJwksCache(config, { ...known.jwks, uat: Math.min(known.jwks.uat, Math.floor(Date.now() / 1000) - 60) });
     return config;
   }
