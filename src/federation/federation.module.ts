@@ -12,6 +12,11 @@ import { UpstreamOpenIdConnect } from './oidc/upstream-openid-connect.js';
 import { UpstreamSession } from './upstream-session.entity.js';
 import { UpstreamSessionStore } from './upstream-session.store.js';
 import { UpstreamSignIn } from './upstream-sign-in.service.js';
+import { UpstreamSignOut } from './upstream-sign-out.js';
+import { UpstreamBackchannelLogout } from './oidc/upstream-backchannel-logout.js';
+import { UpstreamLogoutController } from './upstream-logout.controller.js';
+import { ReplayModule } from '../replay/replay.module.js';
+import { SessionsModule } from '../sessions/sessions.module.js';
 
 /**
  * Sign-in through the company's identity provider (issue 45): OpenID Connect and SAML 2.0 upstream
@@ -19,9 +24,9 @@ import { UpstreamSignIn } from './upstream-sign-in.service.js';
  * and the authentication policy only learn that a person may also be signed in upstream.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([UpstreamSession]), CommonModule, AuditModule, MetricsModule, AuthModule, FactorsModule, IdentityProvidersModule],
-  controllers: [FederationController],
-  providers: [UpstreamSignIn, UpstreamOpenIdConnect, UpstreamSessionStore, FederationMetrics],
+  imports: [TypeOrmModule.forFeature([UpstreamSession]), CommonModule, AuditModule, MetricsModule, AuthModule, FactorsModule, IdentityProvidersModule, ReplayModule, SessionsModule],
+  controllers: [FederationController, UpstreamLogoutController],
+  providers: [UpstreamSignIn, UpstreamSignOut, UpstreamBackchannelLogout, UpstreamOpenIdConnect, UpstreamSessionStore, FederationMetrics],
   exports: [UpstreamSignIn, UpstreamOpenIdConnect, UpstreamSessionStore],
 })
 export class FederationModule {}

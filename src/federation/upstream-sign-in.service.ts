@@ -12,13 +12,14 @@ import { ACR, meetsAcr, type AuthenticationMethod } from '../common/authenticati
 import { Clock } from '../common/clock.js';
 import { DomainError } from '../common/domain-error.js';
 import { appConfig, type AppConfig } from '../config/app.config.js';
+import { factorsConfig, type FactorsConfig } from '../config/factors.config.js';
 import { SecondFactors } from '../factors/second-factors.service.js';
 import { UPSTREAM_PROTOCOL, type UpstreamProvider } from '../identity-providers/identity-provider-settings.js';
 import { IdentityProvidersService } from '../identity-providers/identity-providers.service.js';
 import { UpstreamAccounts } from '../identity-providers/upstream-accounts.service.js';
 import { FederationMetrics } from './federation.metrics.js';
 import { UpstreamOpenIdConnect } from './oidc/upstream-openid-connect.js';
-import { rememberPendingSignIn, takePendingSignIn, type PendingUpstreamSignIn } from './pending-upstream-sign-in.js';
+import { UPSTREAM_WAIT_MS, type PendingUpstreamSignIn } from '../identity-providers/pending-upstream.js';
 import { failureMessage, UpstreamFailure } from './upstream-failure.js';
 import type { UpstreamIdentity } from './upstream-identity.js';
 import { UpstreamSessionStore } from './upstream-session.store.js';
@@ -40,8 +41,8 @@ export interface UpstreamStartOptions {
   linkTo?: string;
 }
 
-/** Where the person's own linking step lands afterwards. */
-export const LINKED_ACCOUNTS_PAGE = '/account/access';
+/** Where the person's own linking step starts and lands afterwards: their account's home page. */
+export const LINKED_ACCOUNTS_PAGE = '/';
 
 /**
  * Sign-in through an upstream identity provider (issue 45), whatever its protocol: sending the
@@ -68,6 +69,7 @@ export class UpstreamSignIn {
     private readonly metrics: FederationMetrics,
     private readonly clock: Clock,
     @Inject(appConfig.KEY) app: AppConfig,
+    @Inject(factorsConfig.KEY) private readonly factorsConfig: FactorsConfig,
   ) {
     this.issuer = app.issuer;
   }
@@ -96,6 +98,10 @@ export class UpstreamSignIn {
     if (!this.session.csrfMatches(request, form.csrf_token)) return this.pages.error(403, 'invalid_request', 'This form has expired or was not sent from this site. Please start again.', { retryUrl: LINKED_ACCOUNTS_PAGE });
     const user = await this.session.currentUser(request);
     if (!user) return this.pages.login(request, { returnTo: LINKED_ACCOUNTS_PAGE });
+    // A new way into the account, as a new factor is: a stolen session cookie alone must not add one.
+    if (!this.session.signedInWithin(request, this.factorsConfig.recentSignInSeconds)) {
+      return this.pages.error(403, 'login_required', 'For your safety, linking another sign-in needs a recent sign-in. Sign out, sign in again, and come back within a few minutes.', { retryUrl: LINKED_ACCOUNTS_PAGE });
+    }
     const provider = await this.providers.findEnabled(idpId);
     if (!provider) return this.pages.error(404, 'invalid_request', 'There is no such way to sign in here.', { retryUrl: LINKED_ACCOUNTS_PAGE });
     return this.send(request, provider, { returnTo: LINKED_ACCOUNTS_PAGE, forceLogin: true, linkTo: user.id });
@@ -105,7 +111,7 @@ export class UpstreamSignIn {
   async openIdCallback(request: FastifyRequest, idpId: string): Promise<InteractionOutcome> {
     const provider = await this.providers.findEnabled(idpId);
     if (!provider || provider.settings.protocol !== UPSTREAM_PROTOCOL.OpenIdConnect) return this.pages.error(404, 'invalid_request', 'There is no such way to sign in here.', { retryUrl: '/login' });
-    const pending = takePendingSignIn(request, idpId, this.clock.now().getTime());
+    const pending = this.takePending(request, idpId);
     try {
       // RFC 9700 §4.4 (mix-up): the answer is accepted only at the callback of the provider this browser was sent to, and (RFC 9207) with its iss.
       if (!pending || pending.state === undefined) throw new UpstreamFailure(provider, 'expired', 'no sign-in with this provider is pending in this browser');
@@ -144,6 +150,18 @@ export class UpstreamSignIn {
     return { kind: 'redirect', status: 303, location: pending.returnTo };
   }
 
+  /** Remembers, in this browser's encrypted cookie, what the upstream's answer must match (one sign-in at a time). */
+  remember(request: FastifyRequest, pending: PendingUpstreamSignIn): void {
+    this.session.holdUpstream(request, 'upstream', pending);
+  }
+
+  /** The sign-in this browser sent to `idp`, still within the wait; taken out of the cookie, so an answer is used once. */
+  takePending(request: FastifyRequest, idp: string): PendingUpstreamSignIn | null {
+    const pending = this.session.takeUpstream(request, 'upstream');
+    if (pending === undefined || pending.idp !== idp || this.clock.now().getTime() - pending.at > UPSTREAM_WAIT_MS) return null;
+    return pending;
+  }
+
   /** The page an UpstreamFailure becomes; anything else is not ours to explain and goes on to the filter. */
   failed(provider: Pick<UpstreamProvider, 'id' | 'displayName'>, error: unknown, returnTo: string | undefined): InteractionOutcome {
     if (!(error instanceof UpstreamFailure)) throw error;
@@ -175,7 +193,7 @@ export class UpstreamSignIn {
     try {
       if (settings.protocol !== UPSTREAM_PROTOCOL.OpenIdConnect) return this.pages.error(501, 'invalid_request', `Signing in with ${provider.displayName} is not available yet.`, { retryUrl: '/login' });
       const { location, pending } = await this.openIdConnect.start(provider, settings, { callbackUrl: this.providers.callbackUrls(provider.id, settings.protocol).redirect_uri!, loginHint: options.loginHint, forceLogin: options.forceLogin, maxAge: options.maxAge });
-      rememberPendingSignIn(request, { idp: provider.id, ...pending, returnTo: options.returnTo, at: this.clock.now().getTime(), linkTo: options.linkTo });
+      this.remember(request, { idp: provider.id, ...pending, returnTo: options.returnTo, at: this.clock.now().getTime(), linkTo: options.linkTo });
       this.metrics.started(provider.id);
       return { kind: 'redirect', status: 303, location };
     } catch (error) {

@@ -10,6 +10,7 @@ import { UpstreamAccounts } from './upstream-accounts.service.js';
 import { UpstreamLink } from './upstream-link.entity.js';
 import { ClientSignInRule } from './client-sign-in-rule.entity.js';
 import { SignInMethods } from './sign-in-methods.js';
+import { SignOutRedirects } from './sign-out-redirects.js';
 
 /**
  * Upstream identity providers and the people linked to them (issue 45): what an administrator
@@ -17,7 +18,7 @@ import { SignInMethods } from './sign-in-methods.js';
  */
 @Module({
   imports: [TypeOrmModule.forFeature([IdentityProvider, UpstreamLink, ClientSignInRule]), CommonModule, AuditModule, UsersModule],
-  providers: [IdentityProviderStore, IdentityProvidersService, UpstreamAccounts, SignInMethods],
-  exports: [IdentityProvidersService, UpstreamAccounts, SignInMethods],
+  providers: [IdentityProviderStore, IdentityProvidersService, UpstreamAccounts, SignInMethods, SignOutRedirects],
+  exports: [IdentityProvidersService, UpstreamAccounts, SignInMethods, SignOutRedirects],
 })
 export class IdentityProvidersModule {}

@@ -25,6 +25,8 @@ export interface IdentityProviderView {
   settings: IdentityProviderSettings;
   /** Give this to the upstream's administrator: the OpenID Connect redirect URI, or our SAML metadata. */
   redirect_uri?: string;
+  post_logout_redirect_uri?: string;
+  backchannel_logout_uri?: string;
   saml_metadata_url?: string;
   saml_acs_url?: string;
   linked_people?: number;
@@ -121,9 +123,10 @@ export class IdentityProvidersService {
   }
 
   /** Where an upstream sends the browser back for provider `id` (what its administrator registers). */
-  callbackUrls(id: string, protocol: string): Pick<IdentityProviderView, 'redirect_uri' | 'saml_metadata_url' | 'saml_acs_url'> {
+  callbackUrls(id: string, protocol: string): Pick<IdentityProviderView, 'redirect_uri' | 'post_logout_redirect_uri' | 'backchannel_logout_uri' | 'saml_metadata_url' | 'saml_acs_url'> {
     const base = `${this.issuer}/federation/${id}`;
-    return protocol === UPSTREAM_PROTOCOL.Saml ? { saml_metadata_url: `${base}/saml/metadata`, saml_acs_url: `${base}/saml/acs` } : { redirect_uri: `${base}/callback` };
+    if (protocol === UPSTREAM_PROTOCOL.Saml) return { saml_metadata_url: `${base}/saml/metadata`, saml_acs_url: `${base}/saml/acs` };
+    return { redirect_uri: `${base}/callback`, post_logout_redirect_uri: `${base}/signed-out`, backchannel_logout_uri: `${base}/backchannel-logout` };
   }
 
   private async require(id: string): Promise<IdentityProvider> {

@@ -7,7 +7,7 @@ import { InsertBatch } from '../database/insert-batch.js';
 import { Transactions } from '../database/transactions.js';
 
 /** The kinds of single-use JWT, kept apart so that one kind's jti never collides with another's. */
-export type JtiKind = 'dpop_proof' | 'client_assertion' | 'saml_assertion';
+export type JtiKind = 'dpop_proof' | 'client_assertion' | 'saml_assertion' | 'upstream_logout_token';
 
 /**
  * The jti_uses table: one INSERT per accepted single-use JWT, the replay check that holds across

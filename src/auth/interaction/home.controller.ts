@@ -9,6 +9,8 @@ import { sendOutcome } from './interaction-responder.js';
 import { LoginSession } from './login-session.js';
 import { Pages } from './pages.js';
 import { SecondFactors } from '../../factors/second-factors.service.js';
+import { SignInMethods } from '../../identity-providers/sign-in-methods.js';
+import { UpstreamAccounts } from '../../identity-providers/upstream-accounts.service.js';
 
 /** Read once at start-up: the pages' only stylesheet. */
 const STYLESHEET = readFileSync(join(PROJECT_ROOT, 'public', 'latchkey.css'), 'utf8');
@@ -22,6 +24,8 @@ export class HomeController {
     private readonly session: LoginSession,
     private readonly pages: Pages,
     private readonly factors: SecondFactors,
+    private readonly signInMethods: SignInMethods,
+    private readonly upstreamAccounts: UpstreamAccounts,
   ) {}
 
   /** Who is signed in here, on how many other browsers, with sign-out buttons for this one and the others. */
@@ -31,7 +35,15 @@ export class HomeController {
     const others = user ? await this.session.otherSessionCount(user) : 0;
     const endedCount = typeof ended === 'string' && /^\d{1,6}$/.test(ended) ? Number(ended) : undefined;
     const factors = user ? await this.factors.summary(user.id) : undefined;
-    sendOutcome(reply, this.pages.home(request, user, { others, ended: endedCount }, factors));
+    // Issue 45: the organizations' accounts this person signs in with, and the others they may link.
+    const upstream = user ? await this.upstreamChoices(user.id) : [];
+    sendOutcome(reply, this.pages.home(request, user, { others, ended: endedCount }, factors, upstream));
+  }
+
+ /** The enabled upstream identity providers, each linked to this person or not. */
+  private async upstreamChoices(userId: string): Promise<{ id: string; name: string; linked: boolean }[]> {
+    const [{ upstream }, links] = await Promise.all([this.signInMethods.forClient(undefined), this.upstreamAccounts.linksOf(userId)]);
+    return upstream.map((provider) => ({ id: provider.id, name: provider.displayName, linked: links.some((link) => link.idp === provider.id) }));
   }
 
   /** "Sign out everywhere else" (OWASP ASVS 3.3.4): ends every other session of the signed-in person, on every instance. */

@@ -1,5 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { SessionData } from '@fastify/secure-session';
 import type { FastifyRequest } from 'fastify';
+import type { PendingUpstreamSignIn, PendingUpstreamSignOut } from '../../identity-providers/pending-upstream.js';
 import { randomBytes } from 'node:crypto';
 import { Clock } from '../../common/clock.js';
 import { constantTimeEqual } from '../../common/secrets.js';
@@ -31,6 +33,10 @@ declare module '@fastify/secure-session' {
     pendingFactor?: { uid: string; at: number; returnTo: string; first?: AuthenticationMethod[]; idp?: string };
     /** The one-time-code secret being enrolled, until the person confirms it with a first code. */
     enrolSecret?: string;
+    /** A sign-in sent to an upstream identity provider, until it comes back (issue 45). */
+    upstream?: PendingUpstreamSignIn;
+    /** A sign-out sent to an upstream's logout, until it comes back (issue 45). */
+    upstreamSignOut?: PendingUpstreamSignOut;
   }
 }
 
@@ -200,6 +206,18 @@ export class LoginSession {
 
   forgetEnrolmentSecret(request: FastifyRequest): void {
     request.session.set('enrolSecret', undefined);
+  }
+
+  /** Issue 45: remembers, in the encrypted cookie only, what an upstream sign-in or sign-out must bring back. */
+  holdUpstream<K extends 'upstream' | 'upstreamSignOut'>(request: FastifyRequest, key: K, value: NonNullable<SessionData[K]>): void {
+    request.session.set(key, value);
+  }
+
+  /** What an upstream sign-in or sign-out held, taken out of the cookie: an answer is used once. */
+  takeUpstream<K extends 'upstream' | 'upstreamSignOut'>(request: FastifyRequest, key: K): SessionData[K] | undefined {
+    const held = request.session.get(key);
+    if (held !== undefined) request.session.set(key, undefined);
+    return held;
   }
 
   /** Ends the server-side session, then forgets it in the cookie. */

@@ -5,6 +5,7 @@ import { parse as parseQuery } from 'node:querystring';
 import { LoginThrottle } from '../../rate-limit/login-throttle.service.js';
 import { UsersService } from '../../users/users.service.js';
 import { SignInMethods } from '../../identity-providers/sign-in-methods.js';
+import { SignOutRedirects } from '../../identity-providers/sign-out-redirects.js';
 import { SecondFactors } from '../../factors/second-factors.service.js';
 import { AuthorizationRequestValidator } from '../authorize/authorization-request.validator.js';
 import type { InteractionOutcome } from './interaction-responder.js';
@@ -42,6 +43,7 @@ export class LoginService {
     private readonly throttle: LoginThrottle,
     private readonly factors: SecondFactors,
     private readonly signInMethods: SignInMethods,
+    private readonly signOutRedirects: SignOutRedirects,
   ) {}
 
   async page(request: FastifyRequest): Promise<InteractionOutcome> {
@@ -88,8 +90,11 @@ export class LoginService {
   }
 
   async logOut(request: FastifyRequest, form: LoginForm): Promise<InteractionOutcome> {
-    if (this.session.csrfMatches(request, form.csrf_token)) await this.session.logOut(request);
-    return { kind: 'redirect', status: 303, location: '/' };
+    if (!this.session.csrfMatches(request, form.csrf_token)) return { kind: 'redirect', status: 303, location: '/' };
+    const sessionRowId = this.session.sessionRowId(request);
+    await this.session.logOut(request);
+    // Signed in through an upstream identity provider: signed out there too, then home (issue 45).
+    return { kind: 'redirect', status: 303, location: await this.signOutRedirects.through(request, sessionRowId, '/') };
   }
 
   /** The upstream identity provider, among those the client being signed in to allows, whose domains hold this address's; undefined when none. */

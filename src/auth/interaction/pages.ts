@@ -136,7 +136,7 @@ export class Pages {
   }
 
   /** `sessions`: how many other browsers the person is signed in on, and how many were just signed out; `factors`: their second factors. */
-  home(request: FastifyRequest, user: User | null, sessions: { others: number; ended?: number } = { others: 0 }, factors?: FactorSummary): InteractionOutcome {
+  home(request: FastifyRequest, user: User | null, sessions: { others: number; ended?: number } = { others: 0 }, factors?: FactorSummary, upstream: { id: string; name: string; linked: boolean }[] = []): InteractionOutcome {
     const page = this.renderer.render('home', {
       title: user ? 'Signed in' : 'Latchkey',
       username: user?.username,
@@ -146,6 +146,7 @@ export class Pages {
         totp: factors.totp && { createdAt: when(factors.totp.createdAt), lastUsedAt: factors.totp.lastUsedAt && when(factors.totp.lastUsedAt) },
         recoveryCodesLeft: factors.recoveryCodes.left,
       },
+      upstream,
       csrfToken: this.session.csrfToken(request),
     });
     return { kind: 'page', page };

@@ -6,6 +6,7 @@ import { IdTokenHintReader } from '../../openid/id-token-hint.reader.js';
 import { SubjectIdentifiers } from '../../openid/subject-identifiers.js';
 import type { User } from '../../users/user.entity.js';
 import type { InteractionOutcome } from '../interaction/interaction-responder.js';
+import { SignOutRedirects } from '../../identity-providers/sign-out-redirects.js';
 import { LoginSession } from '../interaction/login-session.js';
 import { Pages } from '../interaction/pages.js';
 
@@ -55,6 +56,7 @@ export class EndSessionService {
     private readonly subjects: SubjectIdentifiers,
     private readonly session: LoginSession,
     private readonly pages: Pages,
+    private readonly signOutRedirects: SignOutRedirects,
   ) {}
 
   /** GET or POST /session/end. */
@@ -70,8 +72,8 @@ export class EndSessionService {
     const parsed = await this.parse(request, params, user);
     if ('error' in parsed) return parsed.error;
     if (user && !parsed.trusted) return this.pages.logoutConfirmation(request, user, parsed.client, rawParams(params));
-    if (user) await this.session.logOut(request);
-    return this.done(request, parsed);
+    if (!user) return this.done(request, parsed);
+    return this.signOut(request, parsed);
   }
 
   /** POST /session/end/confirm: the person's answer on the confirmation page. */
@@ -82,15 +84,31 @@ export class EndSessionService {
     const parsed = await this.parse(request, params, await this.session.currentUser(request));
     if ('error' in parsed) return parsed.error;
     if (params.decision !== 'sign_out') return { kind: 'redirect', status: 303, location: '/' };
-    await this.session.logOut(request);
-    return this.done(request, parsed);
+    return this.signOut(request, parsed);
   }
 
-  private done(request: FastifyRequest, { redirectTo, state, client }: EndSessionRequest): InteractionOutcome {
-    if (!redirectTo) return this.pages.signedOut(request, client);
-    const location = new URL(redirectTo);
+  /**
+   * Ends the session, then goes where the request says; a session that an upstream identity
+   * provider signed in first visits its logout (issue 45), which comes back to that place (the
+   * signed-out page, when the request names no post_logout_redirect_uri: GET /session/end again).
+   */
+  private async signOut(request: FastifyRequest, parsed: EndSessionRequest): Promise<InteractionOutcome> {
+    const sessionRowId = this.session.sessionRowId(request);
+    await this.session.logOut(request);
+    const next = parsed.redirectTo ? this.redirectLocation(parsed) : '/session/end';
+    const location = await this.signOutRedirects.through(request, sessionRowId, next);
+    return location === next && !parsed.redirectTo ? this.done(request, parsed) : { kind: 'redirect', status: 303, location };
+  }
+
+  private redirectLocation({ redirectTo, state }: EndSessionRequest): string {
+    const location = new URL(redirectTo!);
     if (state !== undefined) location.searchParams.set('state', state);
-    return { kind: 'redirect', status: 303, location: location.href };
+    return location.href;
+  }
+
+  private done(request: FastifyRequest, parsed: EndSessionRequest): InteractionOutcome {
+    if (!parsed.redirectTo) return this.pages.signedOut(request, parsed.client);
+    return { kind: 'redirect', status: 303, location: this.redirectLocation(parsed) };
   }
 
   private async parse(request: FastifyRequest, params: EndSessionParams, user: User | null): Promise<EndSessionRequest | { error: InteractionOutcome }> {

@@ -1,12 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { importJWK, importPKCS8, type JWK } from 'jose';
+import { createRemoteJWKSet, customFetch, importJWK, importPKCS8, type JWK } from 'jose';
 import * as oidc from 'openid-client';
 import { outboundConfig, type OutboundConfig } from '../../config/outbound.config.js';
 import { readSecretReference, type SecretReference } from '../../config/secret-reference.js';
 import { isAuthenticationMethod, type AuthenticationMethod } from '../../common/authentication-context.js';
 import type { OidcSettings, UpstreamProvider } from '../../identity-providers/identity-provider-settings.js';
 import { guardedFetch } from '../../outbound/outbound-http.js';
-import type { PendingUpstreamSignIn } from '../pending-upstream-sign-in.js';
+import type { PendingUpstreamSignIn } from '../../identity-providers/pending-upstream.js';
 import type { UpstreamIdentity } from '../upstream-identity.js';
 import { UpstreamFailure } from '../upstream-failure.js';
 
@@ -45,6 +45,7 @@ export interface UpstreamRequestOptions {
 @Injectable()
 export class UpstreamOpenIdConnect {
   private readonly servers = new Map<string, KnownServer>();
+  private readonly keySets = new Map<string, { uri: string; keys: ReturnType<typeof createRemoteJWKSet> }>();
   private readonly fetch: ReturnType<typeof guardedFetch>;
 
   constructor(@Inject(outboundConfig.KEY) outbound: OutboundConfig) {
@@ -120,12 +121,28 @@ export class UpstreamOpenIdConnect {
   }
 
   /** OpenID Connect RP-Initiated Logout §2: where to send the browser to sign out upstream, or null when the provider has no end_session_endpoint. */
-  async endSessionUrl(provider: UpstreamProvider, settings: OidcSettings, idTokenHint: string | null, postLogoutRedirectUri: string): Promise<string | null> {
+  async endSessionUrl(provider: UpstreamProvider, settings: OidcSettings, idTokenHint: string | null, postLogoutRedirectUri: string, state: string): Promise<string | null> {
     const config = await this.configuration(provider, settings).catch(() => null);
     if (!config?.serverMetadata().end_session_endpoint) return null;
-    const parameters: Record<string, string> = { client_id: settings.clientId, post_logout_redirect_uri: postLogoutRedirectUri };
+    const parameters: Record<string, string> = { client_id: settings.clientId, post_logout_redirect_uri: postLogoutRedirectUri, state };
     if (idTokenHint) parameters.id_token_hint = idTokenHint;
     return oidc.buildEndSessionUrl(config, parameters).href;
+  }
+
+  /**
+   * The provider's JWK Set and issuer, for checking what it sends us outside a sign-in (a
+   * back-channel logout token): jose's remote set, read through the outbound guard, read again on
+   * an unknown kid (at most every 30 s) and kept for 10 minutes.
+   */
+  async verificationKeys(provider: UpstreamProvider, settings: OidcSettings): Promise<{ issuer: string; keys: ReturnType<typeof createRemoteJWKSet>; algorithms?: string[] }> {
+    const metadata = (await this.configuration(provider, settings)).serverMetadata();
+    if (!metadata.jwks_uri) throw new UpstreamFailure(provider, 'invalid_answer', 'the discovery document names no jwks_uri');
+    let known = this.keySets.get(provider.id);
+    if (!known || known.uri !== metadata.jwks_uri) {
+      known = { uri: metadata.jwks_uri, keys: createRemoteJWKSet(new URL(metadata.jwks_uri), { [customFetch]: this.fetch as never, timeoutDuration: TIMEOUT_SECONDS * 1000, cacheMaxAge: DISCOVERY_TTL_MS }) };
+      this.keySets.set(provider.id, known);
+    }
+    return { issuer: metadata.issuer, keys: known.keys, algorithms: metadata.id_token_signing_alg_values_supported };
   }
 
   /** doctor: the discovery document is reachable and names a JWK Set that loads; returns the issuer and the keys' count. */

@@ -53,4 +53,13 @@ export class FederatedBrowser {
     if (!action) throw new Error(`not the upstream's sign-in form (${form.url.href}):\n${form.page.body.slice(0, 500)}`);
     return this.follow(await this.post(new URL(action[1], form.url), { login, amr: options.amr ?? 'pwd' }), options.stopAt);
   }
+
+  /** At the upstream's sign-out confirmation (node-oidc-provider's end_session page): confirms, and follows on. */
+  async confirmUpstreamLogout(page: Hop, options: { stopAt?: string } = {}): Promise<Hop> {
+    const form = /<form[^>]*id="op.logoutForm"[^>]*action="([^"]+)"[^>]*>([\s\S]*?)<\/form>|<form[^>]*action="([^"]+)"[^>]*id="op.logoutForm"[^>]*>([\s\S]*?)<\/form>/.exec(page.page.body);
+    if (!form) throw new Error(`not the upstream's sign-out page (${page.url.href}):\n${page.page.body.slice(0, 800)}`);
+    const fields: Record<string, string> = { logout: 'yes' };
+    for (const input of (form[2] ?? form[4]).matchAll(/<input[^>]*name="([^"]+)"[^>]*value="([^"]*)"/g)) fields[input[1]] = input[2];
+    return this.follow(await this.post(new URL(form[1] ?? form[3], page.url), fields), options.stopAt);
+  }
 }

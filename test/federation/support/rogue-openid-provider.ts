@@ -33,9 +33,9 @@ export class RogueOpenIdProvider {
     const published = await generateKeyPair('ES256', { extractable: true });
     const unpublished = await generateKeyPair('ES256');
     const jwk = { ...(await exportJWK(published.publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
-    let rogue: RogueOpenIdProvider | undefined;
+    const holder: { rogue?: RogueOpenIdProvider } = {};
     const server = createServer((request, response) => {
-      void rogue!.answer(request.url ?? '/', jwk).then(
+      void holder.rogue!.answer(request.url ?? '/', jwk).then(
         ({ status, body }) => {
           response.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
           response.end(JSON.stringify(body));
@@ -48,8 +48,8 @@ export class RogueOpenIdProvider {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    rogue = new RogueOpenIdProvider(server, issuer, published.privateKey, unpublished.privateKey, clientId);
-    return rogue;
+    holder.rogue = new RogueOpenIdProvider(server, issuer, published.privateKey, unpublished.privateKey, clientId);
+    return holder.rogue;
   }
 
   async stop(): Promise<void> {
@@ -83,11 +83,24 @@ export class RogueOpenIdProvider {
     return { status: 404, body: { error: 'not_found' } };
   }
 
+  /** A back-channel logout token (Back-Channel Logout 1.0 §2.4) as the test shapes it: signed with the published key unless `unpublished`. */
+  async logoutToken(claims: Record<string, unknown>, options: { unpublished?: boolean; audience?: string } = {}): Promise<string> {
+    const now = Math.floor(Date.now() / 1000);
+    return new SignJWT({ events: { 'http://schemas.openid.net/event/backchannel-logout': {} }, jti: `jti-${Math.random().toString(36).slice(2)}`, ...claims })
+      .setProtectedHeader({ alg: 'ES256', kid: 'k1', typ: 'logout+jwt' })
+      .setIssuer(this.issuer)
+      .setAudience(options.audience ?? this.clientId)
+      .setIssuedAt(now)
+      .setExpirationTime(now + 120)
+      .sign(options.unpublished ? this.unpublished : this.published);
+  }
+
   private async idToken(): Promise<string> {
     const now = Math.floor(Date.now() / 1000);
     const forgery = this.forgery;
     const payload = {
       sub: this.subject,
+      sid: `rogue-session-of-${this.subject}`,
       nonce: forgery === 'other-nonce' ? 'a-nonce-of-another-sign-in' : this.nonce,
       ...this.claims,
     };

@@ -33,6 +33,8 @@ export interface UpstreamClient {
 export class UpstreamOpenIdProvider {
   private process?: ChildProcess;
   kid = '';
+  /** What the provider printed (its back-channel logout deliveries among it). */
+  output = '';
 
   private constructor(
     readonly port: number,
@@ -67,16 +69,16 @@ export class UpstreamOpenIdProvider {
       env: { ...process.env, PORT: String(this.port), ISSUER_HOST: new URL(this.issuer).hostname, IDP_ACCOUNTS: JSON.stringify(this.accounts), IDP_CLIENTS: JSON.stringify(this.clients), IDP_KEYS: JSON.stringify(jwks), NODE_ENV: 'development' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    let output = '';
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-    for (let i = 0; i < 200 && !output.includes('listening'); i++) {
-      if (child.exitCode !== null) throw new Error(`the upstream provider exited during start-up:\n${output}`);
+    this.output = '';
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (this.output += chunk));
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (this.output += chunk));
+    for (let i = 0; i < 200 && !this.output.includes('listening'); i++) {
+      if (child.exitCode !== null) throw new Error(`the upstream provider exited during start-up:\n${this.output}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    if (!output.includes('listening')) {
+    if (!this.output.includes('listening')) {
       await stopServer(child);
-      throw new Error(`the upstream provider did not start:\n${output}`);
+      throw new Error(`the upstream provider did not start:\n${this.output}`);
     }
     this.process = child;
   }
