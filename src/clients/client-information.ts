@@ -142,5 +142,7 @@ export function clientView(client: Client, secret?: string): ClientView {
     // RFC 7591 §3.2.1: every registered value, what the server provisioned included: the OpenID defaults too (Dynamic Registration §3.2).
     ...openIdMetadataOf(client.openId),
     ...(client.minimumAcr ? { minimum_acr: client.minimumAcr } : {}),
+    // A Latchkey extension (issue 45): how the client's people may sign in, when an administrator restricted it.
+    ...(client.signInRule ? { sign_in: { identity_providers: client.signInRule.identityProviders ?? 'any', local_sign_in: client.signInRule.localSignIn } } : {}),
   };
 }

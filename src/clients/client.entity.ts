@@ -7,6 +7,12 @@ import type { ClientJwks } from './client-keys.js';
 import { TIMESTAMP } from '../database/column-types.js';
 
 /** A registered OAuth client (RFC 6749 §2). Field names follow RFC 7591 on the wire. */
+/** A client's sign-in restriction (Client.signInRule). */
+export interface ClientSignInRule {
+  identityProviders: string[] | null;
+  localSignIn: boolean;
+}
+
 @Entity({ name: 'clients' })
 export class Client {
   @PrimaryColumn({ name: 'id', type: 'varchar', length: 64 })
@@ -94,6 +100,15 @@ export class Client {
    */
   @Column({ name: 'minimum_acr', type: 'varchar', length: 64, nullable: true })
   minimumAcr: Acr | null;
+
+  /**
+   * How the client's people may sign in, when an administrator restricted it (clients:sign-in,
+   * issue 45): only through these upstream identity providers (null: any enabled one), and whether
+   * a local sign-in (password, passkey) is allowed. Null: every way. Kept on the client, so the
+   * authentication policy reads it with the client, from the instance's cache.
+   */
+  @Column({ name: 'sign_in_rule', type: 'simple-json', nullable: true })
+  signInRule: ClientSignInRule | null;
 
   @CreateDateColumn({ name: 'created_at', type: TIMESTAMP })
   createdAt: Date;

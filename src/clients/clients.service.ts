@@ -11,7 +11,7 @@ import { AuditService } from '../audit/audit.service.js';
 import { Transactions } from '../database/transactions.js';
 import { ScopeCatalog } from '../scopes/scope-catalog.js';
 import { assertNotWidenedBySelf, CLI_ADMINISTRATOR, type ClientEditor } from './client-change-policy.js';
-import { Client } from './client.entity.js';
+import { Client, type ClientSignInRule } from './client.entity.js';
 import { checkedResponseTypes, clientView, DESCRIPTIVE_FIELDS, descriptiveColumns, newClientId, responseTypesOfClient, type ClientView, type NewClient } from './client-information.js';
 import { ClientStore } from './client.store.js';
 import { ClientChanges } from './client-changes.js';
@@ -188,6 +188,17 @@ export class ClientsService {
       return stored;
     });
     return { client: saved, secret };
+  }
+
+  /**
+   * clients:sign-in (issue 45): how the client's people may sign in; null lifts the restriction.
+   * The identity providers named are checked by the caller (SignInMethods). Audited as an update.
+   */
+  async setSignInRule(clientId: string, rule: ClientSignInRule | null, actor = 'cli'): Promise<Client> {
+    const client = await this.require(clientId);
+    const next = Object.assign(new Client(), client, { signInRule: rule });
+    const changes = changedFields(this.toView(client), this.toView(next));
+    return this.change([clientId], (manager) => this.saveUpdated(next, changes, actor, manager));
   }
 
   /** Deletes the client with its codes, tokens and consents (ON DELETE CASCADE). */

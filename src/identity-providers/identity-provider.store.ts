@@ -5,7 +5,6 @@ import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialE
 import { dateParameter, execute } from '../database/prepared-statement.js';
 import { Transactions } from '../database/transactions.js';
 import { IdentityProvider } from './identity-provider.entity.js';
-import { ClientSignInRule } from './client-sign-in-rule.entity.js';
 import { UpstreamLink } from './upstream-link.entity.js';
 
 /** The identity_providers and upstream_links tables. */
@@ -63,13 +62,5 @@ export class IdentityProviderStore {
 
   async touchLink(idpId: string, subject: string, at: Date): Promise<void> {
     await this.transactions.write((manager) => manager.update(UpstreamLink, { idpId, subject }, { lastSignInAt: at }));
-  }
-
-  findRule(clientId: string): Promise<ClientSignInRule | null> {
-    return this.dataSource.manager.findOneBy(ClientSignInRule, { clientId });
-  }
-
-  async saveRule(clientId: string, identityProviders: string[] | null, localSignIn: boolean): Promise<void> {
-    await this.transactions.write((manager) => manager.upsert(ClientSignInRule, { clientId, identityProviders, localSignIn }, ['clientId']));
   }
 }

@@ -3,12 +3,12 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditModule } from '../audit/audit.module.js';
 import { CommonModule } from '../common/common.module.js';
 import { UsersModule } from '../users/users.module.js';
+import { ClientsModule } from '../clients/clients.module.js';
 import { IdentityProvider } from './identity-provider.entity.js';
 import { IdentityProviderStore } from './identity-provider.store.js';
 import { IdentityProvidersService } from './identity-providers.service.js';
 import { UpstreamAccounts } from './upstream-accounts.service.js';
 import { UpstreamLink } from './upstream-link.entity.js';
-import { ClientSignInRule } from './client-sign-in-rule.entity.js';
 import { SignInMethods } from './sign-in-methods.js';
 import { SignOutRedirects } from './sign-out-redirects.js';
 
@@ -17,7 +17,7 @@ import { SignOutRedirects } from './sign-out-redirects.js';
  * configures and what the sign-in page offers. The sign-in flows themselves are federation/'s.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([IdentityProvider, UpstreamLink, ClientSignInRule]), CommonModule, AuditModule, UsersModule],
+  imports: [TypeOrmModule.forFeature([IdentityProvider, UpstreamLink]), ClientsModule, CommonModule, AuditModule, UsersModule],
   providers: [IdentityProviderStore, IdentityProvidersService, UpstreamAccounts, SignInMethods, SignOutRedirects],
   exports: [IdentityProvidersService, UpstreamAccounts, SignInMethods, SignOutRedirects],
 })

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
+import type { Client } from '../clients/client.entity.js';
+import { ClientsService } from '../clients/clients.service.js';
 import { DomainError } from '../common/domain-error.js';
 import type { UpstreamProvider } from './identity-provider-settings.js';
-import { IdentityProviderStore } from './identity-provider.store.js';
 import { IdentityProvidersService } from './identity-providers.service.js';
 
 /** The ways a client's people may sign in: locally (password, passkey) or through these providers. */
@@ -21,41 +22,45 @@ export interface ClientSignInRuleView {
 }
 
 /**
- * Per-client sign-in restrictions (issue 45): which ways the sign-in page offers for a client, and
- * whether a session's way of signing in is one the client allows (AuthenticationPolicy asks).
+ * Per-client sign-in restrictions (issue 45, Client.signInRule): which ways the sign-in page offers
+ * for a client, and whether a session's way of signing in is one the client allows (the
+ * authentication policy asks, with the client it already holds: no query).
  */
 @Injectable()
 export class SignInMethods {
   constructor(
-    private readonly store: IdentityProviderStore,
     private readonly providers: IdentityProvidersService,
+    private readonly clients: ClientsService,
   ) {}
 
-  /** The ways offered for `clientId` (every enabled provider and the local sign-in when the client has no rule, or when there is no client: the account pages). */
-  async forClient(clientId: string | undefined): Promise<SignInWays> {
-    const [rule, enabled] = await Promise.all([clientId === undefined ? null : this.store.findRule(clientId), this.providers.enabled()]);
+  /** The ways offered for `client` (every enabled provider and the local sign-in when it has no rule, or when there is no client: the account pages). */
+  async forClient(client: Pick<Client, 'signInRule'> | undefined): Promise<SignInWays> {
+    const enabled = await this.providers.enabled();
+    const rule = client?.signInRule ?? null;
     if (!rule) return { local: true, upstream: enabled };
     const allowed = rule.identityProviders;
     return { local: rule.localSignIn, upstream: allowed === null ? enabled : enabled.filter((provider) => allowed.includes(provider.id)) };
   }
 
-  /** Whether a session made `via` this way may sign in to `clientId`. */
-  async allows(clientId: string, via: SignedInVia): Promise<boolean> {
-    const rule = await this.store.findRule(clientId);
+  /** Whether a session made `via` this way may sign in to `client`. */
+  allows(client: Pick<Client, 'signInRule'>, via: SignedInVia): boolean {
+    const rule = client.signInRule;
     if (!rule) return true;
     if ('local' in via) return rule.localSignIn;
     return rule.identityProviders === null || rule.identityProviders.includes(via.idp);
   }
 
   /** clients:sign-in: sets the client's rule; `identityProviders` null allows every enabled one. At least one way must remain. */
-  async setRule(clientId: string, rule: { identityProviders: string[] | null; localSignIn: boolean }): Promise<ClientSignInRuleView> {
+  async setRule(clientId: string, rule: { identityProviders: string[] | null; localSignIn: boolean }, actor = 'cli'): Promise<ClientSignInRuleView> {
     if (!rule.localSignIn && rule.identityProviders !== null && rule.identityProviders.length === 0) {
       throw new DomainError('invalid_identity_provider', 'A client needs at least one way to sign in: allow the local sign-in or an identity provider.');
     }
     for (const id of rule.identityProviders ?? []) {
       if (!(await this.providers.find(id))) throw new DomainError('identity_provider_not_found', `No identity provider "${id}".`);
     }
-    await this.store.saveRule(clientId, rule.identityProviders, rule.localSignIn);
+    // Every way allowed is no rule at all.
+    const unrestricted = rule.localSignIn && rule.identityProviders === null;
+    await this.clients.setSignInRule(clientId, unrestricted ? null : { identityProviders: rule.identityProviders ? [...new Set(rule.identityProviders)] : null, localSignIn: rule.localSignIn }, actor);
     return { client_id: clientId, identity_providers: rule.identityProviders ?? 'any', local_sign_in: rule.localSignIn };
   }
 }

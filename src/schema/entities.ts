@@ -22,8 +22,7 @@ import { IdempotencyKey } from '../idempotency/idempotency-key.entity.js';
 import { DeviceAuthorization } from '../device-codes/device-authorization.entity.js';
 import { IdentityProvider } from '../identity-providers/identity-provider.entity.js';
 import { UpstreamLink } from '../identity-providers/upstream-link.entity.js';
-import { ClientSignInRule } from '../identity-providers/client-sign-in-rule.entity.js';
 import { UpstreamSession } from '../federation/upstream-session.entity.js';
 
 /** Every entity, listed explicitly (no globs: the same list works compiled, under Jest and in the CLI). */
-export const ENTITIES = [User, Client, AuthorizationCode, Token, Consent, ServerKey, Item, AuditEvent, MacNonce, Session, SigningKey, SessionClient, LogoutDelivery, PushedAuthorizationRequest, JtiUse, ResourceServer, TotpFactor, RecoveryCode, Passkey, PasskeyChallenge, IdempotencyKey, DeviceAuthorization, IdentityProvider, UpstreamLink, UpstreamSession, ClientSignInRule];
+export const ENTITIES = [User, Client, AuthorizationCode, Token, Consent, ServerKey, Item, AuditEvent, MacNonce, Session, SigningKey, SessionClient, LogoutDelivery, PushedAuthorizationRequest, JtiUse, ResourceServer, TotpFactor, RecoveryCode, Passkey, PasskeyChallenge, IdempotencyKey, DeviceAuthorization, IdentityProvider, UpstreamLink, UpstreamSession];

@@ -220,7 +220,7 @@ export class AuthorizeService {
     // Read only when the level asked is not met: most requests need no lookup of the person's factors.
     const factors = () => (user ? this.factors.enrolled(user.id) : Promise.resolve({ oneTimeCodes: false, passkeys: false }));
     const via = this.session.signedInVia(request);
-    const signInWayAllowed = user === null || (await this.signInMethods.allows(authorization.client.id, via === null ? { local: true } : { idp: via }));
+    const signInWayAllowed = user === null || this.signInMethods.allows(authorization.client, via === null ? { local: true } : { idp: via });
     const step = await this.policy.next(authorization, { user, authTime, consented, signedInSinceAsked, amr, factors, secondFactorRequired, signInWayAllowed });
     if (step.kind !== 'refuse') return step;
     await this.useUpPushedRequest(authorization);
@@ -231,7 +231,7 @@ export class AuthorizeService {
   private async askSignIn(request: FastifyRequest, authorization: AuthorizationRequest, returnTo: string): Promise<InteractionOutcome> {
     this.session.askSignIn(request, signInRequestKey(authorization.rawQuery));
     // idp_hint (issue 45): straight to that upstream provider when the client allows it; otherwise the page offers every way it allows.
-    if (authorization.idpHint !== undefined && (await this.signInMethods.forClient(authorization.client.id)).upstream.some((provider) => provider.id === authorization.idpHint)) {
+    if (authorization.idpHint !== undefined && (await this.signInMethods.forClient(authorization.client)).upstream.some((provider) => provider.id === authorization.idpHint)) {
       const hint = authorization.loginHint === undefined ? '' : `&login_hint=${encodeURIComponent(authorization.loginHint)}`;
       return { kind: 'redirect', status: 302, location: `/federation/${authorization.idpHint}/start?return_to=${encodeURIComponent(returnTo)}${hint}` };
     }

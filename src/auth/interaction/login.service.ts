@@ -101,7 +101,7 @@ export class LoginService {
   private async upstreamFor(address: string, returnTo: string): Promise<string | undefined> {
     const domain = address.slice(address.lastIndexOf('@') + 1).toLowerCase();
     const authorization = returnTo.startsWith('/authorize?') ? await this.authorizationFor(returnTo) : undefined;
-    const { upstream } = await this.signInMethods.forClient(authorization?.client.id);
+    const { upstream } = await this.signInMethods.forClient(authorization?.client);
     return upstream.find((provider) => provider.settings.domains.includes(domain))?.id;
   }
 

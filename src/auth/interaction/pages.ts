@@ -31,7 +31,7 @@ export class Pages {
    */
   async login(request: FastifyRequest, options: { returnTo: string; authorization?: AuthorizationRequest; username?: string; failed?: boolean }): Promise<InteractionOutcome> {
     const { authorization } = options;
-    const ways = await this.signInMethods.forClient(authorization?.client.id);
+    const ways = await this.signInMethods.forClient(authorization?.client);
     const page = this.renderer.render(
       'login',
       {
