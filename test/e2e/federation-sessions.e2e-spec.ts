@@ -110,6 +110,15 @@ describe('upstream sessions: sign-out both ways, linking, per-client rules', () 
       expect(await liveSessions('ana')).toBe(0);
     });
 
+    it('open redirect through the upstream\'s return: a return_to elsewhere comes home after the sign-in', async () => {
+      for (const returnTo of ['https://evil.example/', '//evil.example/', '/\\evil.example', '/authorize\r\nLocation: https://evil.example/']) {
+        const browser = new FederatedBrowser();
+        const form = await browser.follow(await browser.get(new URL(`/federation/contoso/start?return_to=${encodeURIComponent(returnTo)}`, issuer)));
+        const back = await browser.signInUpstream(form, 'ana');
+        expect(back.url.href).toBe(`${issuer.origin}/`);
+      }
+    });
+
     it('a return to /signed-out that this browser did not start goes home, nowhere else', async () => {
       const answer = await new FederatedBrowser().get(new URL('/federation/contoso/signed-out?state=x', issuer));
       expect(answer.page.location).toBe('/');
