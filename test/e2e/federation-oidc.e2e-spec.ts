@@ -12,6 +12,7 @@ import { ClientsService } from '../../src/clients/clients.service.js';
 import { IdentityProvidersService } from '../../src/identity-providers/identity-providers.service.js';
 import { UpstreamAccounts } from '../../src/identity-providers/upstream-accounts.service.js';
 import { UsersService } from '../../src/users/users.service.js';
+import { MetricsService } from '../../src/metrics/metrics.service.js';
 import { startAtIssuer } from '../helpers/app-at-issuer.js';
 import { dropTestDatabase } from '../helpers/test-database.js';
 import { FederatedBrowser, type Hop } from '../federation/support/federated-browser.js';
@@ -115,6 +116,12 @@ describe('sign-in through an upstream OpenID Connect provider', () => {
     expect(person).toMatchObject({ username: 'ana', passwordHash: '' });
     expect(await nest.get(UpstreamAccounts).linksOf(claims.sub)).toEqual([expect.objectContaining({ idp: 'contoso', subject: 'ana', origin: 'created' })]);
     expect(await counts()).toEqual({ users: before.users + 1, links: before.links + 1, sessions: before.sessions + 1 });
+    // Counted per provider, and audited.
+    const metrics = await nest.get(MetricsService).registry.metrics();
+    expect(metrics).toContain('latchkey_upstream_sign_ins_started_total{idp="contoso"} 1');
+    expect(metrics).toContain('latchkey_upstream_sign_ins_total{idp="contoso",account="created"} 1');
+    const audited = (await db.query(`SELECT "actor", "subject" FROM "audit_events" WHERE "action" = 'user.created_from_upstream'`)) as { actor: string; subject: string }[];
+    expect(audited).toEqual([{ actor: 'idp:contoso', subject: `user:${claims.sub}` }]);
   });
 
   /** Through our sign-in page and Contoso as `login`, to our consent page (or wherever the sign-in lands). */
