@@ -90,16 +90,29 @@ function toCamel(name: string): string {
   return name.replace(/[-_]([a-z])/g, (_, letter: string) => letter.toUpperCase());
 }
 
+/** POSIX's names of environment variables (letters, digits, underscore; not first a digit). */
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * The name of the variable holding a secret. A secret typed here by mistake would be kept in the
+ * database in clear as the "name": refused unless it is a name, and never echoed (it may be the secret).
+ */
+function envName(flags: Flags, flag: string): string {
+  const name = flags[flag] as string;
+  if (!ENV_NAME.test(name)) throw new UsageError(`--${flag} takes the name of the environment variable that holds the secret (letters, digits and _), never the secret itself`);
+  return name;
+}
+
 /** The client authentication at the upstream's token endpoint: a secret or key only by reference (an environment variable or a file), never on the command line. */
 function clientAuthFrom(flags: Flags): Record<string, unknown> | undefined {
   const given = ['client-secret-env', 'client-secret-file', 'private-key-file', 'private-key-env', 'public-client'].filter((name) => flags[name] !== undefined);
   if (given.length > 1) throw new UsageError(`give one of --${given.join(', --')}`);
   if (flags['client-secret-post'] && !flags['client-secret-env'] && !flags['client-secret-file']) throw new UsageError('--client-secret-post goes with --client-secret-env or --client-secret-file');
   const method = flags['client-secret-post'] ? 'client_secret_post' : 'client_secret_basic';
-  if (typeof flags['client-secret-env'] === 'string') return { method, secret: { env: flags['client-secret-env'] } };
+  if (typeof flags['client-secret-env'] === 'string') return { method, secret: { env: envName(flags, 'client-secret-env') } };
   if (typeof flags['client-secret-file'] === 'string') return { method, secret: { file: callerPath(flags['client-secret-file']) } };
   if (typeof flags['private-key-file'] === 'string') return { method: 'private_key_jwt', key: { file: callerPath(flags['private-key-file']) } };
-  if (typeof flags['private-key-env'] === 'string') return { method: 'private_key_jwt', key: { env: flags['private-key-env'] } };
+  if (typeof flags['private-key-env'] === 'string') return { method: 'private_key_jwt', key: { env: envName(flags, 'private-key-env') } };
   if (flags['public-client']) return { method: 'none' };
   return undefined;
 }

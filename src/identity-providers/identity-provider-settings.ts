@@ -76,6 +76,11 @@ export interface UpstreamProvider {
 }
 
 export const IDP_ID = /^[a-z0-9][a-z0-9-]{0,63}$/;
+const COMMON_KEYS: ReadonlySet<string> = new Set<keyof CommonSettings>(['domains', 'createAccounts', 'trustAuthenticationLevel', 'trustEmail', 'passLoginHint', 'signOutUpstream', 'mapping']);
+const OIDC_KEYS: ReadonlySet<string> = new Set<keyof OidcSettings>(['issuer', 'clientId', 'clientAuth', 'scope', 'userinfo']);
+const SAML_KEYS: ReadonlySet<string> = new Set<keyof SamlSettings>(['metadataUrl', 'metadataFile', 'subjectAttribute', 'spSigningKey', 'spSigningCertificate']);
+/** An environment variable's name, as a secret reference names it (never a value typed by mistake). */
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 const DOMAIN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
 const CLAIM_NAME = /^[\x21-\x7E]{1,200}$/;
 
@@ -119,6 +124,10 @@ export function checkedUrl(name: string, value: unknown): string {
  */
 export function parseSettings(protocol: unknown, input: Partial<Record<keyof OidcSettings | keyof SamlSettings, unknown>>): IdentityProviderSettings {
   if (protocol !== UPSTREAM_PROTOCOL.OpenIdConnect && protocol !== UPSTREAM_PROTOCOL.Saml) throw invalid('protocol must be oidc or saml');
+  // A setting of the other protocol would be ignored without a word (an --issuer given to a SAML provider): refused instead.
+  const own = protocol === UPSTREAM_PROTOCOL.Saml ? SAML_KEYS : OIDC_KEYS;
+  const stray = Object.keys(input).filter((key) => key !== 'protocol' && !COMMON_KEYS.has(key) && !own.has(key));
+  if (stray.length > 0) throw invalid(`${stray.join(', ')} ${stray.length === 1 ? 'does' : 'do'} not apply to ${protocol} providers`);
   const domains = (input.domains ?? []) as unknown[];
   if (!Array.isArray(domains) || domains.some((domain) => typeof domain !== 'string' || !DOMAIN.test(domain))) throw invalid('each domain must be a lower-case DNS name (contoso.com)');
   const flag = (name: keyof CommonSettings, fallback: boolean): boolean => {
@@ -158,16 +167,21 @@ function parseOidcPart(input: Partial<Record<keyof OidcSettings, unknown>>): Omi
   return { protocol: 'oidc', issuer, clientId: input.clientId, clientAuth: parseClientAuth(input.clientAuth), scope, userinfo };
 }
 
+/** A secret reference whose environment variable is a name, not a secret typed in its place. */
+function checkedReference(value: unknown, what: string): SecretReference {
+  if (!isSecretReference(value)) throw invalid(`the ${what} is given by reference: an environment variable or a file, never its value`);
+  if ('env' in value && !ENV_NAME.test(value.env)) throw invalid(`the ${what}'s environment variable must be a variable's name (letters, digits and _), not a value`);
+  return value;
+}
+
 function parseClientAuth(value: unknown): UpstreamClientAuth {
   const auth = (value ?? { method: 'none' }) as Record<string, unknown>;
   switch (auth.method) {
     case 'client_secret_basic':
     case 'client_secret_post':
-      if (!isSecretReference(auth.secret)) throw invalid('the client secret is given by reference: an environment variable or a file, never its value');
-      return { method: auth.method, secret: auth.secret };
+      return { method: auth.method, secret: checkedReference(auth.secret, 'client secret') };
     case 'private_key_jwt':
-      if (!isSecretReference(auth.key)) throw invalid('the private key is given by reference: an environment variable or a file holding a private JWK or a PKCS#8 PEM');
-      return { method: 'private_key_jwt', key: auth.key };
+      return { method: 'private_key_jwt', key: checkedReference(auth.key, 'private key (a private JWK or a PKCS#8 PEM)') };
     case 'none':
       return { method: 'none' };
     default:
@@ -184,7 +198,12 @@ function parseSamlPart(input: Partial<Record<keyof SamlSettings, unknown>>): Omi
   const spSigningKey = input.spSigningKey ?? null;
   const spSigningCertificate = input.spSigningCertificate ?? null;
   if ((spSigningKey === null) !== (spSigningCertificate === null)) throw invalid('give both the SP signing key and its certificate, or neither');
-  if (spSigningKey !== null && !isSecretReference(spSigningKey)) throw invalid('the SP signing key is given by reference: an environment variable or a file holding a PKCS#8 PEM');
-  if (spSigningCertificate !== null && !isSecretReference(spSigningCertificate)) throw invalid('the SP signing certificate is given by reference: an environment variable or a file holding a PEM certificate');
-  return { protocol: 'saml', metadataUrl, metadataFile, subjectAttribute, spSigningKey, spSigningCertificate };
+  return {
+    protocol: 'saml',
+    metadataUrl,
+    metadataFile,
+    subjectAttribute,
+    spSigningKey: spSigningKey === null ? null : checkedReference(spSigningKey, 'SP signing key (a PKCS#8 PEM)'),
+    spSigningCertificate: spSigningCertificate === null ? null : checkedReference(spSigningCertificate, 'SP signing certificate (a PEM certificate)'),
+  };
 }

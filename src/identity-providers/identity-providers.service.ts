@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service.js';
+import { ClientsService } from '../clients/clients.service.js';
 import { DomainError } from '../common/domain-error.js';
 import { appConfig, type AppConfig } from '../config/app.config.js';
 import { Transactions } from '../database/transactions.js';
@@ -47,6 +48,7 @@ export class IdentityProvidersService {
     private readonly store: IdentityProviderStore,
     private readonly audit: AuditService,
     private readonly transactions: Transactions,
+    private readonly clients: ClientsService,
     @Inject(appConfig.KEY) app: AppConfig,
   ) {
     this.issuer = app.issuer;
@@ -83,6 +85,9 @@ export class IdentityProvidersService {
   /** Deletes the provider and every link to it; the people it created stay (with no way to sign in until linked or given a password). */
   async delete(id: string, actor: string): Promise<{ deleted: string; links_removed: number }> {
     await this.require(id);
+    // A client restricted to this provider would be left with no way in, and a provider created later under the same id let in without anyone deciding it.
+    const bound = (await this.clients.list()).filter((client) => client.signInRule?.identityProviders?.includes(id)).map((client) => client.id);
+    if (bound.length > 0) throw new DomainError('invalid_identity_provider', `Clients ${bound.join(', ')} allow sign-in through "${id}"; change their rule first (clients:sign-in --client-id ID --any-idp, or --idp OTHER).`);
     const links = await this.store.countLinks(id);
     await this.transactions.run(async (manager) => {
       await this.store.delete(id, manager);

@@ -145,18 +145,6 @@ export class UpstreamOpenIdConnect {
     return { issuer: metadata.issuer, keys: known.keys, algorithms: metadata.id_token_signing_alg_values_supported };
   }
 
-  /** doctor: the discovery document is reachable and names a JWK Set that loads; returns the issuer and the keys' count. */
-  async check(provider: UpstreamProvider, settings: OidcSettings): Promise<{ issuer: string; keys: number }> {
-    this.servers.delete(provider.id);
-    const config = await this.configuration(provider, settings);
-    const jwksUri = config.serverMetadata().jwks_uri;
-    if (!jwksUri) throw new Error('the discovery document names no jwks_uri');
-    const answer = await this.fetch(jwksUri, { headers: { accept: 'application/json' } });
-    const jwks = (await answer.json().catch(() => undefined)) as { keys?: unknown[] } | undefined;
-    if (answer.status !== 200 || !Array.isArray(jwks?.keys)) throw new Error(`${jwksUri} answered ${answer.status} without a JWK Set`);
-    return { issuer: config.serverMetadata().issuer, keys: jwks.keys.length };
-  }
-
   /**
    * A fresh Configuration on the known discovery document, with the provider's client
    * authentication read now (a rotated secret file applies without a restart). The JWK Set read
