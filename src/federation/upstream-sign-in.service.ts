@@ -41,6 +41,17 @@ export interface UpstreamStartOptions {
   linkTo?: string;
 }
 
+/** The error code each failure's page shows (RFC 6749 §4.1.2.1's names, for people who report it). */
+const FAILURE_CODES: Record<UpstreamFailure['kind'], string> = {
+  unreachable: 'temporarily_unavailable',
+  upstream_error: 'temporarily_unavailable',
+  misconfigured: 'server_error',
+  invalid_answer: 'invalid_request',
+  expired: 'invalid_request',
+  denied: 'access_denied',
+  no_account: 'access_denied',
+};
+
 /** Where the person's own linking step starts and lands afterwards: their account's home page. */
 export const LINKED_ACCOUNTS_PAGE = '/';
 
@@ -171,7 +182,7 @@ export class UpstreamSignIn {
     const { status, message } = failureMessage(error);
     // Back to the sign-in page (never straight back upstream: no loop).
     const retry = returnTo && returnTo !== '/' ? `/login?return_to=${encodeURIComponent(returnTo)}` : '/login';
-    return this.pages.error(status, error.kind === 'no_account' || error.kind === 'denied' ? 'access_denied' : 'invalid_request', message, { retryUrl: retry });
+    return this.pages.error(status, FAILURE_CODES[error.kind], message, { retryUrl: retry });
   }
 
   private async completeLink(request: FastifyRequest, provider: UpstreamProvider, identity: UpstreamIdentity, linkTo: string): Promise<InteractionOutcome> {

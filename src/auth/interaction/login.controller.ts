@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Post, Req, Res, UseFilters } from '@nestjs/common';
+import { Body, Controller, Get, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CookieForm } from '../../http/cookie-forms.js';
 import { InteractionExceptionFilter } from '../errors/interaction-exception.filter.js';
@@ -12,8 +12,8 @@ export class LoginController {
   constructor(private readonly login: LoginService) {}
 
   @Get('login')
-  async page(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    sendOutcome(reply, await this.login.page(request));
+  async page(@Req() request: FastifyRequest, @Query() query: { return_to?: unknown }, @Res() reply: FastifyReply): Promise<void> {
+    sendOutcome(reply, await this.login.page(request, query ?? {}));
   }
 
   @CookieForm()

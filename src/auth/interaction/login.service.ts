@@ -46,10 +46,17 @@ export class LoginService {
     private readonly signOutRedirects: SignOutRedirects,
   ) {}
 
-  async page(request: FastifyRequest): Promise<InteractionOutcome> {
+  /**
+   * GET /login: the form, continuing to `return_to` when it names a page here (an upstream failure
+   * page's "Start again" carries the authorization request), with that application's name and the
+   * ways of signing in it allows. Someone signed in already goes on at once.
+   */
+  async page(request: FastifyRequest, query: { return_to?: unknown } = {}): Promise<InteractionOutcome> {
+    const returnTo = safeReturnTo(query.return_to);
     const user = await this.session.currentUser(request);
-    if (user) return { kind: 'redirect', status: 302, location: '/' };
-    return this.pages.login(request, { returnTo: '/' });
+    if (user) return { kind: 'redirect', status: 302, location: returnTo };
+    const authorization = returnTo.startsWith('/authorize?') ? await this.authorizationFor(returnTo) : undefined;
+    return this.pages.login(request, { returnTo, authorization });
   }
 
   /**

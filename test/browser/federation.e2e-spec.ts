@@ -1,0 +1,196 @@
+/**
+ * Sign-in through the company's identity provider in a real browser (issue 45): headless Chromium
+ * (support/chromium.ts, driven by playwright-core) follows a stock relying party's authorization
+ * request (openid-client) to Latchkey's sign-in page, takes "Sign in with Contoso" to the upstream
+ * (node-oidc-provider in its own process, test/fixtures/upstream/oidc-provider-idp.mjs), signs in
+ * there, allows on our consent page, and lands on the relying party's redirect URI (a small HTTP
+ * server of this test) with a code that redeems for our ID token with the mapped claims. An
+ * upstream that cannot be reached ends on a clear page with a way back, not in a redirect loop.
+ * Our pages are checked for accessibility basics (support/a11y.ts) and photographed into
+ * test-results/screenshots/ (kept by CI).
+ */
+import { jest } from '@jest/globals';
+import { mkdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import * as oidc from 'openid-client';
+import type { Browser as Chromium, BrowserContext, Page as PlaywrightPage } from 'playwright-core';
+import { ClientsService } from '../../src/clients/clients.service.js';
+import { PROJECT_ROOT } from '../../src/common/project-root.js';
+import { IdentityProvidersService } from '../../src/identity-providers/identity-providers.service.js';
+import { startAtIssuer } from '../helpers/app-at-issuer.js';
+import { dropTestDatabase } from '../helpers/test-database.js';
+import { UpstreamOpenIdProvider } from '../federation/support/upstream-openid-provider.js';
+import { pageStructure, submitButtons, tabOrder, textContrast, watchPage } from './support/a11y.js';
+import { launchChromium } from './support/chromium.js';
+
+type Watcher = ReturnType<typeof watchPage>;
+
+jest.setTimeout(120_000);
+
+const DATABASE = process.env.TEST_DATABASE_URL ? 'postgres' : 'sqlite';
+const SCREENSHOTS = join(PROJECT_ROOT, 'test-results', 'screenshots');
+const UPSTREAM_SECRET = 'contoso-secret-for-latchkey-0123456789';
+
+/** The relying party's redirect endpoint: hands each callback URL to whoever waits for it, and shows a small page. */
+async function callbackServer(): Promise<{ server: Server; redirectUri: string; next: () => Promise<URL> }> {
+  const waiting: ((url: URL) => void)[] = [];
+  const server = createServer((request, response) => {
+    const url = new URL(request.url ?? '/', redirectUri);
+    if (url.pathname !== '/callback') return void response.writeHead(404).end();
+    waiting.splice(0).forEach((resolve) => resolve(url));
+    response
+      .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+      .end('<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>Expense reports</title></head><body><main><h1>Back at Expense reports</h1></main></body></html>');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const redirectUri = `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`;
+  return { server, redirectUri, next: () => new Promise((resolve) => waiting.push(resolve)) };
+}
+
+describe('sign-in through an upstream OpenID Connect provider in a real browser (issue 45; WCAG 2.x basics)', () => {
+  let nest: NestFastifyApplication;
+  let issuer: URL;
+  let contoso: UpstreamOpenIdProvider;
+  let callbacks: Awaited<ReturnType<typeof callbackServer>>;
+  let chromium: Chromium;
+  let rp: oidc.Configuration;
+  const contexts: BrowserContext[] = [];
+
+  beforeAll(async () => {
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    // Started together, each kept as soon as it is up: if one fails (no browser), afterAll still stops the others.
+    const started = await Promise.allSettled([
+      startAtIssuer({ OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', CONTOSO_SECRET: UPSTREAM_SECRET }).then(async (value) => {
+        ({ nest, issuer } = value);
+        contoso = await UpstreamOpenIdProvider.start({ ana: { email: 'ana@contoso.example', email_verified: true, name: 'Ana Silva', preferred_username: 'ana' } }, [
+          { client_id: 'latchkey', client_secret: UPSTREAM_SECRET, redirect_uris: [`${issuer.origin}/federation/contoso/callback`], token_endpoint_auth_method: 'client_secret_basic' },
+        ]);
+      }),
+      callbackServer().then((value) => (callbacks = value)),
+      launchChromium().then((value) => (chromium = value.browser)),
+    ]);
+    const failure = started.find((result) => result.status === 'rejected');
+    if (failure) throw failure.reason;
+    const providers = nest.get(IdentityProvidersService);
+    await providers.create({ id: 'contoso', displayName: 'Contoso', protocol: 'oidc', settings: { issuer: contoso.issuer, clientId: 'latchkey', clientAuth: { method: 'client_secret_basic', secret: { env: 'CONTOSO_SECRET' } }, trustEmail: true } }, 'test');
+    // Nothing listens on port 9: discovery fails at once.
+    await providers.create({ id: 'gone', displayName: 'Gone Inc', protocol: 'oidc', settings: { issuer: 'http://127.0.0.1:9', clientId: 'latchkey' } }, 'test');
+    const { client, secret } = await nest.get(ClientsService).create({ name: 'Expense reports', redirectUris: [callbacks.redirectUri], scope: 'notes:read' });
+    rp = await oidc.discovery(issuer, client.id, undefined, oidc.ClientSecretBasic(secret!), { execute: [oidc.allowInsecureRequests] });
+  });
+
+  afterAll(async () => {
+    await Promise.allSettled(contexts.map((context) => context.close()));
+    await chromium?.close();
+    callbacks?.server.closeAllConnections();
+    await new Promise((resolve) => callbacks?.server.close(resolve));
+    await contoso?.stop();
+    await nest?.close();
+    await dropTestDatabase();
+  });
+
+  /** A fresh browser window (its own cookies) whose problems on our origin are recorded. */
+  async function openWindow(): Promise<{ page: PlaywrightPage; watcher: Watcher }> {
+    const context = await chromium.newContext({ viewport: { width: 1024, height: 768 }, locale: 'en-US' });
+    contexts.push(context);
+    // A missing element fails in 10 s rather than Playwright's 30.
+    context.setDefaultTimeout(10_000);
+    const page = await context.newPage();
+    return { page, watcher: watchPage(page, issuer.origin) };
+  }
+
+  function screenshot(page: PlaywrightPage, name: string): Promise<Buffer> {
+    return page.screenshot({ path: join(SCREENSHOTS, `${DATABASE}-federation-${name}.png`), fullPage: true });
+  }
+
+  /** The relying party's authorization request, and how it redeems the callback it receives. */
+  async function authorization() {
+    const verifier = oidc.randomPKCECodeVerifier();
+    const nonce = oidc.randomNonce();
+    const state = oidc.randomState();
+    const url = oidc.buildAuthorizationUrl(rp, { redirect_uri: callbacks.redirectUri, scope: 'openid email profile', nonce, state, code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
+    return { url, redeem: (callback: URL) => oidc.authorizationCodeGrant(rp, callback, { pkceCodeVerifier: verifier, expectedNonce: nonce, expectedState: state, idTokenExpected: true }) };
+  }
+
+  /**
+   * The basics every page of ours must have (as test/browser/authorization-flow.e2e-spec.ts checks
+   * them): lang, title, one h1, a main landmark, a label for each control, text contrast (SC
+   * 1.4.3), Tab from the top reaching `firstStop` first and every submit button, each with a
+   * visible focus indicator of 3:1 (SC 2.4.7, 1.4.11), and nothing failing to load.
+   */
+  async function expectAccessible(page: PlaywrightPage, watcher: Watcher, firstStop: string | null): Promise<void> {
+    expect(await pageStructure(page)).toEqual({ lang: 'en', title: expect.stringMatching(/\S · Latchkey$/), h1Count: 1, mainCount: 1, unlabelledControls: [], stylesheetsLoaded: true, icon: 'data:,' });
+    const contrast = await textContrast(page);
+    expect(contrast.failures).toEqual([]);
+    expect(contrast.checked).toBeGreaterThanOrEqual(3);
+    const stops = await tabOrder(page);
+    expect(stops[0]?.element ?? null).toBe(firstStop);
+    expect(stops.filter((stop) => !stop.focusVisible || (stop.outlineContrast !== null && stop.outlineContrast < 3))).toEqual([]);
+    const reachable = new Set(stops.map((stop) => stop.element));
+    expect((await submitButtons(page)).filter((button) => !reachable.has(button))).toEqual([]);
+    await page.waitForLoadState('networkidle');
+    expect(watcher.problems()).toEqual({ consoleErrors: [], pageErrors: [], failedRequests: [] });
+  }
+
+  it('the relying party\'s request, "Sign in with Contoso", the upstream\'s form, our consent: the relying party\'s code redeems for our ID token with the mapped email', async () => {
+    const { page, watcher } = await openWindow();
+    const request = await authorization();
+
+    // Our sign-in page offers Contoso, reachable from the keyboard like the rest of the page.
+    const login = await page.goto(request.url.href);
+    expect(login?.status()).toBe(200);
+    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Sign in');
+    const contosoButton = page.getByRole('link', { name: 'Sign in with Contoso' });
+    await expect(contosoButton.isVisible()).resolves.toBe(true);
+    await screenshot(page, 'login');
+    await expectAccessible(page, watcher, 'input#username');
+    expect((await tabOrder(page)).map((stop) => stop.element)).toContain('a#upstream-contoso');
+
+    // Off to Contoso's own form.
+    await Promise.all([page.waitForURL((url) => url.origin === contoso.issuer), contosoButton.click()]);
+    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Contoso sign-in');
+    await page.locator('input[name="login"]').fill('ana');
+    await Promise.all([page.waitForURL((url) => url.origin === issuer.origin && url.pathname === '/authorize'), page.getByRole('button', { name: 'Sign in' }).click()]);
+
+    // Back here, signed in as the just-in-time account: our consent page.
+    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Expense reports wants to access your account');
+    await expect(page.locator('.lead').textContent()).resolves.toBe('Signed in as ana');
+    await screenshot(page, 'consent');
+    await expectAccessible(page, watcher, 'button[decision=deny]');
+
+    const callback = callbacks.next();
+    await Promise.all([page.waitForURL((url) => url.href.startsWith(callbacks.redirectUri)), page.getByRole('button', { name: 'Allow' }).click()]);
+    const received = await callback;
+    expect(received.searchParams.get('iss')).toBe(issuer.origin);
+    const claims = (await request.redeem(received)).claims()!;
+    expect(claims).toMatchObject({ iss: issuer.origin, email: 'ana@contoso.example', email_verified: true, name: 'Ana Silva', preferred_username: 'ana', amr: ['fed'] });
+  });
+
+  it('an upstream that cannot be reached: a clear page naming it, with a way back to the sign-in page, and no redirect loop', async () => {
+    const { page, watcher } = await openWindow();
+    const navigations: string[] = [];
+    page.on('request', (request) => {
+      if (request.isNavigationRequest()) navigations.push(new URL(request.url()).pathname);
+    });
+    await page.goto((await authorization()).url.href);
+    const [failed] = await Promise.all([page.waitForNavigation(), page.getByRole('link', { name: 'Sign in with Gone Inc' }).click()]);
+    expect(failed?.status()).toBe(502);
+    await expect(page.getByRole('alert').textContent()).resolves.toContain('Gone Inc could not be reached');
+    const back = page.getByRole('link', { name: 'Start again' });
+    expect(new URL((await back.getAttribute('href'))!, issuer).pathname).toBe('/login');
+    await screenshot(page, 'unreachable');
+    await expectAccessible(page, watcher, 'a "Start again"');
+    // One trip to our start route, no redirect anywhere (let alone back upstream or round again).
+    expect(navigations).toEqual(['/authorize', '/federation/gone/start']);
+    expect(new URL(page.url()).pathname).toBe('/federation/gone/start');
+
+    // The way back: the sign-in page, still for the relying party's request.
+    await Promise.all([page.waitForURL((url) => url.pathname === '/login'), back.click()]);
+    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Sign in');
+    await expect(page.locator('.lead').textContent()).resolves.toContain('Expense reports');
+    await expect(page.getByRole('link', { name: 'Sign in with Contoso' }).isVisible()).resolves.toBe(true);
+  });
+});
