@@ -6,7 +6,7 @@
  * there, allows on our consent page, and lands on the relying party's redirect URI (a small HTTP
  * server of this test) with a code that redeems for our ID token with the mapped claims. An
  * upstream that cannot be reached ends on a clear page with a way back, not in a redirect loop.
- * Our pages are checked for accessibility basics (support/a11y.ts) and photographed into
+ * Our pages are checked for accessibility basics (support/a11y.ts) and by axe-core and photographed into
  * test-results/screenshots/ (kept by CI).
  */
 import { jest } from '@jest/globals';
@@ -23,7 +23,7 @@ import { IdentityProvidersService } from '../../src/identity-providers/identity-
 import { startAtIssuer } from '../helpers/app-at-issuer.js';
 import { dropTestDatabase } from '../helpers/test-database.js';
 import { UpstreamOpenIdProvider } from '../federation/support/upstream-openid-provider.js';
-import { pageStructure, submitButtons, tabOrder, textContrast, watchPage } from './support/a11y.js';
+import { axeViolations, pageStructure, submitButtons, tabOrder, textContrast, watchPage } from './support/a11y.js';
 import { launchChromium } from './support/chromium.js';
 
 type Watcher = ReturnType<typeof watchPage>;
@@ -133,6 +133,8 @@ describe('sign-in through an upstream OpenID Connect provider in a real browser 
     expect((await submitButtons(page)).filter((button) => !reachable.has(button))).toEqual([]);
     await page.waitForLoadState('networkidle');
     expect(watcher.problems()).toEqual({ consoleErrors: [], pageErrors: [], failedRequests: [] });
+    // And axe-core's WCAG 2.1 A and AA rules.
+    expect(await axeViolations(page)).toEqual([]);
   }
 
   it('the relying party\'s request, "Sign in with Contoso", the upstream\'s form, our consent: the relying party\'s code redeems for our ID token with the mapped email', async () => {

@@ -305,3 +305,27 @@ export function submitButtons(page: PlaywrightPage): Promise<string[]> {
       }),
   );
 }
+
+/** One rule axe-core found broken on the page, with the elements that break it. */
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  targets: string[];
+}
+
+/**
+ * axe-core (Deque's rules engine, WCAG 2.x A and AA) run inside the page. It is evaluated through
+ * the DevTools protocol, which the page's Content-Security-Policy does not govern, so the page's
+ * own policy stays as strict as it is in production. Returns the violations; none is the goal.
+ */
+export async function axeViolations(page: PlaywrightPage): Promise<AxeViolation[]> {
+  const { createRequire } = await import('node:module');
+  const { readFileSync } = await import('node:fs');
+  const source = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+  await page.evaluate(source);
+  return page.evaluate(async () => {
+    const axe = (globalThis as unknown as { axe: { run(context: unknown, options: unknown): Promise<{ violations: { id: string; impact: string | null; nodes: { target: string[] }[] }[] }> } }).axe;
+    const result = await axe.run((globalThis as unknown as { document: unknown }).document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
+    return result.violations.map((violation) => ({ id: violation.id, impact: violation.impact, targets: violation.nodes.flatMap((node) => node.target) }));
+  });
+}
