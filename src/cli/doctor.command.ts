@@ -6,7 +6,9 @@ const MARKS: Record<CheckResult['status'], string> = { ok: 'ok  ', warn: 'WARN',
 
 /** The report for people: one line per check, the fix under each problem, a count at the end. */
 function text(report: DoctorReport): string {
-  const lines = report.checks.flatMap((check) => [`${MARKS[check.status]}  ${check.id.padEnd(14)} ${check.detail}`, ...(check.fix ? [`${' '.repeat(21)}fix: ${check.fix}`] : [])]);
+  // The id column is as wide as the longest id (idp:<id> entries can be long), at least 14.
+  const width = Math.max(14, ...report.checks.map((check) => check.id.length));
+  const lines = report.checks.flatMap((check) => [`${MARKS[check.status]}  ${check.id.padEnd(width)} ${check.detail}`, ...(check.fix ? [`${' '.repeat(width + 7)}fix: ${check.fix}`] : [])]);
   const verdict = report.ok ? `No failures${report.warnings > 0 ? `, ${report.warnings} warning(s) to review` : ''}.` : `${report.failures} failure(s), ${report.warnings} warning(s).`;
   return `${lines.join('\n')}\n\n${verdict}\n`;
 }

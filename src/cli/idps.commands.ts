@@ -27,6 +27,10 @@ const SETTING_OPTIONS = {
   'metadata-url': { type: 'string' },
   'metadata-file': { type: 'string' },
   'subject-attribute': { type: 'string' },
+  'sp-signing-key-file': { type: 'string' },
+  'sp-signing-key-env': { type: 'string' },
+  'sp-signing-certificate-file': { type: 'string' },
+  'sp-signing-certificate-env': { type: 'string' },
   domain: { type: 'string', multiple: true },
   'no-domains': { type: 'boolean' },
   'create-accounts': { type: 'boolean' },
@@ -45,7 +49,7 @@ const SETTING_OPTIONS = {
 const SETTINGS_USAGE =
   "[--name 'Contoso'] [--domain contoso.com ...] [--no-create-accounts] [--trust-level] [--trust-email] [--no-login-hint] [--no-upstream-sign-out] [--map ATTRIBUTE=CLAIM ...] [--disable]\n" +
   '    OpenID Connect: --issuer URL --client-id ID [--client-secret-env VAR | --client-secret-file PATH [--client-secret-post] | --private-key-file PATH | --private-key-env VAR | --public-client] [--scope "openid email profile"] [--userinfo]\n' +
-  '    SAML 2.0: --metadata-url URL | --metadata-file PATH [--subject-attribute NAME]';
+  '    SAML 2.0: --metadata-url URL | --metadata-file PATH [--subject-attribute NAME] [--sp-signing-key-file PATH | --sp-signing-key-env VAR --sp-signing-certificate-file PATH | --sp-signing-certificate-env VAR]';
 
 /** A pair of opposite flags: true, false, or undefined when neither is given. */
 function toggle(flags: Flags, on: string, off: string): boolean | undefined {
@@ -63,6 +67,9 @@ function settingsFrom(flags: Flags): Record<string, unknown> {
   put('metadataUrl', flags['metadata-url']);
   put('metadataFile', typeof flags['metadata-file'] === 'string' ? callerPath(flags['metadata-file']) : undefined);
   put('subjectAttribute', flags['subject-attribute']);
+  // Our SAML signing key and certificate (signed AuthnRequests and LogoutRequests): by reference only.
+  put('spSigningKey', referenceFrom(flags, 'sp-signing-key'));
+  put('spSigningCertificate', referenceFrom(flags, 'sp-signing-certificate'));
   put('userinfo', toggle(flags, 'userinfo', 'no-userinfo'));
   put('createAccounts', toggle(flags, 'create-accounts', 'no-create-accounts'));
   put('trustAuthenticationLevel', toggle(flags, 'trust-level', 'no-trust-level'));
@@ -97,6 +104,14 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * The name of the variable holding a secret. A secret typed here by mistake would be kept in the
  * database in clear as the "name": refused unless it is a name, and never echoed (it may be the secret).
  */
+/** `--NAME-file PATH` or `--NAME-env VAR` as a secret reference; undefined when neither is given. */
+function referenceFrom(flags: Flags, name: string): { file: string } | { env: string } | undefined {
+  if (flags[`${name}-file`] !== undefined && flags[`${name}-env`] !== undefined) throw new UsageError(`give one of --${name}-file and --${name}-env`);
+  if (typeof flags[`${name}-file`] === 'string') return { file: callerPath(flags[`${name}-file`] as string) };
+  if (typeof flags[`${name}-env`] === 'string') return { env: envName(flags, `${name}-env`) };
+  return undefined;
+}
+
 function envName(flags: Flags, flag: string): string {
   const name = flags[flag] as string;
   if (!ENV_NAME.test(name)) throw new UsageError(`--${flag} takes the name of the environment variable that holds the secret (letters, digits and _), never the secret itself`);

@@ -7,7 +7,7 @@
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
 
 export interface CheckResult {
-  /** Stable, for scripts reading --json: configuration, issuer, tls, clock, database, pool, migrations, redis, signing_keys, health, metrics, rate_limits, legacy_grants, production. */
+  /** Stable, for scripts reading --json: configuration, issuer, tls, clock, database, pool, migrations, redis, signing_keys, health, metrics, rate_limits, legacy_grants, production; and idp:<id> for each upstream identity provider. */
   id: string;
   status: CheckStatus;
   /** What was found, in one sentence or a few. */

@@ -13,7 +13,7 @@ import { macTokenConfig } from '../config/mac-token.config.js';
 import { metricsConfig, type MetricsConfig } from '../config/metrics.config.js';
 import { oauthConfig } from '../config/oauth.config.js';
 import { openIdConfig } from '../config/openid.config.js';
-import { outboundConfig } from '../config/outbound.config.js';
+import { outboundConfig, type OutboundConfig } from '../config/outbound.config.js';
 import { parConfig } from '../config/par.config.js';
 import { passkeyConfig } from '../config/passkey.config.js';
 import { productionProblems } from '../config/production-guards.js';
@@ -30,12 +30,14 @@ export interface DeploymentSettings {
   redis: RedisConfig;
   rateLimit: RateLimitConfig;
   metrics: MetricsConfig;
+  /** How outgoing requests are guarded: the identity providers are checked through the same guard. */
+  outbound: OutboundConfig;
   /** SIGNING_KEY_ENCRYPTION_KEY's keys, newest first; none: the generated one. */
   signingKeyEncryptionKeys: readonly Buffer[];
 }
 
 /** Every namespace the server validates at start-up, read the same way: a problem here stops the server. */
-const NAMESPACES: (() => unknown)[] = [apiConfig, clientAuthConfig, corsConfig, dpopConfig, factorsConfig, fapiConfig, housekeepingConfig, legacyGrantsConfig, logoutConfig, macTokenConfig, oauthConfig, openIdConfig, outboundConfig, parConfig, passkeyConfig, sessionConfig];
+const NAMESPACES: (() => unknown)[] = [apiConfig, clientAuthConfig, corsConfig, dpopConfig, factorsConfig, fapiConfig, housekeepingConfig, legacyGrantsConfig, logoutConfig, macTokenConfig, oauthConfig, openIdConfig, parConfig, passkeyConfig, sessionConfig];
 
 /** Reads the configuration as start-up does; returns the settings, or undefined when it would not start. */
 export function configurationChecks(results: CheckResult[]): DeploymentSettings | undefined {
@@ -54,6 +56,7 @@ export function configurationChecks(results: CheckResult[]): DeploymentSettings 
     redis: read(redisConfig),
     rateLimit: read(rateLimitConfig),
     metrics: read(metricsConfig),
+    outbound: read(outboundConfig),
     signingKeyEncryptionKeys: read(openIdConfig)?.signingKeyEncryptionKeys,
   };
   for (const namespace of NAMESPACES) read(namespace);

@@ -11,6 +11,7 @@ import { SigningKey } from '../signing/signing-key.entity.js';
 import { GENERATED_SIGNING_KEY_ENCRYPTION_NAME, signingKeyViews } from '../signing/signing-key-vault.js';
 import { SealedBox } from '../common/sealed-box.js';
 import { ServerKey } from '../keys/server-key.entity.js';
+import { IdentityProvider } from '../identity-providers/identity-provider.entity.js';
 import { fail, ok, skip, warn, type CheckResult } from './check.js';
 import { DeploymentDatabaseStore } from './deployment-database.store.js';
 import { poolerChecks } from './pooler.checks.js';
@@ -25,17 +26,25 @@ const CLOCK_FAIL_MS = 10_000;
 
 const DATABASE_IDS = ['clock', 'pool', 'pooler', 'listen', 'migrations', 'signing_keys', 'legacy_grants'];
 
+/** What the database holds that later checks look at, beyond it: none when it cannot be read. */
+export interface DeploymentRows {
+  /** The upstream identity providers, enabled or not (identity-provider.checks.ts). */
+  identityProviders: IdentityProvider[];
+}
+
+const NO_ROWS: DeploymentRows = { identityProviders: [] };
+
 /**
  * The database as the server would use it: reachable, fast, with room for another instance, on the
  * same clock, with every migration applied; then what it holds that an operator should know (the
  * signing keys' rotation, clients allowed legacy grants). Read only: it applies no migration and
  * generates no key, and a SQLite file that does not exist is not created.
  */
-export async function databaseChecks(config: DatabaseConfig, signingKeyEncryptionKeys: readonly Buffer[], results: CheckResult[]): Promise<void> {
+export async function databaseChecks(config: DatabaseConfig, signingKeyEncryptionKeys: readonly Buffer[], results: CheckResult[]): Promise<DeploymentRows> {
   if (config.dialect === 'sqlite' && !existsSync(config.sqlitePath!)) {
     results.push(fail('database', `The SQLite database ${config.sqlitePath} does not exist.`, 'Check DATABASE_URL; a new deployment creates it at its first start (or run npx latchkey migrations:run).'));
     for (const id of DATABASE_IDS) results.push(skip(id, 'No database to check.'));
-    return;
+    return NO_ROWS;
   }
   const dataSource = new DataSource({ ...buildDataSourceOptions({ ...config, migrationsRun: false, logging: false }), ...(config.dialect === 'postgres' ? { poolSize: 1 } : {}) } as ConstructorParameters<typeof DataSource>[0]);
   try {
@@ -43,7 +52,7 @@ export async function databaseChecks(config: DatabaseConfig, signingKeyEncryptio
   } catch (error) {
     results.push(fail('database', `Cannot connect: ${(error as Error).message}`, 'Check DATABASE_URL (host, port, credentials, database name) and that the database accepts connections from this host.'));
     for (const id of DATABASE_IDS) results.push(skip(id, 'The database is unreachable.'));
-    return;
+    return NO_ROWS;
   }
   try {
     const store = new DeploymentDatabaseStore(dataSource);
@@ -61,13 +70,14 @@ export async function databaseChecks(config: DatabaseConfig, signingKeyEncryptio
     results.push(migrations);
     if (migrations.status === 'fail') {
       results.push(skip('signing_keys', 'The schema is not up to date.'), skip('legacy_grants', 'The schema is not up to date.'));
-      return;
+      return NO_ROWS;
     }
     // The box the vault opens them with: the configured keys, or the one generated into server_keys (SigningKeyVault.sealedBox).
     const generated = await dataSource.manager.findOneBy(ServerKey, { name: GENERATED_SIGNING_KEY_ENCRYPTION_NAME });
     const sealing = signingKeyEncryptionKeys.length > 0 ? [...signingKeyEncryptionKeys] : generated ? [Buffer.from(generated.value, 'base64')] : [];
     results.push(signingKeyCheck(await dataSource.manager.find(SigningKey), new SealedBox(GENERATED_SIGNING_KEY_ENCRYPTION_NAME, sealing), signingKeyEncryptionKeys.length > 0));
     results.push(legacyGrantCheck(await dataSource.manager.find(Client, { order: { createdAt: 'ASC' } })));
+    return { identityProviders: await dataSource.manager.find(IdentityProvider, { order: { id: 'ASC' } }) };
   } finally {
     await dataSource.destroy();
   }

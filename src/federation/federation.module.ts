@@ -7,6 +7,8 @@ import { FactorsModule } from '../factors/factors.module.js';
 import { IdentityProvidersModule } from '../identity-providers/identity-providers.module.js';
 import { MetricsModule } from '../metrics/metrics.module.js';
 import { FederationController } from './federation.controller.js';
+import { SamlController } from './saml/saml.controller.js';
+import { SAML_PROVIDERS } from './saml/saml.providers.js';
 import { FederationMetrics } from './federation.metrics.js';
 import { UpstreamOpenIdConnect } from './oidc/upstream-openid-connect.js';
 import { UpstreamSession } from './upstream-session.entity.js';
@@ -25,8 +27,8 @@ import { SessionsModule } from '../sessions/sessions.module.js';
  */
 @Module({
   imports: [TypeOrmModule.forFeature([UpstreamSession]), CommonModule, AuditModule, MetricsModule, AuthModule, FactorsModule, IdentityProvidersModule, ReplayModule, SessionsModule],
-  controllers: [FederationController, UpstreamLogoutController],
-  providers: [UpstreamSignIn, UpstreamSignOut, UpstreamBackchannelLogout, UpstreamOpenIdConnect, UpstreamSessionStore, FederationMetrics],
+  controllers: [FederationController, UpstreamLogoutController, SamlController],
+  providers: [...SAML_PROVIDERS, UpstreamSignIn, UpstreamSignOut, UpstreamBackchannelLogout, UpstreamOpenIdConnect, UpstreamSessionStore, FederationMetrics],
   exports: [UpstreamSignIn, UpstreamOpenIdConnect, UpstreamSessionStore],
 })
 export class FederationModule {}

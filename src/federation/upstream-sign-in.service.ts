@@ -19,6 +19,7 @@ import { IdentityProvidersService } from '../identity-providers/identity-provide
 import { UpstreamAccounts } from '../identity-providers/upstream-accounts.service.js';
 import { FederationMetrics } from './federation.metrics.js';
 import { UpstreamOpenIdConnect } from './oidc/upstream-openid-connect.js';
+import { SamlServiceProvider } from './saml/saml-service-provider.js';
 import { UPSTREAM_WAIT_MS, type PendingUpstreamSignIn } from '../identity-providers/pending-upstream.js';
 import { failureMessage, UpstreamFailure } from './upstream-failure.js';
 import type { UpstreamIdentity } from './upstream-identity.js';
@@ -73,6 +74,7 @@ export class UpstreamSignIn {
     private readonly session: LoginSession,
     private readonly factors: SecondFactors,
     private readonly openIdConnect: UpstreamOpenIdConnect,
+    private readonly saml: SamlServiceProvider,
     private readonly upstreamSessions: UpstreamSessionStore,
     private readonly validator: AuthorizationRequestValidator,
     private readonly pages: Pages,
@@ -202,7 +204,12 @@ export class UpstreamSignIn {
   private async send(request: FastifyRequest, provider: UpstreamProvider, options: UpstreamStartOptions): Promise<InteractionOutcome> {
     const settings = provider.settings;
     try {
-      if (settings.protocol !== UPSTREAM_PROTOCOL.OpenIdConnect) return this.pages.error(501, 'invalid_request', `Signing in with ${provider.displayName} is not available yet.`, { retryUrl: '/login' });
+      if (settings.protocol === UPSTREAM_PROTOCOL.Saml) {
+        const { location, form, pending } = await this.saml.start(provider, settings, { forceLogin: options.forceLogin, maxAge: options.maxAge });
+        this.remember(request, { idp: provider.id, ...pending, returnTo: options.returnTo, at: this.clock.now().getTime(), linkTo: options.linkTo });
+        this.metrics.started(provider.id);
+        return form ? this.pages.formPost(location, form) : { kind: 'redirect', status: 303, location };
+      }
       const { location, pending } = await this.openIdConnect.start(provider, settings, { callbackUrl: this.providers.callbackUrls(provider.id, settings.protocol).redirect_uri!, loginHint: options.loginHint, forceLogin: options.forceLogin, maxAge: options.maxAge });
       this.remember(request, { idp: provider.id, ...pending, returnTo: options.returnTo, at: this.clock.now().getTime(), linkTo: options.linkTo });
       this.metrics.started(provider.id);

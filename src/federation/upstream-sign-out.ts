@@ -9,6 +9,7 @@ import { UPSTREAM_PROTOCOL } from '../identity-providers/identity-provider-setti
 import { IdentityProvidersService } from '../identity-providers/identity-providers.service.js';
 import { SignOutRedirects } from '../identity-providers/sign-out-redirects.js';
 import { UpstreamOpenIdConnect } from './oidc/upstream-openid-connect.js';
+import { SamlSingleLogout } from './saml/saml-single-logout.js';
 import { UpstreamSessionStore } from './upstream-session.store.js';
 
 /** How long the upstream's logout may take before its return is no longer recognised. */
@@ -30,6 +31,7 @@ export class UpstreamSignOut implements OnModuleInit {
     private readonly upstreamSessions: UpstreamSessionStore,
     private readonly providers: IdentityProvidersService,
     private readonly openIdConnect: UpstreamOpenIdConnect,
+    private readonly saml: SamlSingleLogout,
     private readonly session: LoginSession,
     private readonly clock: Clock,
     @Inject(appConfig.KEY) app: AppConfig,
@@ -46,9 +48,12 @@ export class UpstreamSignOut implements OnModuleInit {
     const upstream = await this.upstreamSessions.find(sessionRowId);
     if (!upstream) return null;
     const provider = await this.providers.findEnabled(upstream.idpId);
-    if (!provider || !provider.settings.signOutUpstream || provider.settings.protocol !== UPSTREAM_PROTOCOL.OpenIdConnect) return null;
+    if (!provider || !provider.settings.signOutUpstream) return null;
     const state = randomBytes(16).toString('base64url');
-    const location = await this.openIdConnect.endSessionUrl(provider, provider.settings, upstream.logoutHint, this.signedOutUrl(provider.id), state).catch(() => null);
+    const location =
+      provider.settings.protocol === UPSTREAM_PROTOCOL.Saml
+        ? await this.saml.logoutLocation(provider, provider.settings, upstream.logoutHint, state).catch(() => null)
+        : await this.openIdConnect.endSessionUrl(provider, provider.settings, upstream.logoutHint, this.signedOutUrl(provider.id), state).catch(() => null);
     if (location === null) return null;
     this.session.holdUpstream(request, 'upstreamSignOut', { idp: provider.id, state, next, at: this.clock.now().getTime() });
     return location;

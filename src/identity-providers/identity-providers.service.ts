@@ -30,6 +30,7 @@ export interface IdentityProviderView {
   backchannel_logout_uri?: string;
   saml_metadata_url?: string;
   saml_acs_url?: string;
+  saml_slo_url?: string;
   linked_people?: number;
   created_at: string;
   updated_at: string;
@@ -128,9 +129,10 @@ export class IdentityProvidersService {
   }
 
   /** Where an upstream sends the browser back for provider `id` (what its administrator registers). */
-  callbackUrls(id: string, protocol: string): Pick<IdentityProviderView, 'redirect_uri' | 'post_logout_redirect_uri' | 'backchannel_logout_uri' | 'saml_metadata_url' | 'saml_acs_url'> {
+  callbackUrls(id: string, protocol: string): Pick<IdentityProviderView, 'redirect_uri' | 'post_logout_redirect_uri' | 'backchannel_logout_uri' | 'saml_metadata_url' | 'saml_acs_url' | 'saml_slo_url'> {
     const base = `${this.issuer}/federation/${id}`;
-    if (protocol === UPSTREAM_PROTOCOL.Saml) return { saml_metadata_url: `${base}/saml/metadata`, saml_acs_url: `${base}/saml/acs` };
+    // Our SAML entity ID is the metadata URL (SAML 2.0 Metadata §4.1: well-known location).
+    if (protocol === UPSTREAM_PROTOCOL.Saml) return { saml_metadata_url: `${base}/saml/metadata`, saml_acs_url: `${base}/saml/acs`, saml_slo_url: `${base}/saml/slo` };
     return { redirect_uri: `${base}/callback`, post_logout_redirect_uri: `${base}/signed-out`, backchannel_logout_uri: `${base}/backchannel-logout` };
   }
 

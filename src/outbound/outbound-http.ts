@@ -86,14 +86,20 @@ export async function postForm(url: string, form: Record<string, string>, option
 
 /** GETs a JSON document (a sector identifier document), with the same protection and at most `maxBytes` of body. */
 export async function getJson(url: string, maxBytes: number, options: OutboundOptions): Promise<{ status: number; json: unknown }> {
-  const { status, body } = await send(url, 'GET', { accept: 'application/json' }, undefined, maxBytes, options);
+  const { status, json } = await getJsonWithHeaders(url, maxBytes, options);
+  return { status, json };
+}
+
+/** getJson with the answer's headers (doctor compares an upstream's Date header, RFC 9110 §6.6.1, with our clock). */
+export async function getJsonWithHeaders(url: string, maxBytes: number, options: OutboundOptions): Promise<{ status: number; json: unknown; headers: NodeJS.Dict<string | string[]> }> {
+  const { status, headers, body } = await send(url, 'GET', { accept: 'application/json' }, undefined, maxBytes, options);
   let json: unknown;
   try {
     json = JSON.parse(body.toString('utf8'));
   } catch {
     json = undefined;
   }
-  return { status, json };
+  return { status, json, headers };
 }
 
 /**

@@ -23,6 +23,7 @@ import { DeviceAuthorization } from '../device-codes/device-authorization.entity
 import { IdentityProvider } from '../identity-providers/identity-provider.entity.js';
 import { UpstreamLink } from '../identity-providers/upstream-link.entity.js';
 import { UpstreamSession } from '../federation/upstream-session.entity.js';
+import { SamlHandoff } from '../federation/saml/saml-handoff.entity.js';
 
 /** Every entity, listed explicitly (no globs: the same list works compiled, under Jest and in the CLI). */
-export const ENTITIES = [User, Client, AuthorizationCode, Token, Consent, ServerKey, Item, AuditEvent, MacNonce, Session, SigningKey, SessionClient, LogoutDelivery, PushedAuthorizationRequest, JtiUse, ResourceServer, TotpFactor, RecoveryCode, Passkey, PasskeyChallenge, IdempotencyKey, DeviceAuthorization, IdentityProvider, UpstreamLink, UpstreamSession];
+export const ENTITIES = [User, Client, AuthorizationCode, Token, Consent, ServerKey, Item, AuditEvent, MacNonce, Session, SigningKey, SessionClient, LogoutDelivery, PushedAuthorizationRequest, JtiUse, ResourceServer, TotpFactor, RecoveryCode, Passkey, PasskeyChallenge, IdempotencyKey, DeviceAuthorization, IdentityProvider, UpstreamLink, UpstreamSession, SamlHandoff];

@@ -99,7 +99,7 @@ describe('routes that read the session cookie', () => {
 
   it('the cross-site entries are exactly the authorization request (RFC 6749 §3.1, OpenID Connect Core §3.1.2.1) and the sign-out request (RP-Initiated Logout §2)', () => {
     const entries = Object.fromEntries(routes.filter((r) => r.use === SessionCookieUse.CrossSiteEntry).map((r) => [r.route, r.because]));
-    expect(entries).toEqual({ 'POST /authorize': 'OpenID Connect Core 1.0 §3.1.2.1', 'POST /session/end': 'OpenID Connect RP-Initiated Logout 1.0 §2' });
+    expect(entries).toEqual({ 'POST /authorize': 'OpenID Connect Core 1.0 §3.1.2.1', 'POST /session/end': 'OpenID Connect RP-Initiated Logout 1.0 §2', 'POST /federation/:idp/saml/acs': 'SAML 2.0 Bindings §3.5 (HTTP POST binding), Profiles §4.1.4', 'POST /federation/:idp/saml/slo': 'SAML 2.0 Bindings §3.5 (HTTP POST binding), Profiles §4.4' });
   });
 
   it('the running app refuses a cross-site POST to every cookie form before it runs (403), and lets the cross-site entries through', async () => {
@@ -113,7 +113,7 @@ describe('routes that read the session cookie', () => {
         }),
       ),
     );
-    const expected = Object.fromEntries(routes.map(({ route }) => [route, route === 'POST /authorize' || route === 'POST /session/end' ? 'let through' : 'refused']));
+    const expected = Object.fromEntries(routes.map(({ route }) => [route, ['POST /authorize', 'POST /session/end', 'POST /federation/:idp/saml/acs', 'POST /federation/:idp/saml/slo'].includes(route) ? 'let through' : 'refused']));
     expect(statuses).toEqual(expected);
   });
 });
