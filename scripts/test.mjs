@@ -11,7 +11,7 @@
 // Redis) fails alone and the others still run; every group runs, and a summary ends the output.
 // Extra arguments go to every Jest run (e.g. `npm test -- -t "refresh"`).
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { delimiter, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -79,11 +79,33 @@ if (tier === 'unit') {
   else notes.push('PostgreSQL: not run (set TEST_DATABASE_URL)');
 }
 
+// The SAML tests (test/e2e/federation-saml) sign in at a real identity provider: Debian's
+// SimpleSAMLphp under PHP's built-in server. Like Node above, it is fetched when missing (from
+// Debian's packages, as root), so that `npm ci && npm test` needs nothing installed by hand.
+if (groups.some((g) => g.build) && tier === 'all') ensureSimpleSamlPhp();
+
 // The e2e tests start `node dist/src/main.js` and the CLI as real processes: build once, first.
 if (groups.some((g) => g.build)) {
   console.log('\n=== Build (tsc) ===\n');
   const build = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
   if (build.status !== 0) process.exit(build.status ?? 1);
+}
+
+function ensureSimpleSamlPhp() {
+  const present = () => existsSync('/usr/share/simplesamlphp/www') && spawnSync('php', ['-m'], { encoding: 'utf8' }).stdout?.split('\n').includes('dom');
+  if (present()) return;
+  const packages = ['simplesamlphp', 'php-cli', 'php-xml', 'php-mbstring'];
+  if (process.getuid?.() !== 0) {
+    console.error(`latchkey: the SAML tests need SimpleSAMLphp and PHP; run as root: apt-get install -y ${packages.join(' ')}`);
+    return;
+  }
+  console.log(`\n=== Installing ${packages.join(' ')} (Debian) for the SAML tests ===\n`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  const install = () => spawnSync('apt-get', ['install', '-y', '-q', ...packages], { stdio: 'ignore', env }).status === 0;
+  if (!install()) {
+    spawnSync('apt-get', ['update', '-q'], { stdio: 'inherit', env });
+    if (!install()) console.error('latchkey: apt-get could not install SimpleSAMLphp; the SAML tests will fail');
+  }
 }
 
 const jest = ['--experimental-vm-modules', '--no-warnings=ExperimentalWarning', 'node_modules/jest/bin/jest.js', '--runInBand'];

@@ -15,6 +15,7 @@ import { UpstreamSession } from './upstream-session.entity.js';
 import { UpstreamSessionStore } from './upstream-session.store.js';
 import { UpstreamSignIn } from './upstream-sign-in.service.js';
 import { UpstreamSignOut } from './upstream-sign-out.js';
+import { UpstreamEndpoints } from './upstream-endpoints.js';
 import { UpstreamBackchannelLogout } from './oidc/upstream-backchannel-logout.js';
 import { UpstreamLogoutController } from './upstream-logout.controller.js';
 import { ReplayModule } from '../replay/replay.module.js';
@@ -28,7 +29,7 @@ import { SessionsModule } from '../sessions/sessions.module.js';
 @Module({
   imports: [TypeOrmModule.forFeature([UpstreamSession]), CommonModule, AuditModule, MetricsModule, AuthModule, FactorsModule, IdentityProvidersModule, ReplayModule, SessionsModule],
   controllers: [FederationController, UpstreamLogoutController, SamlController],
-  providers: [...SAML_PROVIDERS, UpstreamSignIn, UpstreamSignOut, UpstreamBackchannelLogout, UpstreamOpenIdConnect, UpstreamSessionStore, FederationMetrics],
+  providers: [...SAML_PROVIDERS, UpstreamSignIn, UpstreamSignOut, UpstreamEndpoints, UpstreamBackchannelLogout, UpstreamOpenIdConnect, UpstreamSessionStore, FederationMetrics],
   exports: [UpstreamSignIn, UpstreamOpenIdConnect, UpstreamSessionStore],
 })
 export class FederationModule {}

@@ -11,6 +11,7 @@ import { UpstreamAccounts } from './upstream-accounts.service.js';
 import { UpstreamLink } from './upstream-link.entity.js';
 import { SignInMethods } from './sign-in-methods.js';
 import { SignOutRedirects } from './sign-out-redirects.js';
+import { UpstreamOrigins } from './upstream-origins.js';
 
 /**
  * Upstream identity providers and the people linked to them (issue 45): what an administrator
@@ -18,7 +19,7 @@ import { SignOutRedirects } from './sign-out-redirects.js';
  */
 @Module({
   imports: [TypeOrmModule.forFeature([IdentityProvider, UpstreamLink]), ClientsModule, CommonModule, AuditModule, UsersModule],
-  providers: [IdentityProviderStore, IdentityProvidersService, UpstreamAccounts, SignInMethods, SignOutRedirects],
-  exports: [IdentityProvidersService, UpstreamAccounts, SignInMethods, SignOutRedirects],
+  providers: [IdentityProviderStore, IdentityProvidersService, UpstreamAccounts, SignInMethods, SignOutRedirects, UpstreamOrigins],
+  exports: [IdentityProvidersService, UpstreamAccounts, SignInMethods, SignOutRedirects, UpstreamOrigins],
 })
 export class IdentityProvidersModule {}

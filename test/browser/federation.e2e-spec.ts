@@ -66,7 +66,7 @@ describe('sign-in through an upstream OpenID Connect provider in a real browser 
       startAtIssuer({ OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', CONTOSO_SECRET: UPSTREAM_SECRET }).then(async (value) => {
         ({ nest, issuer } = value);
         contoso = await UpstreamOpenIdProvider.start({ ana: { email: 'ana@contoso.example', email_verified: true, name: 'Ana Silva', preferred_username: 'ana' } }, [
-          { client_id: 'latchkey', client_secret: UPSTREAM_SECRET, redirect_uris: [`${issuer.origin}/federation/contoso/callback`], token_endpoint_auth_method: 'client_secret_basic' },
+          { client_id: 'latchkey', client_secret: UPSTREAM_SECRET, redirect_uris: [`${issuer.origin}/federation/contoso/callback`], post_logout_redirect_uris: [`${issuer.origin}/federation/contoso/signed-out`], token_endpoint_auth_method: 'client_secret_basic' },
         ]);
       }),
       callbackServer().then((value) => (callbacks = value)),
@@ -75,7 +75,7 @@ describe('sign-in through an upstream OpenID Connect provider in a real browser 
     const failure = started.find((result) => result.status === 'rejected');
     if (failure) throw failure.reason;
     const providers = nest.get(IdentityProvidersService);
-    await providers.create({ id: 'contoso', displayName: 'Contoso', protocol: 'oidc', settings: { issuer: contoso.issuer, clientId: 'latchkey', clientAuth: { method: 'client_secret_basic', secret: { env: 'CONTOSO_SECRET' } }, trustEmail: true } }, 'test');
+    await providers.create({ id: 'contoso', displayName: 'Contoso', protocol: 'oidc', settings: { issuer: contoso.issuer, clientId: 'latchkey', clientAuth: { method: 'client_secret_basic', secret: { env: 'CONTOSO_SECRET' } }, trustEmail: true, domains: ['contoso.example'] } }, 'test');
     // Nothing listens on port 9: discovery fails at once.
     await providers.create({ id: 'gone', displayName: 'Gone Inc', protocol: 'oidc', settings: { issuer: 'http://127.0.0.1:9', clientId: 'latchkey' } }, 'test');
     const { client, secret } = await nest.get(ClientsService).create({ name: 'Expense reports', redirectUris: [callbacks.redirectUri], scope: 'notes:read' });
@@ -194,5 +194,21 @@ describe('sign-in through an upstream OpenID Connect provider in a real browser 
     await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Sign in');
     await expect(page.locator('.lead').textContent()).resolves.toContain('Expense reports');
     await expect(page.getByRole('link', { name: 'Sign in with Contoso' }).isVisible()).resolves.toBe(true);
+  });
+
+  it('a work address on our sign-in form goes to Contoso, and signing out here signs out there too: the browser follows both form POSTs on to Contoso (CSP form-action lists its origin)', async () => {
+    const { page } = await openWindow();
+    await page.goto(new URL('/login', issuer).href);
+    await page.locator('input#username').fill('ana@contoso.example');
+    // No password: home-realm discovery. The POST's redirects lead to Contoso's form.
+    await Promise.all([page.waitForURL((url) => url.origin === contoso.issuer), page.getByRole('button', { name: 'Sign in' }).click()]);
+    await page.locator('input[name="login"]').fill('ana');
+    await Promise.all([page.waitForURL((url) => url.origin === issuer.origin && url.pathname === '/'), page.getByRole('button', { name: 'Sign in' }).click()]);
+    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('You are signed in');
+
+    // Sign out here: the POST goes on to Contoso's sign-out, then back home, signed out.
+    await Promise.all([page.waitForURL((url) => url.origin === contoso.issuer), page.getByRole('button', { name: 'Sign out', exact: true }).click()]);
+    await Promise.all([page.waitForURL((url) => url.origin === issuer.origin && url.pathname === '/'), page.getByRole('button', { name: 'Sign out', exact: true }).click()]);
+    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Latchkey');
   });
 });

@@ -37,7 +37,7 @@ export class HomeController {
     const factors = user ? await this.factors.summary(user.id) : undefined;
     // Issue 45: the organizations' accounts this person signs in with, and the others they may link.
     const upstream = user ? await this.upstreamChoices(user.id) : [];
-    sendOutcome(reply, this.pages.home(request, user, { others, ended: endedCount }, factors, upstream));
+    sendOutcome(reply, await this.pages.home(request, user, { others, ended: endedCount }, factors, upstream));
   }
 
  /** The enabled upstream identity providers, each linked to this person or not. */

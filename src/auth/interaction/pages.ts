@@ -4,6 +4,7 @@ import { passkeyConfig, type PasskeyConfig } from '../../config/passkey.config.j
 import type { FastifyRequest } from 'fastify';
 import { ScopeCatalog } from '../../scopes/scope-catalog.js';
 import { SignInMethods } from '../../identity-providers/sign-in-methods.js';
+import { UpstreamOrigins } from '../../identity-providers/upstream-origins.js';
 import type { GrantedAccess } from '../../consents/access-withdrawal.service.js';
 import type { Client } from '../../clients/client.entity.js';
 import type { User } from '../../users/user.entity.js';
@@ -22,6 +23,7 @@ export class Pages {
     private readonly scopes: ScopeCatalog,
     @Inject(passkeyConfig.KEY) private readonly passkeys: PasskeyConfig,
     private readonly signInMethods: SignInMethods,
+    private readonly upstreamOrigins: UpstreamOrigins,
   ) {}
 
   /**
@@ -32,6 +34,8 @@ export class Pages {
   async login(request: FastifyRequest, options: { returnTo: string; authorization?: AuthorizationRequest; username?: string; failed?: boolean }): Promise<InteractionOutcome> {
     const { authorization } = options;
     const ways = await this.signInMethods.forClient(authorization?.client);
+    // Home-realm discovery sends the form's POST on to a provider: CSP form-action covers the redirects that follow it.
+    const discovery = ways.local ? await this.upstreamOrigins.of(ways.upstream.filter((provider) => provider.settings.domains.length > 0)) : [];
     const page = this.renderer.render(
       'login',
       {
@@ -50,7 +54,7 @@ export class Pages {
       {
         status: options.failed ? 401 : 200,
         scripts: this.passkeys.rpId !== null && ways.local,
-        formTargets: authorization ? [formTargetOf(authorization.redirectUri)] : [],
+        formTargets: [...(authorization ? [formTargetOf(authorization.redirectUri)] : []), ...discovery],
         headers: options.failed ? { 'WWW-Authenticate': 'Form realm="latchkey"' } : undefined,
       },
     );
@@ -136,7 +140,9 @@ export class Pages {
   }
 
   /** `sessions`: how many other browsers the person is signed in on, and how many were just signed out; `factors`: their second factors. */
-  home(request: FastifyRequest, user: User | null, sessions: { others: number; ended?: number } = { others: 0 }, factors?: FactorSummary, upstream: { id: string; name: string; linked: boolean }[] = []): InteractionOutcome {
+  async home(request: FastifyRequest, user: User | null, sessions: { others: number; ended?: number } = { others: 0 }, factors?: FactorSummary, upstream: { id: string; name: string; linked: boolean }[] = []): Promise<InteractionOutcome> {
+    // Signing out and linking go on to the upstream providers (their logout, their sign-in): CSP form-action covers those redirects.
+    const formTargets = user && upstream.length > 0 ? await this.upstreamOrigins.of() : [];
     const page = this.renderer.render('home', {
       title: user ? 'Signed in' : 'Latchkey',
       username: user?.username,
@@ -148,17 +154,19 @@ export class Pages {
       },
       upstream,
       csrfToken: this.session.csrfToken(request),
-    });
+    }, { formTargets });
     return { kind: 'page', page };
   }
 
   /** RP-Initiated Logout 1.0 §2: asks before signing out on a request that does not prove who sent it. */
-  logoutConfirmation(request: FastifyRequest, user: User, client: Client | undefined, carried: Record<string, string>): InteractionOutcome {
+  async logoutConfirmation(request: FastifyRequest, user: User, client: Client | undefined, carried: Record<string, string>): Promise<InteractionOutcome> {
     const redirect = carried.post_logout_redirect_uri;
+    // A session an upstream provider signed in signs out there too, before going on.
+    const upstream = await this.upstreamOrigins.of();
     const page = this.renderer.render(
       'logout',
       { title: 'Sign out?', clientName: client?.name, username: user.username, csrfToken: this.session.csrfToken(request), carried },
-      { formTargets: redirect ? [formTargetOf(redirect)] : [] },
+      { formTargets: [...(redirect ? [formTargetOf(redirect)] : []), ...upstream] },
     );
     return { kind: 'page', page };
   }

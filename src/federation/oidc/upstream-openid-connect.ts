@@ -129,6 +129,12 @@ export class UpstreamOpenIdConnect {
     return oidc.buildEndSessionUrl(config, parameters).href;
   }
 
+  /** The origins of the provider's authorization and end-session endpoints: where our forms' redirects may lead (UpstreamOrigins). */
+  async endpointOrigins(provider: UpstreamProvider, settings: OidcSettings): Promise<string[]> {
+    const metadata = (await this.configuration(provider, settings)).serverMetadata();
+    return [metadata.authorization_endpoint, metadata.end_session_endpoint].filter((url): url is string => typeof url === 'string').map((url) => new URL(url).origin);
+  }
+
   /**
    * The provider's JWK Set and issuer, for checking what it sends us outside a sign-in (a
    * back-channel logout token): jose's remote set, read through the outbound guard, read again on
