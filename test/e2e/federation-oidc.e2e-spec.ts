@@ -6,6 +6,10 @@
  */
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { getDataSourceToken } from '@nestjs/typeorm';
+import { exportJWK, generateKeyPair } from 'jose';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import * as oidc from 'openid-client';
 import type { DataSource } from 'typeorm';
 import { ClientsService } from '../../src/clients/clients.service.js';
@@ -30,6 +34,7 @@ describe('sign-in through an upstream OpenID Connect provider', () => {
   let db: DataSource;
   let rogue: RogueOpenIdProvider;
   let strictClient: { id: string; secret: string };
+  let keyDirectory: string;
 
   const counts = async () => ({
     users: Number((await db.query('SELECT COUNT(*) AS n FROM "users"'))[0].n),
@@ -39,6 +44,13 @@ describe('sign-in through an upstream OpenID Connect provider', () => {
 
   beforeAll(async () => {
     ({ nest, issuer } = await startAtIssuer({ OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', CONTOSO_SECRET: UPSTREAM_SECRET }));
+    // private_key_jwt (RFC 7523) at the upstream: our key in a file, its public half registered there; another key in another file.
+    const ours = await generateKeyPair('ES256', { extractable: true });
+    const stranger = await generateKeyPair('ES256', { extractable: true });
+    keyDirectory = mkdtempSync(join(tmpdir(), 'latchkey-upstream-key-'));
+    writeFileSync(join(keyDirectory, 'ours.jwk'), JSON.stringify({ ...(await exportJWK(ours.privateKey)), kid: 'latchkey-1', alg: 'ES256' }));
+    writeFileSync(join(keyDirectory, 'stranger.jwk'), JSON.stringify({ ...(await exportJWK(stranger.privateKey)), kid: 'latchkey-1', alg: 'ES256' }));
+    const publicJwk = { ...(await exportJWK(ours.publicKey)), kid: 'latchkey-1', alg: 'ES256', use: 'sig' };
     db = nest.get<DataSource>(getDataSourceToken());
     contoso = await UpstreamOpenIdProvider.start(
       {
@@ -51,7 +63,10 @@ describe('sign-in through an upstream OpenID Connect provider', () => {
         dana: { email: 'dana@contoso.example', email_verified: true, preferred_username: 'dana' },
         erin: { email: 'erin@contoso.example', email_verified: true, preferred_username: 'erin' },
       },
-      [{ client_id: 'latchkey', client_secret: UPSTREAM_SECRET, redirect_uris: [`${issuer.origin}/federation/contoso/callback`], token_endpoint_auth_method: 'client_secret_basic' }],
+      [
+        { client_id: 'latchkey', client_secret: UPSTREAM_SECRET, redirect_uris: [`${issuer.origin}/federation/contoso/callback`], token_endpoint_auth_method: 'client_secret_basic' },
+        { client_id: 'latchkey-keys', redirect_uris: [`${issuer.origin}/federation/contoso-keys/callback`, `${issuer.origin}/federation/contoso-stranger/callback`], token_endpoint_auth_method: 'private_key_jwt', token_endpoint_auth_signing_alg: 'ES256', jwks: { keys: [publicJwk] } },
+      ],
     );
     await nest.get(IdentityProvidersService).create(
       { id: 'contoso', displayName: 'Contoso', protocol: 'oidc', settings: { issuer: contoso.issuer, clientId: 'latchkey', clientAuth: { method: 'client_secret_basic', secret: { env: 'CONTOSO_SECRET' } }, domains: ['contoso.example'], trustEmail: true } },
@@ -69,6 +84,7 @@ describe('sign-in through an upstream OpenID Connect provider', () => {
   afterAll(async () => {
     await rogue?.stop();
     await contoso?.stop();
+    if (keyDirectory) rmSync(keyDirectory, { recursive: true, force: true });
     await nest?.close();
     await dropTestDatabase();
   });
@@ -334,5 +350,23 @@ describe('sign-in through an upstream OpenID Connect provider', () => {
     const landed = await signInThroughContoso(browser, request.url, 'ana');
     expect(landed.url.href.startsWith(RP_REDIRECT_URI)).toBe(true);
     expect((await request.redeem(landed.url)).claims()!.email).toBe('ana@contoso.example');
+  });
+
+  it('private_key_jwt at the upstream\'s token endpoint: our key from its file signs in; another key in its place is refused', async () => {
+    const providers = nest.get(IdentityProvidersService);
+    for (const [id, file] of [['contoso-keys', 'ours.jwk'], ['contoso-stranger', 'stranger.jwk']]) {
+      await providers.create({ id, displayName: id, protocol: 'oidc', settings: { issuer: contoso.issuer, clientId: 'latchkey-keys', clientAuth: { method: 'private_key_jwt', key: { file: join(keyDirectory, file) } } } }, 'test');
+    }
+    const browser = new FederatedBrowser();
+    const home = await browser.signInUpstream(await browser.follow(await browser.get(new URL('/federation/contoso-keys/start', issuer))), 'ana');
+    expect(home.url.href).toBe(`${issuer.origin}/`);
+    expect(home.page.body).toContain('You are signed in');
+    const before = await counts();
+    // The same kid, another key: the upstream refuses our assertion (invalid_client), nobody is signed in.
+    const other = new FederatedBrowser();
+    const answer = await other.signInUpstream(await other.follow(await other.get(new URL('/federation/contoso-stranger/start', issuer))), 'ana');
+    expect(answer.page.status).toBe(400);
+    expect(answer.page.body).toContain('could not be verified');
+    expect(await counts()).toEqual(before);
   });
 });
