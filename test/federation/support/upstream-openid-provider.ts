@@ -27,6 +27,7 @@ export interface UpstreamClient {
   backchannel_logout_uri?: string;
   backchannel_logout_session_required?: boolean;
   token_endpoint_auth_method?: string;
+  token_endpoint_auth_signing_alg?: string;
   jwks?: { keys: unknown[] };
 }
 
