@@ -208,7 +208,12 @@ export class UpstreamSignIn {
         const { location, form, pending } = await this.saml.start(provider, settings, { forceLogin: options.forceLogin, maxAge: options.maxAge });
         this.remember(request, { idp: provider.id, ...pending, returnTo: options.returnTo, at: this.clock.now().getTime(), linkTo: options.linkTo });
         this.metrics.started(provider.id);
-        return form ? this.pages.formPost(location, form) : { kind: 'redirect', status: 303, location };
+        if (form) return this.pages.formPost(location, form);
+        // SAML's AuthnRequest has no hint a provider must not refuse (a <Subject> it cannot match is an error), but
+        // Entra ID and others read login_hint beside the HTTP-Redirect binding's parameters, outside its signature (Bindings §3.4.4.1).
+        const hinted = new URL(location);
+        if (options.loginHint && settings.passLoginHint) hinted.searchParams.set('login_hint', options.loginHint);
+        return { kind: 'redirect', status: 303, location: hinted.href };
       }
       const { location, pending } = await this.openIdConnect.start(provider, settings, { callbackUrl: this.providers.callbackUrls(provider.id, settings.protocol).redirect_uri!, loginHint: options.loginHint, forceLogin: options.forceLogin, maxAge: options.maxAge });
       this.remember(request, { idp: provider.id, ...pending, returnTo: options.returnTo, at: this.clock.now().getTime(), linkTo: options.linkTo });

@@ -129,9 +129,11 @@ describe('upstream SAML 2.0 sign-in with SimpleSAMLphp (SP-initiated Web Browser
     const idp = IDPS.redirect;
     const ssp = idps.get(idp)!;
     const browser = new Browser(issuer.origin);
-    const start = await browser.get(`/federation/${idp}/start`);
+    // login_hint rides beside the signed parameters (Entra ID reads it; SimpleSAMLphp ignores it).
+    const start = await browser.get(`/federation/${idp}/start?login_hint=${encodeURIComponent('ana@contoso.example')}`);
     expect(start.status).toBe(303);
     expect(start.location).toMatch(new RegExp(`^${ssp.baseUrl}/saml2/idp/SSOService\\.php\\?SAMLRequest=`));
+    expect(new URL(start.location!).searchParams.get('login_hint')).toBe('ana@contoso.example');
     const request = redirectMessage(start.location!);
     expect(request).toContain(`AssertionConsumerServiceURL="${sp(idp).acs}"`);
     expect(request).toContain(`>${sp(idp).entityId}</saml:Issuer>`);
