@@ -1,5 +1,4 @@
 import { Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditModule } from '../audit/audit.module.js';
 import { AuthModule } from '../auth/auth.module.js';
 import { CommonModule } from '../common/common.module.js';
@@ -11,8 +10,6 @@ import { SamlController } from './saml/saml.controller.js';
 import { SAML_PROVIDERS } from './saml/saml.providers.js';
 import { FederationMetrics } from './federation.metrics.js';
 import { UpstreamOpenIdConnect } from './oidc/upstream-openid-connect.js';
-import { UpstreamSession } from './upstream-session.entity.js';
-import { UpstreamSessionStore } from './upstream-session.store.js';
 import { UpstreamSignIn } from './upstream-sign-in.service.js';
 import { UpstreamSignOut } from './upstream-sign-out.js';
 import { UpstreamEndpoints } from './upstream-endpoints.js';
@@ -27,9 +24,9 @@ import { SessionsModule } from '../sessions/sessions.module.js';
  * and the authentication policy only learn that a person may also be signed in upstream.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([UpstreamSession]), CommonModule, AuditModule, MetricsModule, AuthModule, FactorsModule, IdentityProvidersModule, ReplayModule, SessionsModule],
+  imports: [CommonModule, AuditModule, MetricsModule, AuthModule, FactorsModule, IdentityProvidersModule, ReplayModule, SessionsModule],
   controllers: [FederationController, UpstreamLogoutController, SamlController],
-  providers: [...SAML_PROVIDERS, UpstreamSignIn, UpstreamSignOut, UpstreamEndpoints, UpstreamBackchannelLogout, UpstreamOpenIdConnect, UpstreamSessionStore, FederationMetrics],
-  exports: [UpstreamSignIn, UpstreamOpenIdConnect, UpstreamSessionStore],
+  providers: [...SAML_PROVIDERS, UpstreamSignIn, UpstreamSignOut, UpstreamEndpoints, UpstreamBackchannelLogout, UpstreamOpenIdConnect, FederationMetrics],
+  exports: [UpstreamSignIn, UpstreamOpenIdConnect],
 })
 export class FederationModule {}

@@ -23,7 +23,6 @@ import { SamlServiceProvider } from './saml/saml-service-provider.js';
 import { UPSTREAM_WAIT_MS, type PendingUpstreamSignIn } from '../identity-providers/pending-upstream.js';
 import { failureMessage, UpstreamFailure } from './upstream-failure.js';
 import type { UpstreamIdentity } from './upstream-identity.js';
-import { UpstreamSessionStore } from './upstream-session.store.js';
 
 /** What GET /federation/:idp/start reads. */
 export interface StartQuery {
@@ -75,7 +74,6 @@ export class UpstreamSignIn {
     private readonly factors: SecondFactors,
     private readonly openIdConnect: UpstreamOpenIdConnect,
     private readonly saml: SamlServiceProvider,
-    private readonly upstreamSessions: UpstreamSessionStore,
     private readonly validator: AuthorizationRequestValidator,
     private readonly pages: Pages,
     private readonly audit: AuditService,
@@ -149,15 +147,12 @@ export class UpstreamSignIn {
     const amr: AuthenticationMethod[] = [...new Set<AuthenticationMethod>(['fed', ...(provider.settings.trustAuthenticationLevel ? identity.amr : [])])];
     await this.accounts.signedIn(provider.id, identity.subject);
     this.metrics.signedIn(provider.id, created);
+    const upstream = { idp: provider.id, subject: identity.subject, upstreamSid: identity.session.upstreamSid, logoutHint: identity.session.logoutHint };
     if (!meetsAcr(amr, ACR.multiFactor) && (await this.factors.hasSecondFactor(user.id))) {
-      this.session.awaitSecondFactor(request, user, pending.returnTo, amr, provider.id);
+      this.session.awaitSecondFactor(request, user, pending.returnTo, amr, upstream);
       return { kind: 'redirect', status: 303, location: SECOND_FACTOR_PAGE };
     }
-    await this.session.logIn(request, user, amr, provider.id);
-    const sessionId = this.session.sessionRowId(request);
-    if (sessionId) {
-      await this.upstreamSessions.record({ sessionId, idpId: provider.id, subject: identity.subject, upstreamSid: identity.session.upstreamSid, logoutHint: identity.session.logoutHint, createdAt: this.clock.now() });
-    }
+    await this.session.logIn(request, user, amr, upstream);
     await this.audit.record({ actor: `user:${user.id}`, action: 'user.signed_in_upstream', subject: `user:${user.id}`, details: { idp: provider.id, created, amr } });
     // 303: the browser follows with GET (RFC 9700 §4.12).
     return { kind: 'redirect', status: 303, location: pending.returnTo };

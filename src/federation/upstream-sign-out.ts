@@ -10,7 +10,7 @@ import { IdentityProvidersService } from '../identity-providers/identity-provide
 import { SignOutRedirects } from '../identity-providers/sign-out-redirects.js';
 import { UpstreamOpenIdConnect } from './oidc/upstream-openid-connect.js';
 import { SamlSingleLogout } from './saml/saml-single-logout.js';
-import { UpstreamSessionStore } from './upstream-session.store.js';
+import { UpstreamSessionStore } from '../identity-providers/upstream-session.store.js';
 
 /** How long the upstream's logout may take before its return is no longer recognised. */
 const SIGN_OUT_WAIT_MS = 10 * 60 * 1000;

@@ -12,14 +12,16 @@ import { UpstreamLink } from './upstream-link.entity.js';
 import { SignInMethods } from './sign-in-methods.js';
 import { SignOutRedirects } from './sign-out-redirects.js';
 import { UpstreamOrigins } from './upstream-origins.js';
+import { UpstreamSession } from './upstream-session.entity.js';
+import { UpstreamSessionStore } from './upstream-session.store.js';
 
 /**
  * Upstream identity providers and the people linked to them (issue 45): what an administrator
  * configures and what the sign-in page offers. The sign-in flows themselves are federation/'s.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([IdentityProvider, UpstreamLink]), ClientsModule, CommonModule, AuditModule, UsersModule],
-  providers: [IdentityProviderStore, IdentityProvidersService, UpstreamAccounts, SignInMethods, SignOutRedirects, UpstreamOrigins],
-  exports: [IdentityProvidersService, UpstreamAccounts, SignInMethods, SignOutRedirects, UpstreamOrigins],
+  imports: [TypeOrmModule.forFeature([IdentityProvider, UpstreamLink, UpstreamSession]), ClientsModule, CommonModule, AuditModule, UsersModule],
+  providers: [IdentityProviderStore, IdentityProvidersService, UpstreamAccounts, SignInMethods, SignOutRedirects, UpstreamOrigins, UpstreamSessionStore],
+  exports: [IdentityProvidersService, UpstreamAccounts, SignInMethods, SignOutRedirects, UpstreamOrigins, UpstreamSessionStore],
 })
 export class IdentityProvidersModule {}

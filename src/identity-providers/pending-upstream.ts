@@ -32,3 +32,15 @@ export interface PendingUpstreamSignOut {
   next: string;
   at: number;
 }
+
+/**
+ * Which upstream sign-in a session comes from (issue 45), as LoginSession records it with the
+ * session (UpstreamSession): the provider, the person's subject there, and what logout in both
+ * directions needs. Carried through the second-factor step in the cookie when one is asked.
+ */
+export interface UpstreamSignInRecord {
+  idp: string;
+  subject: string;
+  upstreamSid: string | null;
+  logoutHint: string | null;
+}

@@ -22,7 +22,7 @@ import { IdempotencyKey } from '../idempotency/idempotency-key.entity.js';
 import { DeviceAuthorization } from '../device-codes/device-authorization.entity.js';
 import { IdentityProvider } from '../identity-providers/identity-provider.entity.js';
 import { UpstreamLink } from '../identity-providers/upstream-link.entity.js';
-import { UpstreamSession } from '../federation/upstream-session.entity.js';
+import { UpstreamSession } from '../identity-providers/upstream-session.entity.js';
 import { SamlHandoff } from '../federation/saml/saml-handoff.entity.js';
 
 /** Every entity, listed explicitly (no globs: the same list works compiled, under Jest and in the CLI). */

@@ -14,6 +14,7 @@ import { UpstreamAccounts } from '../../src/identity-providers/upstream-accounts
 import { UsersService } from '../../src/users/users.service.js';
 import { startAtIssuer } from '../helpers/app-at-issuer.js';
 import { hiddenFields } from '../helpers/browser.js';
+import { enrolFrom } from '../helpers/second-factor.js';
 import { dropTestDatabase } from '../helpers/test-database.js';
 import { FederatedBrowser, type Hop } from '../federation/support/federated-browser.js';
 import { RogueOpenIdProvider } from '../federation/support/rogue-openid-provider.js';
@@ -139,13 +140,13 @@ describe('upstream sessions: sign-out both ways, linking, per-client rules', () 
 
   describe('back-channel logout tokens that are not to be believed', () => {
     /** A session here started by the rogue provider's honest sign-in of `subject`. */
-    async function rogueSession(subject: string): Promise<void> {
-      const browser = new FederatedBrowser();
+    async function rogueSession(subject: string, browser = new FederatedBrowser()): Promise<Hop> {
       const hop = await browser.get(new URL('/federation/rogue/start', issuer));
       const to = new URL(hop.page.location!);
       Object.assign(rogue, { nonce: to.searchParams.get('nonce'), forgery: 'honest', subject, claims: { preferred_username: subject } });
       const answer = await browser.get(new URL(`/federation/rogue/callback?code=c&state=${to.searchParams.get('state')}&iss=${encodeURIComponent(rogue.issuer)}`, issuer));
       expect(answer.page.status).toBe(303);
+      return answer;
     }
     const post = (token: string) => fetch(new URL('/federation/rogue/backchannel-logout', issuer), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ logout_token: token }) });
 
@@ -161,6 +162,21 @@ describe('upstream sessions: sign-out both ways, linking, per-client rules', () 
       expect(answer.status).toBe(400);
       expect(((await answer.json()) as { error: string }).error).toBe('invalid_request');
       expect(await liveSessions('rita')).toBe(before);
+    });
+
+    it('a session that asked for the local second factor after the upstream sign-in is ended too', async () => {
+      const first = new FederatedBrowser();
+      await rogueSession('tina', first);
+      const enrolled = await enrolFrom(first.site(issuer), await first.site(issuer).get('/account/one-time-codes'), Date.now());
+      // Rogue is not trusted for its level: tina's own second factor is asked after it.
+      const second = new FederatedBrowser();
+      const asked = await rogueSession('tina', second);
+      expect(asked.page.location).toBe('/login/code');
+      const codePage = await second.site(issuer).get('/login/code');
+      expect((await second.site(issuer).submit(codePage, '/login/code', { code: enrolled.recoveryCodes[0] })).status).toBe(303);
+      expect(await liveSessions('tina')).toBe(2);
+      expect((await post(await rogue.logoutToken({ sid: 'rogue-session-of-tina' }))).status).toBe(200);
+      expect(await liveSessions('tina')).toBe(0);
     });
 
     it('a valid one ends the session (by sid); the same token again is refused', async () => {

@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { SessionData } from '@fastify/secure-session';
 import type { FastifyRequest } from 'fastify';
-import type { PendingUpstreamSignIn, PendingUpstreamSignOut } from '../../identity-providers/pending-upstream.js';
+import type { PendingUpstreamSignIn, PendingUpstreamSignOut, UpstreamSignInRecord } from '../../identity-providers/pending-upstream.js';
+import { UpstreamSessionStore } from '../../identity-providers/upstream-session.store.js';
 import { randomBytes } from 'node:crypto';
 import { Clock } from '../../common/clock.js';
 import { constantTimeEqual } from '../../common/secrets.js';
@@ -30,7 +31,7 @@ declare module '@fastify/secure-session' {
     /** The upstream identity provider this session's sign-in went through (issue 45); absent for a local sign-in. */
     idp?: string;
     /** A right password (or a password-only session stepping up) waiting for the second factor: who, since when (epoch ms), and where to go next. No one is signed in by it. */
-    pendingFactor?: { uid: string; at: number; returnTo: string; first?: AuthenticationMethod[]; idp?: string };
+    pendingFactor?: { uid: string; at: number; returnTo: string; first?: AuthenticationMethod[]; upstream?: UpstreamSignInRecord };
     /** The one-time-code secret being enrolled, until the person confirms it with a first code. */
     enrolSecret?: string;
     /** A sign-in sent to an upstream identity provider, until it comes back (issue 45). */
@@ -53,6 +54,7 @@ export class LoginSession {
   constructor(
     private readonly users: UsersService,
     private readonly sessions: SessionsService,
+    private readonly upstreamSessions: UpstreamSessionStore,
     private readonly clock: Clock,
     @Inject(sessionConfig.KEY) private readonly config: SessionConfig,
   ) {}
@@ -126,7 +128,7 @@ export class LoginSession {
    * login); a session this browser still had is ended first. `methods` is how the person proved
    * who they are (RFC 8176): a password unless a caller says otherwise.
    */
-  async logIn(request: FastifyRequest, user: User, methods: readonly AuthenticationMethod[] = ['pwd'], upstream?: string): Promise<void> {
+  async logIn(request: FastifyRequest, user: User, methods: readonly AuthenticationMethod[] = ['pwd'], upstream?: UpstreamSignInRecord): Promise<void> {
     const previous = request.session.get('sid');
     if (previous) await this.sessions.end(previous);
     const { secret, createdAt } = await this.sessions.start(user.id);
@@ -139,8 +141,12 @@ export class LoginSession {
     request.session.set('signedInAt', createdAt.getTime());
     request.session.set('sid', secret);
     request.session.set('amr', [...methods]);
-    if (upstream !== undefined) request.session.set('idp', upstream);
+    if (upstream !== undefined) request.session.set('idp', upstream.idp);
     request.session.set('csrf', newCsrfToken());
+    // Signed in upstream (issue 45): the session remembers from where, for logout in both directions.
+    if (upstream !== undefined) {
+      await this.upstreamSessions.record({ sessionId: this.sessions.rowId(secret), idpId: upstream.idp, subject: upstream.subject, upstreamSid: upstream.upstreamSid, logoutHint: upstream.logoutHint, createdAt });
+    }
   }
 
   /** The upstream identity provider the signed-in person came through, or null for a local sign-in. */
@@ -166,16 +172,16 @@ export class LoginSession {
    * The password was right but the person has a second factor: remember who, for a short while,
    * without signing anyone in (no uid, no server-side session) until the code is checked.
    */
-  awaitSecondFactor(request: FastifyRequest, user: User, returnTo: string, first: readonly AuthenticationMethod[] = ['pwd'], upstream?: string): void {
-    request.session.set('pendingFactor', { uid: user.id, at: this.clock.now().getTime(), returnTo, first: [...first], idp: upstream });
+  awaitSecondFactor(request: FastifyRequest, user: User, returnTo: string, first: readonly AuthenticationMethod[] = ['pwd'], upstream?: UpstreamSignInRecord): void {
+    request.session.set('pendingFactor', { uid: user.id, at: this.clock.now().getTime(), returnTo, first: [...first], upstream });
   }
 
   /** The person waiting for their second factor, where they go next and how they proved the first; null when none, or the wait (SECOND_FACTOR_WAIT_SECONDS) is over. */
-  async pendingSecondFactor(request: FastifyRequest, maxAgeSeconds: number): Promise<{ user: User; returnTo: string; first: AuthenticationMethod[]; upstream?: string } | null> {
+  async pendingSecondFactor(request: FastifyRequest, maxAgeSeconds: number): Promise<{ user: User; returnTo: string; first: AuthenticationMethod[]; upstream?: UpstreamSignInRecord } | null> {
     const pending = request.session.get('pendingFactor');
     if (!pending || this.clock.now().getTime() - pending.at > maxAgeSeconds * 1000) return null;
     const user = await this.users.findById(pending.uid);
-    return user ? { user, returnTo: pending.returnTo, first: pending.first ?? ['pwd'], upstream: pending.idp } : null;
+    return user ? { user, returnTo: pending.returnTo, first: pending.first ?? ['pwd'], upstream: pending.upstream } : null;
   }
 
   /** The sessions row of this browser's sign-in (the SHA-256 of the cookie's secret), or null when it has none. */

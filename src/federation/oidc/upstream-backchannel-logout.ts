@@ -6,7 +6,7 @@ import { UPSTREAM_PROTOCOL } from '../../identity-providers/identity-provider-se
 import { IdentityProvidersService } from '../../identity-providers/identity-providers.service.js';
 import { JtiUseStore } from '../../replay/jti-use.store.js';
 import { SessionsService } from '../../sessions/sessions.service.js';
-import { UpstreamSessionStore } from '../upstream-session.store.js';
+import { UpstreamSessionStore } from '../../identity-providers/upstream-session.store.js';
 import { UpstreamOpenIdConnect } from './upstream-openid-connect.js';
 
 /** OpenID Connect Back-Channel Logout 1.0 §2.4: the event a logout token carries. */

@@ -9,7 +9,7 @@ import { IdentityProvidersService } from '../../identity-providers/identity-prov
 import { JtiUseStore } from '../../replay/jti-use.store.js';
 import { SessionsService } from '../../sessions/sessions.service.js';
 import { UpstreamFailure } from '../upstream-failure.js';
-import { UpstreamSessionStore } from '../upstream-session.store.js';
+import { UpstreamSessionStore } from '../../identity-providers/upstream-session.store.js';
 import { UpstreamSignOut } from '../upstream-sign-out.js';
 import { CLOCK_SKEW_MS } from './saml-client.js';
 import { SamlSingleLogout } from './saml-single-logout.js';
