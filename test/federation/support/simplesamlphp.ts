@@ -59,9 +59,17 @@ export class SimpleSamlPhp {
     return `${this.baseUrl}/saml2/idp/metadata.php`;
   }
 
-  static async start(sp: RemoteSp): Promise<SimpleSamlPhp> {
+  /**
+   * `host`: the name its URLs carry, 127.0.0.1 unless said; it listens on 127.0.0.1 either way
+   * (where localhost resolves). Cookies' SameSite compares sites (RFC 6265bis §5.2), and a site is
+   * a scheme and a host, without the port (HTML, "sites"): an IdP at 127.0.0.1 is same-site with
+   * Latchkey there, so a real browser would send our Lax cookie along with its POST. At localhost
+   * it is another site, as a company's IdP is. (Latchkey takes plain http only from localhost, 127.0.0.1 and [::1].)
+   */
+  static async start(sp: RemoteSp, options: { host?: '127.0.0.1' | 'localhost' } = {}): Promise<SimpleSamlPhp> {
+    const host = options.host ?? '127.0.0.1';
     const port = await freePort();
-    const baseUrl = `http://127.0.0.1:${port}`;
+    const baseUrl = `http://${host}:${port}`;
     const dir = mkdtempSync(join(tmpdir(), 'latchkey-simplesamlphp-'));
     for (const sub of ['config', 'metadata', 'cert', 'data', 'tmp', 'log', 'sessions']) mkdirSync(join(dir, sub));
     execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'cert', 'idp.key'), '-out', join(dir, 'cert', 'idp.crt'), '-days', '2', '-subj', '/CN=simplesamlphp-test-idp'], { stdio: 'ignore' });
