@@ -108,7 +108,10 @@ function ensureSimpleSamlPhp() {
   }
 }
 
-const jest = ['--experimental-vm-modules', '--no-warnings=ExperimentalWarning', 'node_modules/jest/bin/jest.js', '--runInBand'];
+// One Jest process runs a whole group in band, and Jest's ESM module registry keeps each file's
+// modules until the process ends (about 30 MB a file with the app's dependencies): the default
+// heap limit (about 4 GB here) ran out in the SQLite group once it held some 170 files.
+const jest = ['--experimental-vm-modules', '--no-warnings=ExperimentalWarning', '--max-old-space-size=10240', 'node_modules/jest/bin/jest.js', '--runInBand'];
 const results = [];
 for (const group of groups) {
   console.log(`\n=== ${group.name} ===\n`);
