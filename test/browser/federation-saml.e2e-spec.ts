@@ -15,8 +15,6 @@
  * through SimpleSAMLphp and back home, signed out there and here.
  */
 import { mkdirSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { jest } from '@jest/globals';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -31,6 +29,7 @@ import { dropTestDatabase } from '../helpers/test-database.js';
 import { makeSigningKeys, type SigningKeys } from '../federation/support/saml-fixtures.js';
 import { SAML_TEST_USER, SimpleSamlPhp } from '../federation/support/simplesamlphp.js';
 import { axeViolations, watchPage } from './support/a11y.js';
+import { callbackServer } from './support/callback-server.js';
 import { launchChromium } from './support/chromium.js';
 
 jest.setTimeout(60_000);
@@ -49,22 +48,6 @@ interface Hop {
   withOurCookie: boolean;
   /** The Sec-Fetch-Site header Chromium sent (Fetch Metadata). */
   site: string | undefined;
-}
-
-/** The relying party's redirect endpoint: hands each callback URL to whoever waits for it, and shows a small page. */
-async function callbackServer(): Promise<{ server: Server; redirectUri: string; next: () => Promise<URL> }> {
-  const waiting: ((url: URL) => void)[] = [];
-  const server = createServer((request, response) => {
-    const url = new URL(request.url ?? '/', redirectUri);
-    if (url.pathname !== '/callback') return void response.writeHead(404).end();
-    waiting.splice(0).forEach((resolve) => resolve(url));
-    response
-      .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
-      .end('<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>Expense reports</title></head><body><main><h1>Back at Expense reports</h1></main></body></html>');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const redirectUri = `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`;
-  return { server, redirectUri, next: () => new Promise((resolve) => waiting.push(resolve)) };
 }
 
 describe('sign-in through an upstream SAML 2.0 provider (SimpleSAMLphp, another site) in a real browser (issue 45)', () => {

@@ -11,8 +11,6 @@
  */
 import { jest } from '@jest/globals';
 import { mkdirSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import * as oidc from 'openid-client';
@@ -24,6 +22,7 @@ import { startAtIssuer } from '../helpers/app-at-issuer.js';
 import { dropTestDatabase } from '../helpers/test-database.js';
 import { UpstreamOpenIdProvider } from '../federation/support/upstream-openid-provider.js';
 import { axeViolations, pageStructure, submitButtons, tabOrder, textContrast, watchPage } from './support/a11y.js';
+import { callbackServer } from './support/callback-server.js';
 import { launchChromium } from './support/chromium.js';
 
 type Watcher = ReturnType<typeof watchPage>;
@@ -33,22 +32,6 @@ jest.setTimeout(120_000);
 const DATABASE = process.env.TEST_DATABASE_URL ? 'postgres' : 'sqlite';
 const SCREENSHOTS = join(PROJECT_ROOT, 'test-results', 'screenshots');
 const UPSTREAM_SECRET = 'contoso-secret-for-latchkey-0123456789';
-
-/** The relying party's redirect endpoint: hands each callback URL to whoever waits for it, and shows a small page. */
-async function callbackServer(): Promise<{ server: Server; redirectUri: string; next: () => Promise<URL> }> {
-  const waiting: ((url: URL) => void)[] = [];
-  const server = createServer((request, response) => {
-    const url = new URL(request.url ?? '/', redirectUri);
-    if (url.pathname !== '/callback') return void response.writeHead(404).end();
-    waiting.splice(0).forEach((resolve) => resolve(url));
-    response
-      .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
-      .end('<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>Expense reports</title></head><body><main><h1>Back at Expense reports</h1></main></body></html>');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const redirectUri = `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`;
-  return { server, redirectUri, next: () => new Promise((resolve) => waiting.push(resolve)) };
-}
 
 describe('sign-in through an upstream OpenID Connect provider in a real browser (issue 45; WCAG 2.x basics)', () => {
   let nest: NestFastifyApplication;
