@@ -1,9 +1,17 @@
 import { Injectable } from '@nestjs/common';
 import { AuditService } from '../audit/audit.service.js';
+import { AuthorizationCodeStore } from '../codes/authorization-code.store.js';
+import { Clock } from '../common/clock.js';
+import { DomainError } from '../common/domain-error.js';
+import { DeviceAuthorizationStore } from '../device-codes/device-authorization.store.js';
+import { GroupsService } from '../groups/groups.service.js';
+import { TokenStore } from '../tokens/token.store.js';
 import { Transactions } from '../database/transactions.js';
 import { SessionsService } from '../sessions/sessions.service.js';
 import type { User } from '../users/user.entity.js';
 import { UsersService } from '../users/users.service.js';
+
+const UUID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * What happens to a person's account as a whole, across the person (users/) and their sign-in
@@ -16,6 +24,11 @@ export class AccountsService {
     private readonly sessions: SessionsService,
     private readonly transactions: Transactions,
     private readonly audit: AuditService,
+    private readonly tokens: TokenStore,
+    private readonly codes: AuthorizationCodeStore,
+    private readonly devices: DeviceAuthorizationStore,
+    private readonly clock: Clock,
+    private readonly groups: GroupsService,
   ) {}
 
   /**
@@ -41,6 +54,8 @@ export class AccountsService {
     const user = await this.users.require(username);
     await this.transactions.run(async (manager) => {
       const ended = await this.sessions.endAllOf(user.id, { manager });
+      // Group memberships name people and groups alike, so no foreign key removes them (groups/).
+      await this.groups.forgetUser(user.id, manager);
       await this.users.deleteWithin(user.id, manager);
       await this.audit.record({ actor, action: 'user.deleted', subject: `user:${user.id}`, details: { sessions_ended: ended } }, manager);
     });
@@ -58,5 +73,45 @@ export class AccountsService {
       await this.audit.record({ actor, action: 'user.signed_out_everywhere', subject: `user:${user.id}`, details: { sessions_ended: ended } }, manager);
       return ended;
     });
+  }
+
+  /**
+   * Deprovisioning (issue 46; SCIM `active: false`, RFC 7643 §4.1.1; `users:deactivate`): in one
+   * transaction the person is marked inactive, every session ends (applications registered for
+   * Back-Channel Logout are told, through the sessions' outbox), every token of theirs is revoked
+   * (offline_access grants, device and exchanged tokens included), unredeemed codes are used up
+   * and approved device requests denied. Every instance drops the revoked access tokens it keeps
+   * when the commit's notification arrives; this one right after the commit. Sign-in is refused
+   * until reactivate(): the password check, passkeys, upstream providers and the session's own
+   * start (a gated INSERT) all look at `active`.
+   */
+  async deactivate(userId: string, actor: string): Promise<{ sessionsEnded: number; tokensRevoked: number }> {
+    const user = await this.requireById(userId);
+    return this.transactions.run(async (manager) => {
+      const now = this.clock.now();
+      await this.users.setActive(user.id, false, manager);
+      // Tokens first, so that the count is every token (the sessions' end revokes their grants too).
+      const tokensRevoked = await this.tokens.revokeEveryTokenOf(user.id, now, manager);
+      await this.codes.consumeEveryCodeOf(user.id, now, manager);
+      await this.devices.denyApprovedOfPerson(user.id, manager);
+      const sessionsEnded = await this.sessions.endAllOf(user.id, { manager });
+      await this.audit.record({ actor, action: 'user.deactivated', subject: `user:${user.id}`, details: { was_active: user.active, sessions_ended: sessionsEnded, tokens_revoked: tokensRevoked } }, manager);
+      return { sessionsEnded, tokensRevoked };
+    });
+  }
+
+  /** The person may sign in again (their old tokens stay revoked). Audited. */
+  async reactivate(userId: string, actor: string): Promise<void> {
+    const user = await this.requireById(userId);
+    await this.transactions.run(async (manager) => {
+      await this.users.setActive(user.id, true, manager);
+      await this.audit.record({ actor, action: 'user.reactivated', subject: `user:${user.id}`, details: { was_active: user.active } }, manager);
+    });
+  }
+
+  private async requireById(userId: string): Promise<User> {
+    const user = UUID_SHAPE.test(userId) ? await this.users.findById(userId) : null;
+    if (!user) throw new DomainError('user_not_found', `No user with id "${userId}".`);
+    return user;
   }
 }

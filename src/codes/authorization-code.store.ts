@@ -88,6 +88,12 @@ export class AuthorizationCodeStore {
     return this.transactions.write((manager) => execute(manager, sql, [dateParameter(cutoff, this.dataSource.options.type), limit]));
   }
 
+  /** Marks every unused code of a person used, for every client (deprovisioning, issue 46), in the caller's transaction. */
+  async consumeEveryCodeOf(userId: string, now: Date, manager: EntityManager): Promise<void> {
+    const sql = 'UPDATE "authorization_codes" SET "consumed_at" = ? WHERE "user_id" = ? AND "consumed_at" IS NULL';
+    await execute(manager, sql, [dateParameter(now, this.dataSource.options.type), userId]);
+  }
+
   /** Marks every unused code of a person for a client used (consent withdrawn), in the caller's transaction. */
   async consumeAllOf(userId: string, clientId: string, now: Date, manager: EntityManager): Promise<void> {
     const sql = 'UPDATE "authorization_codes" SET "consumed_at" = ? WHERE "user_id" = ? AND "client_id" = ? AND "consumed_at" IS NULL';

@@ -115,6 +115,12 @@ export class DeviceAuthorizationStore {
     return execute(manager, sql, [DeviceAuthorizationStatus.Denied, userId, clientId, DeviceAuthorizationStatus.Approved]);
   }
 
+  /** The person was deactivated (issue 46): nothing they approved is picked up by any device (in the caller's transaction). */
+  async denyApprovedOfPerson(userId: string, manager: EntityManager): Promise<number> {
+    const sql = 'UPDATE "device_authorizations" SET "status" = ? WHERE "user_id" = ? AND "status" = ?';
+    return execute(manager, sql, [DeviceAuthorizationStatus.Denied, userId, DeviceAuthorizationStatus.Approved]);
+  }
+
   /** The approving session ended: what it approved and the device has not yet redeemed will not be (in the caller's transaction). */
   async denyApprovedInSession(userId: string, sid: string, manager: EntityManager): Promise<number> {
     const sql = 'UPDATE "device_authorizations" SET "status" = ? WHERE "user_id" = ? AND "sid" = ? AND "status" = ?';

@@ -7,9 +7,10 @@ import type { UpstreamProvider } from '../identity-providers/identity-provider-s
  * - `denied` / `upstream_error`: the upstream said no, or failed;
  * - `expired`: the browser came back with no sign-in pending here (too late, another browser, or twice);
  * - `no_account`: nobody here is linked to that person and the provider creates no accounts;
- * - `misconfigured`: a secret or key the settings name cannot be read.
+ * - `misconfigured`: a secret or key the settings name cannot be read;
+ * - `deactivated`: the person linked to that upstream account is deactivated here (issue 46).
  */
-export type UpstreamFailureKind = 'unreachable' | 'invalid_answer' | 'denied' | 'upstream_error' | 'expired' | 'no_account' | 'misconfigured';
+export type UpstreamFailureKind = 'unreachable' | 'invalid_answer' | 'denied' | 'upstream_error' | 'expired' | 'no_account' | 'misconfigured' | 'deactivated';
 
 /** An upstream sign-in that failed: shown as a page naming the provider (never the detail, which goes to the log and the audit). */
 export class UpstreamFailure extends Error {
@@ -39,6 +40,8 @@ export function failureMessage(failure: UpstreamFailure): { status: number; mess
       return { status: 502, message: `${name} reported an error. Please start again, or sign in another way.` };
     case 'expired':
       return { status: 400, message: `This sign-in with ${name} has expired or was already used. Please start again.` };
+    case 'deactivated':
+      return { status: 403, message: `${name} signed you in, but your account here has been deactivated. Ask your administrator.` };
     case 'no_account':
       return { status: 403, message: `${name} signed you in, but you have no account here yet. Ask your administrator to give you access.` };
   }

@@ -48,6 +48,7 @@ const FAILURE_CODES: Record<UpstreamFailure['kind'], string> = {
   misconfigured: 'server_error',
   invalid_answer: 'invalid_request',
   expired: 'invalid_request',
+  deactivated: 'access_denied',
   denied: 'access_denied',
   no_account: 'access_denied',
 };
@@ -144,6 +145,7 @@ export class UpstreamSignIn {
     const found = await this.accounts.personFor(provider, identity.subject, identity.claims);
     if (!found) throw new UpstreamFailure(provider, 'no_account', `no person is linked to subject ${identity.subject.slice(0, 64)} and the provider creates no accounts`);
     const { user, created } = found;
+    if (!user.active) throw new UpstreamFailure(provider, 'deactivated', `the person linked to subject ${identity.subject.slice(0, 64)} is deactivated`);
     const amr: AuthenticationMethod[] = [...new Set<AuthenticationMethod>(['fed', ...(provider.settings.trustAuthenticationLevel ? identity.amr : [])])];
     await this.accounts.signedIn(provider.id, identity.subject);
     this.metrics.signedIn(provider.id, created);
@@ -152,7 +154,7 @@ export class UpstreamSignIn {
       this.session.awaitSecondFactor(request, user, pending.returnTo, amr, upstream);
       return { kind: 'redirect', status: 303, location: SECOND_FACTOR_PAGE };
     }
-    await this.session.logIn(request, user, amr, upstream);
+    if (!(await this.session.logIn(request, user, amr, upstream))) throw new UpstreamFailure(provider, 'deactivated', `person ${user.id} was deactivated during the sign-in`);
     await this.audit.record({ actor: `user:${user.id}`, action: 'user.signed_in_upstream', subject: `user:${user.id}`, details: { idp: provider.id, created, amr } });
     // 303: the browser follows with GET (RFC 9700 §4.12).
     return { kind: 'redirect', status: 303, location: pending.returnTo };

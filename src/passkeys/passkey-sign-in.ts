@@ -70,9 +70,10 @@ export class PasskeySignIn {
     if (checked && 'blockedSince' in checked) return { signedIn: false, blockedSince: checked.blockedSince };
     const passkey = checked;
     const user = passkey ? await this.users.findById(passkey.userId) : null;
-    if (!passkey || !user) return { signedIn: false };
+    // A deactivated person (issue 46) is refused like an unknown passkey.
+    if (!passkey || !user?.active) return { signedIn: false };
     await this.throttle.succeeded(address, THROTTLE_NAME);
-    await this.session.logIn(request, user, passkeyMethods(passkey));
+    if (!(await this.session.logIn(request, user, passkeyMethods(passkey)))) return { signedIn: false };
     await this.audit.record({ actor: `user:${user.id}`, action: 'passkey.signed_in', subject: `user:${user.id}`, details: { passkey: passkey.id } });
     return { signedIn: true };
   }

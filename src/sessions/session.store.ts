@@ -31,8 +31,17 @@ export class SessionStore {
     this.clientRecorded = new PreparedStatement(dataSource, 'latchkey_session_client', 'SELECT 1 AS "recorded" FROM "session_clients" WHERE "session_id" = ? AND "client_id" = ?');
   }
 
-  async insert(session: Session): Promise<void> {
-    await this.transactions.write((manager) => manager.insert(Session, session));
+  /**
+   * Starts a session, only for a person who is active (issue 46): the INSERT is gated on the users
+   * row in the same statement, so a sign-in that races a deactivation starts nothing once the
+   * deactivation commits, on any instance. False when the person is inactive or gone.
+   */
+  async insert(session: Session): Promise<boolean> {
+    const dialect = this.dataSource.options.type;
+    const cast = (type: string) => (dialect === 'postgres' ? `?::${type}` : '?');
+    const sql = `INSERT INTO "sessions" ("id", "user_id", "created_at", "expires_at") SELECT ${cast('varchar')}, ${cast('uuid')}, ${cast('timestamptz')}, ${cast('timestamptz')} WHERE EXISTS (SELECT 1 FROM "users" WHERE "id" = ? AND "active" IS TRUE)`;
+    const parameters = [session.id, session.userId, dateParameter(session.createdAt, dialect), dateParameter(session.expiresAt, dialect), session.userId];
+    return (await this.transactions.write((manager) => execute(manager, sql, parameters))) === 1;
   }
 
   /** Whether a session with this id, of this user, has neither ended nor expired at `now`. */

@@ -20,13 +20,15 @@ export class SessionsService {
     @Inject(sessionConfig.KEY) private readonly config: SessionConfig,
   ) {}
 
-  /** Starts a session for the user; returns the secret for the cookie (only its hash is stored). */
-  async start(userId: string): Promise<{ secret: string; createdAt: Date }> {
+  /**
+   * Starts a session for the user; returns the secret for the cookie (only its hash is stored), or
+   * null when the person is deactivated (issue 46: the store's INSERT is gated on it).
+   */
+  async start(userId: string): Promise<{ secret: string; createdAt: Date } | null> {
     const secret = generateSecret(SECRET_PREFIX.session);
     const createdAt = this.clock.now();
     const row: Session = { id: hashSecret(secret), userId, createdAt, expiresAt: new Date(createdAt.getTime() + this.config.ttlSeconds * 1000), endedAt: null };
-    await this.store.insert(row);
-    return { secret, createdAt };
+    return (await this.store.insert(row)) ? { secret, createdAt } : null;
   }
 
   /** Whether the cookie's secret names a session of this user that has neither ended nor expired. */

@@ -218,6 +218,15 @@ export class TokenStore {
     return revoked + (await this.revokeExchangedFrom(roots, [userId, clientId], now, manager));
   }
 
+  /**
+   * Revokes every live token of a person, for every client, offline_access grants and tokens
+   * exchanged from theirs included (deprovisioning, issue 46), in the caller's transaction; returns how many.
+   */
+  async revokeEveryTokenOf(userId: string, now: Date, manager: EntityManager): Promise<number> {
+    const revoked = await this.revokeWhere(manager, 'UPDATE "tokens" SET "revoked_at" = ? WHERE "user_id" = ? AND "revoked_at" IS NULL', [dateParameter(now, this.dialect), userId]);
+    return revoked + (await this.revokeExchangedFrom('SELECT "id" FROM "tokens" WHERE "user_id" = ?', [userId], now, manager));
+  }
+
   revokeSessionGrants(userId: string, sid: string, now: Date, manager: EntityManager): Promise<number> {
     const families = `SELECT "family_id" FROM "tokens" WHERE "user_id" = ? AND "sid" = ? GROUP BY "family_id" HAVING SUM(CASE WHEN (' ' || "scope" || ' ') LIKE '% offline_access %' THEN 1 ELSE 0 END) = 0`;
     const sql = `UPDATE "tokens" SET "revoked_at" = ? WHERE "family_id" IN (${families}) AND "revoked_at" IS NULL`;

@@ -35,6 +35,13 @@ export class User {
   @Column({ name: 'require_mfa', type: 'boolean', default: false })
   requireMfa: boolean;
 
+  /**
+   * False while the person is deactivated (SCIM `active`, RFC 7643 §4.1.1; `users:deactivate`):
+   * every sign-in is refused and nothing is issued for them until they are reactivated.
+   */
+  @Column({ type: 'boolean', default: true })
+  active: boolean;
+
   @CreateDateColumn({ name: 'created_at', type: TIMESTAMP })
   createdAt: Date;
 

@@ -34,6 +34,14 @@ export class UserStore {
     return this.dataSource.manager.findOneBy(User, { username });
   }
 
+  /**
+   * The people with this address, compared without case (RFC 5321 §2.4 lets the local part differ
+   * by case, but no provider we know of does): a forgotten password, a registration.
+   */
+  findByEmail(email: string): Promise<User[]> {
+    return this.dataSource.manager.createQueryBuilder(User, 'user').where('LOWER(user.email) = :email', { email: email.toLowerCase() }).getMany();
+  }
+
   exists(username: string): Promise<boolean> {
     return this.dataSource.manager.existsBy(User, { username });
   }
@@ -57,6 +65,17 @@ export class UserStore {
   }
 
   /**
+   * Deactivates or reactivates the person in the caller's transaction (issue 46). Sessions are
+   * started only for an active person (SessionStore.insert's gate), so a sign-in that races a
+   * deactivation starts nothing once this commits. updated_at moves: SCIM's meta.lastModified and
+   * ETag follow it.
+   */
+  async setActive(userId: string, active: boolean, manager: EntityManager): Promise<boolean> {
+    const result = await manager.update(User, { id: userId }, { active });
+    return (result.affected ?? 0) > 0;
+  }
+
+  /**
    * Deletes the user; their codes, tokens, consents and sessions go with them (ON DELETE CASCADE).
    * Their access tokens may be kept by this instance, by a hash this statement never sees: all kept
    * tokens go once it commits (ChangeNotifications.committing), as the other instances drop them on
@@ -69,4 +88,17 @@ export class UserStore {
     };
     await (manager ? work(manager) : this.transactions.write(work));
   }
+
+  /** SCIM's userName is case-insensitive (RFC 7643 §4.1.1): the person whose username matches regardless of case. */
+  findByUsernameIgnoringCase(username: string): Promise<User | null> {
+    return this.dataSource.manager.createQueryBuilder(User, 'user').where('LOWER(user.username) = LOWER(:username)', { username }).getOne();
+  }
+
+  /** A directory's change to the person (SCIM, issue 46), in the caller's transaction; updated_at moves (SCIM's meta.lastModified). */
+  async updateProvisioned(userId: string, changes: ProvisionedUserChanges, manager: EntityManager): Promise<void> {
+    await manager.update(User, { id: userId }, { ...changes, updatedAt: new Date() });
+  }
 }
+
+/** What a directory may change on a person (SCIM, issue 46). */
+export type ProvisionedUserChanges = Partial<Pick<User, 'username' | 'passwordHash' | 'email' | 'emailVerified' | 'name' | 'givenName' | 'familyName'>>;

@@ -5,7 +5,9 @@ import { DomainError } from '../common/domain-error.js';
 import { PasswordHasher } from './password-hasher.js';
 import { User } from './user.entity.js';
 import { validateProfile, type ProfileChanges } from './user-profile.js';
-import { UserStore } from './user.store.js';
+import { UserStore, type ProvisionedUserChanges } from './user.store.js';
+
+export type { ProvisionedUserChanges };
 
 const USERNAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
 /** NIST SP 800-63B §5.1.1.2: at least 8 characters; a generous maximum keeps hashing bounded. */
@@ -24,6 +26,8 @@ export interface UserView {
   require_mfa: boolean;
   /** Whether the person has a password here: people from an upstream identity provider have none unless one is set. */
   has_password: boolean;
+  /** False while the person is deactivated: every sign-in is refused (users:deactivate, SCIM). */
+  active: boolean;
   created_at: string;
 }
 
@@ -65,7 +69,10 @@ export class UsersService {
 
   /** The user whose password this is, or null; unknown usernames cost as much as wrong passwords. */
   async authenticate(username: string, password: string): Promise<User | null> {
-    const user = USERNAME.test(username) && password.length <= PASSWORD_MAX ? await this.store.findByUsername(username) : null;
+    const found = USERNAME.test(username) && password.length <= PASSWORD_MAX ? await this.store.findByUsername(username) : null;
+    // A deactivated person (issue 46) is checked against the decoy like an unknown one: the same
+    // answer, at the same cost, so a password guesser learns nothing about who was deactivated.
+    const user = found?.active ? found : null;
     // An empty hash: a person from an upstream identity provider, with no password here (checked against the decoy, so it costs the same).
     const ok = await this.hasher.verify(user?.passwordHash || undefined, password);
     return ok ? user : null;
@@ -100,6 +107,11 @@ export class UsersService {
     return USERNAME.test(username) ? this.store.findByUsername(username) : Promise.resolve(null);
   }
 
+  /** The people with this address, whatever its case (email-links/: a forgotten password, a registration). */
+  findByEmail(email: string): Promise<User[]> {
+    return this.store.findByEmail(email);
+  }
+
   list(): Promise<User[]> {
     return this.store.list();
   }
@@ -113,6 +125,11 @@ export class UsersService {
   /** Stores a new password hash, in the caller's transaction. */
   async storePasswordHash(userId: string, passwordHash: string, manager: EntityManager): Promise<void> {
     await this.store.storePasswordHash(userId, passwordHash, manager);
+  }
+
+  /** Sets whether the person may sign in, in the caller's transaction (AccountsService.deactivate/reactivate). */
+  setActive(userId: string, active: boolean, manager: EntityManager): Promise<boolean> {
+    return this.store.setActive(userId, active, manager);
   }
 
   /** Deletes the user; their codes, tokens, consents and sessions go with them (ON DELETE CASCADE). */
@@ -137,6 +154,7 @@ export class UsersService {
       family_name: user.familyName,
       require_mfa: user.requireMfa,
       has_password: user.passwordHash !== '',
+      active: user.active,
       created_at: user.createdAt.toISOString(),
     };
   }
@@ -151,5 +169,47 @@ export class UsersService {
     if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX) {
       throw new DomainError('invalid_password', `Password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters.`);
     }
+  }
+
+  /**
+   * A person a directory provisions (SCIM, issue 46), not yet stored: exactly this username (taken
+   * in any case is username_taken, since SCIM userNames are case-insensitive, RFC 7643 §4.1.1), a
+   * password only when the directory sends one, under the same rules as any other. The caller
+   * inserts it with insertWithin, in its own transaction.
+   */
+  async prepareProvisioned(username: string, password: string | undefined, profile: ProfileChanges, active: boolean): Promise<User> {
+    const checked = await this.checkProvisioned(undefined, { username, password, profile });
+    const { email = null, emailVerified = false, name = null, givenName = null, familyName = null } = checked;
+    return Object.assign(new User(), { id: randomUUID(), username, passwordHash: checked.passwordHash ?? '', email, emailVerified: email !== null && emailVerified, name, givenName, familyName, requireMfa: false, active });
+  }
+
+  insertWithin(user: User, manager: EntityManager): Promise<User> {
+    return this.store.insert(user, manager);
+  }
+
+  /**
+   * A directory's change to a person (SCIM, issue 46), checked: a valid username no one else has
+   * (in any case), an acceptable password (hashed), a valid profile. Nothing is written.
+   */
+  async checkProvisioned(userId: string | undefined, changes: { username?: string; password?: string; profile: ProfileChanges }): Promise<ProvisionedUserChanges> {
+    const checked: ProvisionedUserChanges = { ...validateProfile(changes.profile) };
+    delete (checked as ProfileChanges).requireMfa;
+    if (changes.username !== undefined) {
+      if (!USERNAME.test(changes.username)) throw new DomainError('invalid_username', 'Username must be 1 to 64 characters: letters, digits, and . _ @ - (not first).');
+      const holder = await this.store.findByUsernameIgnoringCase(changes.username);
+      if (holder && holder.id !== userId) throw new DomainError('username_taken', `A user named "${holder.username}" already exists.`);
+      checked.username = changes.username;
+    }
+    if (changes.password !== undefined) checked.passwordHash = await this.hashNewPassword(changes.password);
+    return checked;
+  }
+
+  /** Stores a checked change (checkProvisioned) in the caller's transaction. */
+  updateProvisionedWithin(userId: string, changes: ProvisionedUserChanges, manager: EntityManager): Promise<void> {
+    return this.store.updateProvisioned(userId, changes, manager);
+  }
+
+  findByUsernameIgnoringCase(username: string): Promise<User | null> {
+    return USERNAME.test(username) ? this.store.findByUsernameIgnoringCase(username) : Promise.resolve(null);
   }
 }

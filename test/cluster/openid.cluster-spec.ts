@@ -16,6 +16,9 @@ import type { TestUser } from '../helpers/test-app.js';
 import { Cluster, type ClusterClient, withClusterLogs } from './support/cluster.js';
 import { TOPOLOGY } from './support/settings.js';
 import { LogoutReceiver } from '../helpers/logout-receiver.js';
+import { performance } from 'node:perf_hooks';
+import type { Instance } from './support/instance.js';
+import { requestTo } from './support/target.js';
 
 const REDIRECT_URI = 'https://app.example/callback';
 const SIGNED_OUT = 'https://app.example/signed-out';
@@ -189,6 +192,36 @@ describe(`OpenID Connect on three instances behind ${TOPOLOGY.label}`, () => {
     const rows = await cluster.query<{ status: string; attempts: number }>('SELECT status, attempts FROM logout_deliveries WHERE sid = ANY($1)', [sids]);
     expect(rows).toHaveLength(sessions);
     expect(rows.filter((row) => row.status !== 'delivered' || row.attempts !== 1)).toEqual([]);
+  }));
+
+  it('deprovisions a person (users:deactivate): their access token, kept by all three instances, is refused on each within the notification, their refresh token and sign-in are refused, and the application gets the logout token', withLogs(async () => {
+    const dora: TestUser = { username: 'dora', password: 'correct horse battery staple' };
+    const doraId = cluster.createUser(dora.username, dora.password);
+    const config = application([]);
+    const tokens = await signIn(config, new Browser(cluster.baseUrl), dora, 'openid notes:read');
+    const sid = String(tokens.claims()!.sid);
+    const readsOn = async (instance: Instance) => (await requestTo(cluster, instance, 'GET', '/api/v1/notes?limit=1', { authorization: `Bearer ${tokens.access_token}` })).status;
+    // Used twice on each instance, so each keeps it (shared-state.cluster-spec.ts shows a kept token is not re-read).
+    for (let n = 0; n < 2; n++) expect(await Promise.all(cluster.instances.map(readsOn))).toEqual([200, 200, 200]);
+
+    expect(cluster.cli('users:deactivate', '--username', dora.username)).toEqual({ username: dora.username, active: false, sessions_ended: 1, tokens_revoked: 2 });
+    const since = performance.now();
+    const delivery = await Promise.all(cluster.instances.map(async (instance) => {
+      while (performance.now() - since < 2000) if ((await readsOn(instance)) === 401) return Math.round(performance.now() - since);
+      return `still accepted after 2000 ms`;
+    }));
+    console.log(`${TOPOLOGY.name}: person deactivated by the CLI, their access token refused after ${delivery.map((ms, n) => `${ms} ms on ${cluster.instances[n].name}`).join(', ')}`);
+    expect(delivery.every((ms) => typeof ms === 'number')).toBe(true);
+    await expect(oidc.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+    await receiver.waitFor([sid]);
+    const { payload } = await jwtVerify(receiver.forSession(sid)[0], createRemoteJWKSet(jwksUri()), { issuer: cluster.issuer, audience: app.clientId, typ: 'logout+jwt' });
+    expect(payload).toMatchObject({ sub: doraId, sid });
+    // Refused as a wrong password is, on every instance; reactivated, she signs in again.
+    const page = await new Browser(cluster.baseUrl).get('/login');
+    const refusedSignIn = await new Browser(cluster.baseUrl).submit(page, '/login', { username: dora.username, password: dora.password });
+    expect(refusedSignIn.status).toBe(401);
+    cluster.cli('users:reactivate', '--username', dora.username);
+    await expect(signIn(config, new Browser(cluster.baseUrl), dora, 'openid')).resolves.toBeDefined();
   }));
 
   it('rotates the RS256 key under a sign-in load with no failed validation, and every instance signs with the new key once its lead has passed', withLogs(async () => {

@@ -119,6 +119,7 @@ describe('admin CLI', () => {
         family_name: null,
         require_mfa: false,
         has_password: true,
+        active: true,
         created_at: expect.any(String),
       });
       expect(Math.abs(Date.parse(user.created_at as string) - Date.now())).toBeLessThan(5 * 60_000);
@@ -152,7 +153,7 @@ describe('admin CLI', () => {
       await app.createUser('listed-user');
       const list = await cliJson<Record<string, unknown>[]>(['users:list']);
       expect(list.map((u) => u.username)).toEqual(expect.arrayContaining(['alice', 'listed-user']));
-      for (const user of list) expect(Object.keys(user).sort()).toEqual(['created_at', 'email', 'email_verified', 'family_name', 'given_name', 'has_password', 'id', 'name', 'require_mfa', 'username']);
+      for (const user of list) expect(Object.keys(user).sort()).toEqual(['active', 'created_at', 'email', 'email_verified', 'family_name', 'given_name', 'has_password', 'id', 'name', 'require_mfa', 'username']);
       expect(JSON.stringify(list)).not.toContain('argon2');
     });
 

@@ -126,12 +126,16 @@ export class LoginSession {
   /**
    * Starts a fresh session for the user, with a new CSRF token (no value survives from before
    * login); a session this browser still had is ended first. `methods` is how the person proved
-   * who they are (RFC 8176): a password unless a caller says otherwise.
+   * who they are (RFC 8176): a password unless a caller says otherwise. False, with nothing
+   * changed, when the person is deactivated (issue 46).
    */
-  async logIn(request: FastifyRequest, user: User, methods: readonly AuthenticationMethod[] = ['pwd'], upstream?: UpstreamSignInRecord): Promise<void> {
+  async logIn(request: FastifyRequest, user: User, methods: readonly AuthenticationMethod[] = ['pwd'], upstream?: UpstreamSignInRecord): Promise<boolean> {
+    // Started first: a deactivated person (issue 46) gets no session, and the browser's stays as it was.
+    const started = await this.sessions.start(user.id);
+    if (started === null) return false;
+    const { secret, createdAt } = started;
     const previous = request.session.get('sid');
     if (previous) await this.sessions.end(previous);
-    const { secret, createdAt } = await this.sessions.start(user.id);
     // The request that asked for this sign-in is what the person goes back to: it must see that it happened.
     const signInAsked = request.session.get('signInAsked');
     request.session.regenerate();
@@ -147,6 +151,7 @@ export class LoginSession {
     if (upstream !== undefined) {
       await this.upstreamSessions.record({ sessionId: this.sessions.rowId(secret), idpId: upstream.idp, subject: upstream.subject, upstreamSid: upstream.upstreamSid, logoutHint: upstream.logoutHint, createdAt });
     }
+    return true;
   }
 
   /** The upstream identity provider the signed-in person came through, or null for a local sign-in. */

@@ -91,7 +91,8 @@ export class LoginService {
       this.session.awaitSecondFactor(request, user, returnTo);
       return { kind: 'redirect', status: 303, location: SECOND_FACTOR_PAGE };
     }
-    await this.session.logIn(request, user);
+    // Deactivated between the password check and now (issue 46): the same answer as a wrong password.
+    if (!(await this.session.logIn(request, user))) return this.pages.login(request, { returnTo, username, failed: true });
     // 303: the browser follows with GET (RFC 9700 §4.12 warns against 307 after a credential POST).
     return { kind: 'redirect', status: 303, location: returnTo };
   }

@@ -54,7 +54,9 @@ export class SecondFactorService {
     const current = await this.session.currentUser(request);
     // The first factor is what came before the code: a password, or an upstream sign-in (issue 45).
     if (current?.id === pending.user.id) this.session.raise(request, ['otp', 'mfa']);
-    else await this.session.logIn(request, pending.user, [...pending.first, 'otp', 'mfa'], pending.upstream);
+    else if (!(await this.session.logIn(request, pending.user, [...pending.first, 'otp', 'mfa'], pending.upstream))) {
+      return this.pages.error(403, 'access_denied', 'This account has been deactivated. Please ask your administrator.', { retryUrl: '/login' });
+    }
     return { kind: 'redirect', status: 303, location: pending.returnTo };
   }
 
