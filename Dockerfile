@@ -15,6 +15,8 @@ ENV NODE_ENV=production PORT=3000 HOST=0.0.0.0
 WORKDIR /app
 COPY --from=build --chown=node:node /app/node_modules ./node_modules
 COPY --from=build --chown=node:node /app/dist ./dist
+# The email templates are read from src/mail/templates at start-up when SMTP_URL is set (MAIL_TEMPLATES_DIR overrides them).
+COPY --from=build --chown=node:node /app/src/mail/templates ./src/mail/templates
 COPY --chown=node:node package.json ./
 COPY --chown=node:node views ./views
 COPY --chown=node:node public ./public

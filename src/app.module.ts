@@ -29,9 +29,11 @@ import { legacyGrantsConfig } from './config/legacy-grants.config.js';
 import { metricsConfig } from './config/metrics.config.js';
 import { oauthConfig } from './config/oauth.config.js';
 import { rateLimitConfig } from './config/rate-limit.config.js';
+import { scimConfig } from './config/scim.config.js';
 import { redisConfig } from './config/redis.config.js';
 import { sessionConfig } from './config/session.config.js';
 import { passkeyConfig } from './config/passkey.config.js';
+import { mailConfig } from './config/mail.config.js';
 import { DatabaseModule } from './schema/database.module.js';
 import { SqliteCheckpointer } from './database/sqlite-checkpointer.js';
 import { HealthModule } from './health/health.module.js';
@@ -41,10 +43,13 @@ import { MetricsModule } from './metrics/metrics.module.js';
 import { RateLimitModule } from './rate-limit/rate-limit.module.js';
 import { ResourcesModule } from './resources/resources.module.js';
 import { FederationModule } from './federation/federation.module.js';
+import { GroupsModule } from './groups/groups.module.js';
+import { ProvisioningModule } from './provisioning/provisioning.module.js';
+import { MailModule } from './mail/mail.module.js';
 
 @Module({
   imports: [
-    ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, appConfig, clientAuthConfig, corsConfig, databaseConfig, deviceConfig, dpopConfig, factorsConfig, fapiConfig, housekeepingConfig, legacyGrantsConfig, logoutConfig, outboundConfig, macTokenConfig, metricsConfig, oauthConfig, openIdConfig, parConfig, rateLimitConfig, redisConfig, sessionConfig, passkeyConfig] }),
+    ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, appConfig, clientAuthConfig, corsConfig, databaseConfig, deviceConfig, dpopConfig, factorsConfig, fapiConfig, housekeepingConfig, legacyGrantsConfig, logoutConfig, outboundConfig, macTokenConfig, metricsConfig, oauthConfig, openIdConfig, parConfig, rateLimitConfig, redisConfig, sessionConfig, passkeyConfig, mailConfig, scimConfig] }),
     CommonModule,
     MetricsModule,
     CollectionsModule,
@@ -56,6 +61,9 @@ import { FederationModule } from './federation/federation.module.js';
     CorsModule,
     PasskeysModule,
     FederationModule,
+    GroupsModule,
+    ProvisioningModule,
+    MailModule,
     DeviceModule,
     LogoutModule,
     BackchannelLogoutSenderModule,

@@ -6,6 +6,7 @@ import { ReplayModule } from '../replay/replay.module.js';
 import { DpopModule } from '../dpop/dpop.module.js';
 import { Module } from '@nestjs/common';
 import { IdentityProvidersModule } from '../identity-providers/identity-providers.module.js';
+import { GroupsModule } from '../groups/groups.module.js';
 import { PassportModule } from '@nestjs/passport';
 import { ClientsModule } from '../clients/clients.module.js';
 import { CodesModule } from '../codes/codes.module.js';
@@ -74,7 +75,7 @@ import { AccountFactorsService } from './interaction/account-factors.service.js'
 
 /** The authorization server: authorization and token endpoints, login and consent, metadata. */
 @Module({
-  imports: [CommonModule, AuditModule, MetricsModule, RateLimitModule, PassportModule, AccessModule, UsersModule, SessionsModule, ClientsModule, CodesModule, TokensModule, ConsentsModule, ScopesModule, OpenIdModule, PushedRequestsModule, DpopModule, ReplayModule, ResourceServersModule, FactorsModule, TokenExchangeModule, DeviceCodesModule, IdentityProvidersModule],
+  imports: [CommonModule, AuditModule, MetricsModule, RateLimitModule, PassportModule, AccessModule, UsersModule, SessionsModule, ClientsModule, CodesModule, TokensModule, ConsentsModule, ScopesModule, OpenIdModule, PushedRequestsModule, DpopModule, ReplayModule, ResourceServersModule, FactorsModule, TokenExchangeModule, DeviceCodesModule, IdentityProvidersModule, GroupsModule],
   controllers: [EndSessionController, AuthorizeController, TokenController, ParController, DeviceAuthorizationController, RevocationController, IntrospectionController, RegistrationController, LoginController, SecondFactorController, HomeController, AccessController, MetadataController],
   providers: [
     AuthorizationRequestValidator,

@@ -25,6 +25,7 @@ import { FactorRecordsModule } from '../factors/factor-records.module.js';
 import { AccountsModule } from '../accounts/accounts.module.js';
 import { ResourceServersModule } from '../resource-servers/resource-servers.module.js';
 import { IdentityProvidersModule } from '../identity-providers/identity-providers.module.js';
+import { GroupsModule } from '../groups/groups.module.js';
 
 /**
  * The database settings for `migrations:run`: the command applies the migrations itself, so the
@@ -45,6 +46,8 @@ export class CliModule {
     const resources = command.startsWith('resources:') ? [ResourceServersModule] : [];
     // Upstream identity providers (issue 45): their commands, a person's links (users:*) and the clients' sign-in rules.
     const upstream = command.startsWith('idps:') || command.startsWith('users:') || command === 'clients:sign-in' ? [IdentityProvidersModule] : [];
+    // Groups (issue 46): their commands and the clients' group settings.
+    const groups = command.startsWith('groups:') || command === 'clients:groups' ? [GroupsModule] : [];
     return {
       module: CliModule,
       imports: [
@@ -62,6 +65,7 @@ export class CliModule {
         ...logout,
         ...resources,
         ...upstream,
+        ...groups,
       ],
     };
   }

@@ -19,6 +19,8 @@ import { clientsApplyCommand } from './clients-apply.command.js';
 import { dbCopyCommand } from './db-copy.command.js';
 import { doctorCommand } from './doctor.command.js';
 import { IDP_COMMANDS } from './idps.commands.js';
+import { GROUP_COMMANDS } from './groups.commands.js';
+import { MAIL_COMMANDS } from './mail.commands.js';
 
 
 /** The password from --password, or from the first line of stdin with --password-stdin (keeps it out of shell history). */
@@ -222,6 +224,25 @@ export const COMMANDS: Record<string, Command> = {
       return { username, sessions_ended: await (await accountsService(app)).signOutEverywhere(username, 'cli') };
     },
   },
+  'users:deactivate': {
+    usage: 'users:deactivate --username NAME',
+    options: { username: { type: 'string' } },
+    // Deprovisioning (issue 46): sessions end, every token is revoked, sign-in is refused until users:reactivate.
+    async run(app, flags) {
+      const user = await (await usersService(app)).require(required(flags, 'username'));
+      const result = await (await accountsService(app)).deactivate(user.id, 'cli');
+      return { username: user.username, active: false, sessions_ended: result.sessionsEnded, tokens_revoked: result.tokensRevoked };
+    },
+  },
+  'users:reactivate': {
+    usage: 'users:reactivate --username NAME',
+    options: { username: { type: 'string' } },
+    async run(app, flags) {
+      const user = await (await usersService(app)).require(required(flags, 'username'));
+      await (await accountsService(app)).reactivate(user.id, 'cli');
+      return { username: user.username, active: true };
+    },
+  },
   'clients:create': {
     usage:
       'clients:create --name NAME [--redirect-uri URI ...] [--scope "a b"] [--public] [--grant-type TYPE ...] [--response-type TYPE ...] [--token-type bearer|mac] ' +
@@ -396,5 +417,7 @@ export const COMMANDS: Record<string, Command> = {
   'clients:apply': clientsApplyCommand,
   'db:copy': dbCopyCommand,
   ...IDP_COMMANDS,
+  ...GROUP_COMMANDS,
+  ...MAIL_COMMANDS,
   doctor: doctorCommand,
 };

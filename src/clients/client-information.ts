@@ -71,6 +71,8 @@ export interface ClientView {
   jwks?: ClientJwks;
   jwks_uri?: string;
   token_endpoint_auth_signing_alg?: string;
+  /** A Latchkey extension (issue 46): Client.groupsClaim and Client.requiredGroups, when set. */
+  groups?: { claim: string; required_groups: string[] };
 }
 
 /**
@@ -144,5 +146,7 @@ export function clientView(client: Client, secret?: string): ClientView {
     ...(client.minimumAcr ? { minimum_acr: client.minimumAcr } : {}),
     // A Latchkey extension (issue 45): how the client's people may sign in, when an administrator restricted it.
     ...(client.signInRule ? { sign_in: { identity_providers: client.signInRule.identityProviders ?? 'any', local_sign_in: client.signInRule.localSignIn } } : {}),
+    // A Latchkey extension (issue 46): the groups claim it receives and the groups its people must be in, when an administrator set them.
+    ...((client.groupsClaim ?? 'none') !== 'none' || client.requiredGroups ? { groups: { claim: client.groupsClaim ?? 'none', required_groups: client.requiredGroups ?? [] } } : {}),
   };
 }

@@ -13,6 +13,10 @@ export interface ClientSignInRule {
   localSignIn: boolean;
 }
 
+/** What a client receives in its `groups` claim (issue 46, `clients:groups --claim`): nothing (the default), the groups' names, or their ids. */
+export const GroupsClaimSetting = { None: 'none', Names: 'names', Ids: 'ids' } as const;
+export type GroupsClaimSetting = (typeof GroupsClaimSetting)[keyof typeof GroupsClaimSetting];
+
 @Entity({ name: 'clients' })
 export class Client {
   @PrimaryColumn({ name: 'id', type: 'varchar', length: 64 })
@@ -109,6 +113,18 @@ export class Client {
    */
   @Column({ name: 'sign_in_rule', type: 'simple-json', nullable: true })
   signInRule: ClientSignInRule | null;
+
+  /** Issue 46: the `groups` claim in this client's ID tokens, userinfo, introspection and JWT access tokens (src/groups/groups-claim.ts). */
+  @Column({ name: 'groups_claim', type: 'varchar', length: 8, default: GroupsClaimSetting.None })
+  groupsClaim: GroupsClaimSetting;
+
+  /**
+   * Issue 46: the ids of the groups whose (effective) members alone may sign in to this client and
+   * refresh its tokens (src/groups/group-access-rule.ts); null: anyone. Kept on the client, so the
+   * authentication policy reads it with the client, from the instance's cache.
+   */
+  @Column({ name: 'required_groups', type: 'simple-json', nullable: true })
+  requiredGroups: string[] | null;
 
   @CreateDateColumn({ name: 'created_at', type: TIMESTAMP })
   createdAt: Date;

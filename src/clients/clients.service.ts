@@ -11,7 +11,7 @@ import { AuditService } from '../audit/audit.service.js';
 import { Transactions } from '../database/transactions.js';
 import { ScopeCatalog } from '../scopes/scope-catalog.js';
 import { assertNotWidenedBySelf, CLI_ADMINISTRATOR, type ClientEditor } from './client-change-policy.js';
-import { Client, type ClientSignInRule } from './client.entity.js';
+import { Client, type ClientSignInRule, type GroupsClaimSetting } from './client.entity.js';
 import { checkedResponseTypes, clientView, DESCRIPTIVE_FIELDS, descriptiveColumns, newClientId, responseTypesOfClient, type ClientView, type NewClient } from './client-information.js';
 import { ClientStore } from './client.store.js';
 import { ClientChanges } from './client-changes.js';
@@ -197,6 +197,21 @@ export class ClientsService {
   async setSignInRule(clientId: string, rule: ClientSignInRule | null, actor = 'cli'): Promise<Client> {
     const client = await this.require(clientId);
     const next = Object.assign(new Client(), client, { signInRule: rule });
+    const changes = changedFields(this.toView(client), this.toView(next));
+    return this.change([clientId], (manager) => this.saveUpdated(next, changes, actor, manager));
+  }
+
+  /**
+   * clients:groups (issue 46): the `groups` claim the client receives, and the groups whose members
+   * alone may sign in to it (null: anyone). Group ids are checked by the caller (GroupsService).
+   * Audited as an update; the cache is dropped after the commit, as for every client change.
+   */
+  async setGroupSettings(clientId: string, settings: { groupsClaim?: GroupsClaimSetting; requiredGroups?: string[] | null }, actor = 'cli'): Promise<Client> {
+    const client = await this.require(clientId);
+    const next = Object.assign(new Client(), client, {
+      ...(settings.groupsClaim !== undefined ? { groupsClaim: settings.groupsClaim } : {}),
+      ...(settings.requiredGroups !== undefined ? { requiredGroups: settings.requiredGroups === null || settings.requiredGroups.length === 0 ? null : [...new Set(settings.requiredGroups)] } : {}),
+    });
     const changes = changedFields(this.toView(client), this.toView(next));
     return this.change([clientId], (manager) => this.saveUpdated(next, changes, actor, manager));
   }

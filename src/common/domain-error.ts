@@ -14,7 +14,13 @@ export type DomainErrorCode =
   | 'invalid_identity_provider'
   | 'identity_provider_not_found'
   | 'identity_provider_exists'
-  | 'upstream_link_taken';
+  | 'upstream_link_taken'
+  // Groups (issue 46).
+  | 'invalid_group'
+  | 'group_not_found'
+  | 'group_name_taken'
+  | 'group_cycle'
+  | 'member_not_found';
 
 /**
  * A rule of the domain was broken by the caller's input (a taken username, a malformed redirect

@@ -3,7 +3,7 @@ import { constantTimeEqual, generateSecret, hashSecret, SECRET_PREFIX, secretMat
 describe('secrets', () => {
   describe('SECRET_PREFIX', () => {
     it('gives each kind of credential its own recognisable prefix', () => {
-      expect(SECRET_PREFIX).toEqual({ accessToken: 'lk_at_', refreshToken: 'lk_rt_', authorizationCode: 'lk_ac_', clientSecret: 'lk_cs_', registrationToken: 'lk_rat_', session: 'lk_ss_', pushedRequest: 'lk_par_', deviceCode: 'lk_dc_' });
+      expect(SECRET_PREFIX).toEqual({ accessToken: 'lk_at_', refreshToken: 'lk_rt_', authorizationCode: 'lk_ac_', clientSecret: 'lk_cs_', registrationToken: 'lk_rat_', session: 'lk_ss_', pushedRequest: 'lk_par_', deviceCode: 'lk_dc_', emailLink: 'lk_el_' });
     });
   });
 

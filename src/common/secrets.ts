@@ -17,6 +17,8 @@ export const SECRET_PREFIX = {
   pushedRequest: 'lk_par_',
   /** RFC 8628 §3.2: the device_code a device polls the token endpoint with. */
   deviceCode: 'lk_dc_',
+  /** The secret in an emailed link: an invitation, a password reset, an address to confirm (issue 46). */
+  emailLink: 'lk_el_',
 } as const;
 
 export type SecretPrefix = (typeof SECRET_PREFIX)[keyof typeof SECRET_PREFIX];

@@ -1,3 +1,5 @@
+import { mailConfig } from '../config/mail.config.js';
+import { scimConfig } from '../config/scim.config.js';
 import { apiConfig } from '../config/api.config.js';
 import { appConfig, type AppConfig } from '../config/app.config.js';
 import { clientAuthConfig } from '../config/client-auth.config.js';
@@ -37,7 +39,7 @@ export interface DeploymentSettings {
 }
 
 /** Every namespace the server validates at start-up, read the same way: a problem here stops the server. */
-const NAMESPACES: (() => unknown)[] = [apiConfig, clientAuthConfig, corsConfig, dpopConfig, factorsConfig, fapiConfig, housekeepingConfig, legacyGrantsConfig, logoutConfig, macTokenConfig, oauthConfig, openIdConfig, parConfig, passkeyConfig, sessionConfig];
+const NAMESPACES: (() => unknown)[] = [apiConfig, clientAuthConfig, corsConfig, dpopConfig, factorsConfig, fapiConfig, housekeepingConfig, legacyGrantsConfig, logoutConfig, macTokenConfig, mailConfig, oauthConfig, openIdConfig, parConfig, passkeyConfig, scimConfig, sessionConfig];
 
 /** Reads the configuration as start-up does; returns the settings, or undefined when it would not start. */
 export function configurationChecks(results: CheckResult[]): DeploymentSettings | undefined {

@@ -2,6 +2,7 @@ import type { CheckResult } from './check.js';
 import { configurationChecks } from './configuration.checks.js';
 import { databaseChecks } from './database.checks.js';
 import { identityProviderChecks } from './identity-provider.checks.js';
+import { mailCheck } from './mail.checks.js';
 import { publicUrlChecks, redisCheck } from './network.checks.js';
 
 export interface DoctorReport {
@@ -27,6 +28,7 @@ export async function runDoctor(options: { url?: string }): Promise<DoctorReport
     checks.push(...(await publicUrlChecks(options.url, settings.app, settings.metrics)));
     // One entry per upstream identity provider (issue 45); none configured, none listed.
     checks.push(...(await identityProviderChecks(rows.identityProviders, settings.outbound)));
+    checks.push(await mailCheck());
   }
   const count = (status: CheckResult['status']): number => checks.filter((check) => check.status === status).length;
   return { ok: count('fail') === 0, failures: count('fail'), warnings: count('warn'), checks };

@@ -6,6 +6,7 @@ import { AuthorizationCodeStore } from '../codes/authorization-code.store.js';
 import { LogoutDeliveryStore } from '../logout/logout-delivery.store.js';
 import { JtiUseStore } from '../replay/jti-use.store.js';
 import { IdempotencyKeyStore } from '../idempotency/idempotency-key.store.js';
+import { EmailLinkStore } from '../email-links/email-link.store.js';
 import { DeviceAuthorizationStore } from '../device-codes/device-authorization.store.js';
 import { PushedRequestStore } from '../pushed-requests/pushed-request.store.js';
 import { SessionStore } from '../sessions/session.store.js';
@@ -29,6 +30,8 @@ export interface PurgeResult {
   idempotencyKeys: number;
   /** Device authorization requests (RFC 8628) that expired, whatever became of them. */
   deviceAuthorizations: number;
+  /** Email links (invitations, resets, verifications) past their expiry, used or not. */
+  emailLinks: number;
 }
 
 /** How long the record of a back-channel logout notification is kept once it has an outcome. */
@@ -95,6 +98,7 @@ export class PurgeService {
     private readonly jtiUses: JtiUseStore,
     private readonly idempotencyKeys: IdempotencyKeyStore,
     private readonly deviceAuthorizations: DeviceAuthorizationStore,
+    private readonly emailLinks: EmailLinkStore,
     @Inject(housekeepingConfig.KEY) private readonly config: HousekeepingConfig,
     private readonly clock: Clock,
   ) {}
@@ -111,7 +115,8 @@ export class PurgeService {
     const jtiUses = await this.deleteInBatches((limit) => this.jtiUses.purgeExpired(cutoff, limit), options);
     const idempotencyKeys = await this.deleteInBatches((limit) => this.idempotencyKeys.purgeExpired(cutoff, limit), options);
     const deviceAuthorizations = await this.deleteInBatches((limit) => this.deviceAuthorizations.purgeExpired(cutoff, limit), options);
-    return { codes, tokens, macNonces, sessions, logoutDeliveries, pushedRequests, jtiUses, idempotencyKeys, deviceAuthorizations };
+    const emailLinks = await this.deleteInBatches((limit) => this.emailLinks.purgeExpired(cutoff, limit), options);
+    return { codes, tokens, macNonces, sessions, logoutDeliveries, pushedRequests, jtiUses, idempotencyKeys, deviceAuthorizations, emailLinks };
   }
 
   /** Runs one store's bounded DELETE until a batch comes back short, the per-run cap is reached or the run is aborted. */

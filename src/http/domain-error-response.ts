@@ -16,15 +16,20 @@ export function domainErrorResponse(error: DomainError): JsonError {
     case 'invalid_profile':
     case 'invalid_resource':
     case 'invalid_identity_provider':
+    case 'invalid_group':
+    case 'group_cycle':
       return { status: 400, error: 'invalid_request', description: error.message };
     case 'client_not_found':
     case 'user_not_found':
     case 'resource_server_not_found':
     case 'identity_provider_not_found':
+    case 'group_not_found':
+    case 'member_not_found':
       return { status: 404, error: 'not_found', description: error.message };
     case 'username_taken':
     case 'identity_provider_exists':
     case 'upstream_link_taken':
+    case 'group_name_taken':
       return { status: 409, error: 'conflict', description: error.message };
     default:
       return unreachable(error.code);

@@ -11,6 +11,7 @@ import { SigningKeyRing } from '../signing/signing-key-ring.js';
 import { SubjectIdentifiers } from './subject-identifiers.js';
 import { acrOf, type AuthenticationMethod } from '../common/authentication-context.js';
 import { UsersService } from '../users/users.service.js';
+import { GroupsClaim } from '../groups/groups-claim.js';
 import { CLAIM_SCOPES, claimsOf, type UserClaims } from './user-claims.js';
 
 /** What an ID token asserts: who signed in, for which client, when, and with which access token. */
@@ -48,6 +49,7 @@ export class IdTokenIssuer {
     private readonly profiles: SecurityProfiles,
     private readonly clock: Clock,
     private readonly users: UsersService,
+    private readonly groups: GroupsClaim,
     @Inject(appConfig.KEY) private readonly app: AppConfig,
     @Inject(openIdConfig.KEY) private readonly config: OpenIdConfig,
   ) {}
@@ -67,10 +69,12 @@ export class IdTokenIssuer {
     const signer = this.keys.signer(alg);
     const now = Math.floor(this.clock.now().getTime() / 1000);
     const amr = token.amr ?? ['pwd'];
-    const claims = await this.userClaims(token);
+    // Issue 46: the client's groups claim when it opted in (GroupsClaim: no query otherwise), beside the scopes' claims.
+    const [claims, groups] = await Promise.all([this.userClaims(token), this.groups.of(token.client, token.userId)]);
     return new SignJWT({
       // The person's claims first, so that none of them can stand in for a claim about the authentication.
       ...claims,
+      ...groups,
       ...(token.authTime ? { auth_time: Math.floor(token.authTime.getTime() / 1000) } : {}),
       ...(token.nonce ? { nonce: token.nonce } : {}),
       ...(token.sid ? { sid: token.sid } : {}),

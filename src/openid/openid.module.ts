@@ -9,10 +9,11 @@ import { UserInfoController } from './userinfo.controller.js';
 import { UserInfoService } from './userinfo.service.js';
 import { AccessModule } from '../access/access.module.js';
 import { UsersModule } from '../users/users.module.js';
+import { GroupsModule } from '../groups/groups.module.js';
 
 /** OpenID Connect on top of the OAuth flows: ID tokens (and, next, userinfo and logout). */
 @Module({
-  imports: [CommonModule, SigningModule, SubjectsModule, AccessModule, UsersModule, ClientsModule],
+  imports: [CommonModule, SigningModule, SubjectsModule, AccessModule, UsersModule, ClientsModule, GroupsModule],
   controllers: [UserInfoController],
   providers: [IdTokenIssuer, IdTokenHintReader, UserInfoService],
   exports: [IdTokenIssuer, IdTokenHintReader, SubjectsModule, SigningModule],

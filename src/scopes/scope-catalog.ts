@@ -15,6 +15,8 @@ export const CLIENT_SCOPES: Readonly<Record<string, string>> = {
   'clients:register': 'Register and manage OAuth clients',
   /** RFC 7662: ask whether a token is active. */
   'tokens:introspect': 'Check whether access tokens are active',
+  /** RFC 7644: provision people and groups at /scim/v2 (a directory's connector). */
+  scim: 'Provision people and groups (SCIM 2.0)',
 };
 
 /**

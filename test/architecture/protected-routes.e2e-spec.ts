@@ -70,6 +70,10 @@ describe('protected routes', () => {
         'PUT /register/:clientId',
         'GET /userinfo',
         'POST /userinfo',
+        'DELETE /scim/v2/Groups/:id', 'DELETE /scim/v2/Users/:id', 'GET /scim/v2/Groups', 'GET /scim/v2/Groups/:id',
+        'GET /scim/v2/ResourceTypes', 'GET /scim/v2/ResourceTypes/:name', 'GET /scim/v2/Schemas', 'GET /scim/v2/Schemas/:id',
+        'GET /scim/v2/ServiceProviderConfig', 'GET /scim/v2/Users', 'GET /scim/v2/Users/:id', 'PATCH /scim/v2/Groups/:id',
+        'PATCH /scim/v2/Users/:id', 'POST /scim/v2/Groups', 'POST /scim/v2/Users', 'PUT /scim/v2/Groups/:id', 'PUT /scim/v2/Users/:id',
       ].sort(),
     );
   });

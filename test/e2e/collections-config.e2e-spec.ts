@@ -29,9 +29,9 @@ describe('collections file (COLLECTIONS_FILE)', () => {
   const api = (path: string, init: RequestInit = {}) =>
     fetch(app.url(`/api/v1${path}`), { ...init, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(init.headers as Record<string, string>) } });
 
-  it("offers exactly the scopes of the declared collections, besides OpenID Connect's and the two client scopes", async () => {
+  it("offers exactly the scopes of the declared collections, besides OpenID Connect's and the client scopes", async () => {
     const metadata = (await (await fetch(app.url('/.well-known/oauth-authorization-server'))).json()) as { scopes_supported: string[] };
-    expect(metadata.scopes_supported).toEqual(['openid', 'profile', 'email', 'offline_access', 'tasks:read', 'tasks:write', 'clients:register', 'tokens:introspect']);
+    expect(metadata.scopes_supported).toEqual(['openid', 'profile', 'email', 'offline_access', 'tasks:read', 'tasks:write', 'clients:register', 'tokens:introspect', 'scim']);
     await expect(app.app.get(ClientsService).create({ name: 'x', redirectUris: ['https://a.example/cb'], scope: 'notes:read' })).rejects.toThrow(/Unknown scope\(s\): notes:read/);
     expect((await api('/notes')).status).toBe(404);
   });

@@ -16,6 +16,8 @@ export type NextStep =
   | { kind: 'second_factor'; user: User; returnTo: string }
   /** A person who must use a second factor and has none enrols one, then comes back. */
   | { kind: 'enrol'; user: User; returnTo: string }
+  /** Signed in, but not in a group the client requires (issue 46): a page saying so, whose button returns access_denied to the client. */
+  | { kind: 'no_access'; user: User }
   /** An error for the client's redirect URI: prompt=none cannot go on without a page. */
   | { kind: 'refuse'; error: OAuthError };
 
@@ -34,7 +36,12 @@ export interface Presence {
   secondFactorRequired: boolean;
   /** Whether the client allows the way this session was made (locally, or through an upstream identity provider: clients:sign-in, issue 45). */
   signInWayAllowed: boolean;
+  /** Whether the signed-in person is in a group the client requires, when it requires some (clients:groups --require, issue 46: GroupAccessRule). */
+  groupAllowed: boolean;
 }
+
+/** The access_denied description when the person is not in a group the client requires (issue 46). */
+export const NOT_IN_REQUIRED_GROUP = 'The person is not in a group this application requires';
 
 /**
  * OpenID Connect Core §3.1.2.3 and §3.1.2.1: whether the person must sign in (again), be asked for
@@ -79,11 +86,15 @@ export class AuthenticationPolicy {
 
     if (authorization.prompt.has(Prompt.None)) {
       if (signInNeeded) return { kind: 'refuse', error: new LoginRequiredError('Nobody is signed in as this request needs, and prompt=none forbids asking') };
+      if (!presence.groupAllowed) return { kind: 'refuse', error: new AccessDeniedError(NOT_IN_REQUIRED_GROUP) };
       if (!levelMet) return { kind: 'refuse', error: new InteractionRequiredError(`The sign-in does not reach ${required}, and prompt=none forbids asking for more`) };
       if (!consented) return { kind: 'refuse', error: new ConsentRequiredError('The person has not allowed this application this access, and prompt=none forbids asking') };
       return { kind: 'approve', user };
     }
     if (signInNeeded) return { kind: 'login', returnTo };
+    // Issue 46: the right person, but the client admits only some groups' members. Before any
+    // second factor or consent: nothing more asked of someone who cannot get in.
+    if (!presence.groupAllowed) return { kind: 'no_access', user };
     // A requested level is met or asked for, never silently passed over (no downgrade).
     if (!levelMet) {
       if (required === ACR.multiFactor) {

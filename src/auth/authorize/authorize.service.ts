@@ -19,7 +19,8 @@ import { OPENID_SCOPE } from '../../scopes/scope-catalog.js';
 import { TokensService } from '../../tokens/tokens.service.js';
 import type { User } from '../../users/user.entity.js';
 import { AccessDeniedError, AuthorizationRedirectError, UnverifiedClientOrRedirectError } from '../errors/oauth-error.js';
-import { AuthenticationPolicy, type NextStep } from './authentication-policy.js';
+import { AuthenticationPolicy, NOT_IN_REQUIRED_GROUP, type NextStep } from './authentication-policy.js';
+import { GroupAccessRule } from '../../groups/group-access-rule.js';
 import type { InteractionOutcome } from '../interaction/interaction-responder.js';
 import { LoginSession } from '../interaction/login-session.js';
 import { SignInMethods } from '../../identity-providers/sign-in-methods.js';
@@ -63,6 +64,7 @@ export class AuthorizeService {
     private readonly factors: SecondFactors,
     private readonly idTokens: IdTokenIssuer,
     private readonly signInMethods: SignInMethods,
+    private readonly groupAccess: GroupAccessRule,
   ) {}
 
   /** GET /authorize: sign in, consent, or neither, as the person's session and the request's OpenID parameters say. */
@@ -82,6 +84,8 @@ export class AuthorizeService {
       case 'second_factor':
       case 'enrol':
         return this.askMore(request, step);
+      case 'no_access':
+        return this.pages.noAccess(request, step.user, authorization);
     }
   }
 
@@ -127,6 +131,8 @@ export class AuthorizeService {
     const step = await this.nextStep(request, authorization, await this.session.currentUser(request), true);
     if (step.kind === 'login') return this.askSignIn(request, authorization, step.returnTo);
     if (step.kind === 'second_factor' || step.kind === 'enrol') return this.askMore(request, step);
+    // The no-access page's button (issue 46), or any consent form of a person no longer in the client's groups: back to the client with access_denied.
+    if (step.kind === 'no_access') return this.refuseWithoutAccess(authorization);
     const user = step.user;
 
     if (form.decision === 'allow') {
@@ -139,6 +145,13 @@ export class AuthorizeService {
       return deliver(errorResponse(authorization.redirectUri, denied, authorization.state, this.app.issuer, authorization.responseMode), 303, this.pages);
     }
     return this.pages.error(400, 'invalid_request', 'Please choose Allow or Deny.');
+  }
+
+  /** RFC 6749 §4.1.2.1 access_denied (with state and iss, RFC 9207) for a person not in a group the client requires (issue 46). */
+  private async refuseWithoutAccess(authorization: AuthorizationRequest): Promise<InteractionOutcome> {
+    await this.useUpPushedRequest(authorization);
+    const denied = new AccessDeniedError(NOT_IN_REQUIRED_GROUP);
+    return deliver(errorResponse(authorization.redirectUri, denied, authorization.state, this.app.issuer, authorization.responseMode), 303, this.pages);
   }
 
   /** Issues the code, or the token or ID token of the implicit flows, and sends it back to the client (RFC 6749 §4.1.2, §4.2.2, Core §3.2.2.5, RFC 9207). */
@@ -221,7 +234,9 @@ export class AuthorizeService {
     const factors = () => (user ? this.factors.enrolled(user.id) : Promise.resolve({ oneTimeCodes: false, passkeys: false }));
     const via = this.session.signedInVia(request);
     const signInWayAllowed = user === null || this.signInMethods.allows(authorization.client, via === null ? { local: true } : { idp: via });
-    const step = await this.policy.next(authorization, { user, authTime, consented, signedInSinceAsked, amr, factors, secondFactorRequired, signInWayAllowed });
+    // Issue 46: one query when the client requires groups, none otherwise (GroupAccessRule, shared with the refresh grant).
+    const groupAllowed = user === null || (await this.groupAccess.allows(authorization.client, user.id));
+    const step = await this.policy.next(authorization, { user, authTime, consented, signedInSinceAsked, amr, factors, secondFactorRequired, signInWayAllowed, groupAllowed });
     if (step.kind !== 'refuse') return step;
     await this.useUpPushedRequest(authorization);
     throw new AuthorizationRedirectError(step.error, authorization.redirectUri, authorization.state, authorization.responseMode);

@@ -12,6 +12,7 @@ import { AuthorizationPendingError, DeviceAccessDeniedError, ExpiredTokenError, 
 import type { TokenRequestDto } from '../token/token-request.dto.js';
 import { toTokenResponse, type TokenResponse } from '../token/token-response.js';
 import type { GrantContext, GrantHandler } from './grant-handler.js';
+import { GroupAccessRule, NOT_IN_REQUIRED_GROUP } from '../../groups/group-access-rule.js';
 import { GrantSignInLevel, SIGN_IN_BELOW_FLOOR } from './grant-sign-in-level.js';
 
 /** RFC 8628 §3.4. */
@@ -34,6 +35,7 @@ export class DeviceCodeGrant implements GrantHandler<DeviceCodeParameters> {
     private readonly tokens: TokensService,
     private readonly idTokens: IdTokenIssuer,
     private readonly signInLevel: GrantSignInLevel,
+    private readonly groupAccess: GroupAccessRule,
   ) {}
 
   parameters(form: TokenRequestDto): DeviceCodeParameters {
@@ -72,6 +74,8 @@ export class DeviceCodeGrant implements GrantHandler<DeviceCodeParameters> {
     // The verification page held the approval to the level then (DeviceSignInLevel); a floor raised or a
     // second factor required of the person since then holds for the tokens too. The device starts again.
     if (!(await this.signInLevel.stillMeets(client, userId, authorization.amr))) throw new InvalidGrantError(SIGN_IN_BELOW_FLOOR);
+    // Issue 46: the client's group rule (GroupAccessRule), which the device's approval page does not ask; no query unless it requires groups.
+    if (!(await this.groupAccess.allows(client, userId))) throw new InvalidGrantError(NOT_IN_REQUIRED_GROUP);
     const minted = await this.tokens.mint({
       familyId: authorization.id,
       clientId: client.id,

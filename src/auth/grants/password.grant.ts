@@ -16,6 +16,7 @@ import { JwtAccessTokens } from '../token/jwt-access-tokens.js';
 import { toTokenResponse, type TokenResponse } from '../token/token-response.js';
 import { ResourceIndicators } from '../resource-indicators.js';
 import type { GrantContext, GrantHandler } from './grant-handler.js';
+import { GroupAccessRule, NOT_IN_REQUIRED_GROUP } from '../../groups/group-access-rule.js';
 import { GrantSignInLevel } from './grant-sign-in-level.js';
 
 /** RFC 6749 §4.3.2. */
@@ -51,6 +52,7 @@ export class PasswordGrant implements GrantHandler<PasswordParameters> {
     private readonly resources: ResourceIndicators,
     private readonly jwtAccessTokens: JwtAccessTokens,
     private readonly signInLevel: GrantSignInLevel,
+    private readonly groupAccess: GroupAccessRule,
   ) {}
 
   parameters(form: TokenRequestDto): PasswordParameters {
@@ -83,6 +85,8 @@ export class PasswordGrant implements GrantHandler<PasswordParameters> {
     // which blames the client's registration where a person's requirement refuses one person only:
     // one answer for both tells the client to send the person to the browser flow, which can ask.
     if (!(await this.signInLevel.passwordAloneSuffices(client, user))) throw new InvalidGrantError(SECOND_FACTOR_NEEDED);
+    // Issue 46: the client's group rule holds here as at the authorization endpoint (GroupAccessRule); no query unless it requires groups.
+    if (!(await this.groupAccess.allows(client, user.id))) throw new InvalidGrantError(NOT_IN_REQUIRED_GROUP);
 
     await this.consents.grant(user.id, client.id, scope);
     const refresh = this.config.passwordGrantRefreshTokens && client.grantTypes.includes(GrantType.RefreshToken);

@@ -16,6 +16,7 @@ import { toTokenResponse, type TokenResponse } from '../token/token-response.js'
 import type { GrantContext, GrantHandler } from './grant-handler.js';
 import { GrantSignInLevel, SIGN_IN_BELOW_FLOOR } from './grant-sign-in-level.js';
 import { parseAmr } from '../../common/authentication-context.js';
+import { GroupAccessRule, NOT_IN_REQUIRED_GROUP } from '../../groups/group-access-rule.js';
 
 /** RFC 6749 §6. */
 export interface RefreshTokenParameters {
@@ -50,6 +51,7 @@ export class RefreshTokenGrant implements GrantHandler<RefreshTokenParameters> {
     private readonly jwtAccessTokens: JwtAccessTokens,
     private readonly repeats: RefreshRepeats,
     private readonly signInLevel: GrantSignInLevel,
+    private readonly groupAccess: GroupAccessRule,
   ) {}
 
   parameters(form: TokenRequestDto): RefreshTokenParameters {
@@ -69,6 +71,9 @@ export class RefreshTokenGrant implements GrantHandler<RefreshTokenParameters> {
     if (token.dpopJkt !== null && dpopJkt !== token.dpopJkt) throw new InvalidGrantError('This refresh token is bound to a DPoP key: send a DPoP proof made with it');
     // The grant's sign-in against the client's floor and the person's requirement as they are now; refused, not revoked (GrantSignInLevel).
     if (token.userId !== null && !(await this.signInLevel.stillMeets(client, token.userId, token.amr))) throw new InvalidGrantError(SIGN_IN_BELOW_FLOOR);
+    // Issue 46: the client's group rule as it is now, the one the sign-in was held to (GroupAccessRule); a person taken
+    // out of the group gets no new tokens. Refused, not revoked: put back in, the grant works again. No query unless the client requires groups.
+    if (token.userId !== null && !(await this.groupAccess.allows(client, token.userId))) throw new InvalidGrantError(NOT_IN_REQUIRED_GROUP);
 
     // §6: the requested scope MUST NOT include any scope not originally granted; omitted means the same.
     const granted = splitScope(token.scope);

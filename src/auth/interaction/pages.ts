@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { passkeyConfig, type PasskeyConfig } from '../../config/passkey.config.js';
+import { mailConfig, type MailConfig } from '../../config/mail.config.js';
 import type { FastifyRequest } from 'fastify';
 import { ScopeCatalog } from '../../scopes/scope-catalog.js';
 import { SignInMethods } from '../../identity-providers/sign-in-methods.js';
@@ -22,6 +23,7 @@ export class Pages {
     private readonly session: LoginSession,
     private readonly scopes: ScopeCatalog,
     @Inject(passkeyConfig.KEY) private readonly passkeys: PasskeyConfig,
+    @Inject(mailConfig.KEY) private readonly mail: MailConfig,
     private readonly signInMethods: SignInMethods,
     private readonly upstreamOrigins: UpstreamOrigins,
   ) {}
@@ -50,6 +52,9 @@ export class Pages {
         localSignIn: ways.local,
         upstream: ways.upstream.map((provider) => ({ id: provider.id, name: provider.displayName })),
         upstreamDomains: ways.upstream.flatMap((provider) => provider.settings.domains).join(', '),
+        // Issue 46: "Forgot your password?" only when email is set up; "Create an account" only when self-registration is on.
+        forgotPassword: ways.local && this.mail.smtpUrl !== null,
+        signUp: ways.local && this.mail.selfRegistration,
       },
       {
         status: options.failed ? 401 : 200,
@@ -91,6 +96,31 @@ export class Pages {
         authorizationRequest: authorization.rawQuery,
       },
       { formTargets: [formTargetOf(authorization.redirectUri)] },
+    );
+    return { kind: 'page', page };
+  }
+
+  /**
+   * Issue 46: the person signed in is not in a group the application requires. 403; the button
+   * posts to /consent, which sends the application access_denied; or sign in as someone else.
+   */
+  noAccess(request: FastifyRequest, user: User, authorization: AuthorizationRequest): InteractionOutcome {
+    const again = new URLSearchParams(authorization.rawQuery);
+    again.set('prompt', 'login');
+    const page = this.renderer.render(
+      'no-access',
+      {
+        title: `No access to ${authorization.client.name}`,
+        clientName: authorization.client.name,
+        personName: user.name ?? user.username,
+        username: user.username,
+        redirectHost: describeDestination(authorization.redirectUri),
+        csrfToken: this.session.csrfToken(request),
+        authorizationRequest: authorization.rawQuery,
+        // A pushed request ignores parameters beside its request_uri (RFC 9126 §4): signing out is the way there.
+        switchUrl: authorization.pushedRequestId === undefined ? `/authorize?${again}` : undefined,
+      },
+      { status: 403, formTargets: [formTargetOf(authorization.redirectUri)] },
     );
     return { kind: 'page', page };
   }
@@ -153,6 +183,8 @@ export class Pages {
         recoveryCodesLeft: factors.recoveryCodes.left,
       },
       upstream,
+      // Issue 46: changing the address sends a confirmation, so only when email is set up.
+      emailChange: this.mail.smtpUrl !== null,
       csrfToken: this.session.csrfToken(request),
     }, { formTargets });
     return { kind: 'page', page };

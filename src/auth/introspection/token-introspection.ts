@@ -3,6 +3,7 @@ import type { Client } from '../../clients/client.entity.js';
 import { ClientsService } from '../../clients/clients.service.js';
 import { DPOP_SCHEME } from '../../common/oauth.constants.js';
 import { SubjectIdentifiers } from '../../openid/subject-identifiers.js';
+import { GroupsClaim, type GroupsClaimValue } from '../../groups/groups-claim.js';
 import { acrOf, parseAmr } from '../../common/authentication-context.js';
 import { IntrospectionAccess } from '../../resource-servers/introspection-access.js';
 import { parseActor, type Actor } from '../../tokens/actor-claim.js';
@@ -11,7 +12,7 @@ import { TokensService } from '../../tokens/tokens.service.js';
 import { InvalidRequestError, UnauthorizedClientError } from '../errors/oauth-error.js';
 
 /** RFC 7662 §2.2 introspection response. */
-export interface IntrospectionResponse {
+export interface IntrospectionResponse extends GroupsClaimValue {
   active: boolean;
   scope?: string;
   client_id?: string;
@@ -45,6 +46,7 @@ export class TokenIntrospection {
     private readonly access: IntrospectionAccess,
     private readonly clients: ClientsService,
     private readonly subjects: SubjectIdentifiers,
+    private readonly groups: GroupsClaim,
   ) {}
 
   async introspect(caller: Client, value: string | undefined): Promise<IntrospectionResponse> {
@@ -54,8 +56,9 @@ export class TokenIntrospection {
     const token = await this.tokens.findByValue(value);
     if (!token || !this.tokens.isActive(token)) return INACTIVE;
     // Both reads are by key; neither depends on the other.
-    const [visible, sub] = await Promise.all([this.access.maySee(caller, token.audience), this.subjectOf(token, caller)]);
-    if (!visible || sub === null) return INACTIVE;
+    const [visible, owner] = await Promise.all([this.access.maySee(caller, token.audience), this.ownerOf(token, caller)]);
+    if (!visible || owner === null) return INACTIVE;
+    const { sub, groups } = owner;
     return {
       active: true,
       scope: token.scope,
@@ -70,6 +73,8 @@ export class TokenIntrospection {
       // Tokens a person's sign-in led to; not client_credentials ones, which no one signed in for.
       ...(token.userId !== null && token.authTime !== null ? { auth_time: Math.floor(token.authTime.getTime() / 1000), acr: acrOf(parseAmr(token.amr)) } : {}),
       ...(token.act !== null ? { act: parseActor(token.act) } : {}),
+      // Issue 46: the person's groups, when the token's client opted in to the claim (as in its JWT access tokens).
+      ...groups,
     };
   }
 
@@ -78,11 +83,12 @@ export class TokenIntrospection {
    * tokens, userinfo and JWT access tokens say, so that introspection agrees with the JWT it
    * describes (RFC 9068 §2.2) and never hands the person's global id out for a pairwise client's
    * token (RFC 9068 §6). Undefined when the token speaks for no person (client_credentials); null
-   * when its client was deleted a moment ago (its tokens go with it).
+   * when its client was deleted a moment ago (its tokens go with it). With it, the person's groups claim.
    */
-  private async subjectOf(token: Token, caller: Client): Promise<string | undefined | null> {
-    if (token.userId === null) return undefined;
+  private async ownerOf(token: Token, caller: Client): Promise<{ sub?: string; groups: GroupsClaimValue } | null> {
+    if (token.userId === null) return { groups: {} };
     const client = token.clientId === caller.id ? caller : await this.clients.findById(token.clientId);
-    return client ? this.subjects.of(client, token.userId) : null;
+    // The groups claim is the token's client's setting (GroupsClaim: no query unless it opted in).
+    return client ? { sub: this.subjects.of(client, token.userId), groups: await this.groups.of(client, token.userId) } : null;
   }
 }

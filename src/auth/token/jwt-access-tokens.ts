@@ -4,6 +4,7 @@ import type { Client } from '../../clients/client.entity.js';
 import { TokenType } from '../../common/oauth.constants.js';
 import { appConfig, type AppConfig } from '../../config/app.config.js';
 import { SubjectIdentifiers } from '../../openid/subject-identifiers.js';
+import { GroupsClaim } from '../../groups/groups-claim.js';
 import { AccessTokenFormat } from '../../resource-servers/resource-server.entity.js';
 import { SigningAlgorithm } from '../../signing/signing-algorithms.js';
 import { SigningKeyRing } from '../../signing/signing-key-ring.js';
@@ -25,6 +26,7 @@ export class JwtAccessTokens {
   constructor(
     private readonly keys: SigningKeyRing,
     private readonly subjects: SubjectIdentifiers,
+    private readonly groups: GroupsClaim,
     @Inject(appConfig.KEY) private readonly app: AppConfig,
   ) {}
 
@@ -38,9 +40,12 @@ export class JwtAccessTokens {
     return { audience: audience.uris, ...(jwt ? { jwt: (claims: AccessTokenClaims) => this.sign(claims, client) } : {}) };
   }
 
-  private sign(claims: AccessTokenClaims, client: Client): Promise<string> {
+  private async sign(claims: AccessTokenClaims, client: Client): Promise<string> {
     const signer = this.keys.signer(SigningAlgorithm.RS256);
+    // Issue 46: the person's groups when the client opted in (RFC 9068 §2.2.3.1 names `groups` among the claims it may carry); no query otherwise.
+    const groups = await this.groups.of(client, claims.userId);
     return new SignJWT({
+      ...groups,
       client_id: claims.clientId,
       scope: claims.scope,
       ...(claims.authTime ? { auth_time: Math.floor(claims.authTime.getTime() / 1000) } : {}),

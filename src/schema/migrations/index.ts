@@ -22,6 +22,10 @@ import { ClientMinimumAcr1766600000000 } from './1766600000000-client-minimum-ac
 import { PasskeyClonedAt1766600100000 } from './1766600100000-passkey-cloned-at.js';
 import { IdentityProviders1766700000000 } from './1766700000000-identity-providers.js';
 import { SamlHandoffs1766700200000 } from './1766700200000-saml-handoffs.js';
+import { UserActive1766800000000 } from './1766800000000-user-active.js';
+import { Groups1766800100000 } from './1766800100000-groups.js';
+import { Provisioning1766800200000 } from './1766800200000-provisioning.js';
+import { EmailLinks1766800300000 } from './1766800300000-email-links.js';
 
 /** Every migration, in order. */
-export const MIGRATIONS = [InitialSchema1763800000000, Items1763900000000, RegistrationAndAudit1764000000000, MacTokens1764100000000, SessionsAndClientMetadata1764200000000, OpenIdConnect1764300000000, PushedAuthorizationRequests1764400000000, Dpop1764500000000, PrivateKeyJwt1764600000000, ResourceIndicators1764700000000, DpopCodeBinding1764800000000, ResourceServerIntrospector1764900000000, ChangeNotifications1765000000000, SecondFactors1766000000000, Passkeys1766100000000, TokenExchange1766200000000, DeviceAuthorizations1766300000000, ResponseTypes1766400000000, RefreshSuccessor1766500000000, IdempotencyKeys1766500100000, ClientMinimumAcr1766600000000, PasskeyClonedAt1766600100000, IdentityProviders1766700000000, SamlHandoffs1766700200000];
+export const MIGRATIONS = [InitialSchema1763800000000, Items1763900000000, RegistrationAndAudit1764000000000, MacTokens1764100000000, SessionsAndClientMetadata1764200000000, OpenIdConnect1764300000000, PushedAuthorizationRequests1764400000000, Dpop1764500000000, PrivateKeyJwt1764600000000, ResourceIndicators1764700000000, DpopCodeBinding1764800000000, ResourceServerIntrospector1764900000000, ChangeNotifications1765000000000, SecondFactors1766000000000, Passkeys1766100000000, TokenExchange1766200000000, DeviceAuthorizations1766300000000, ResponseTypes1766400000000, RefreshSuccessor1766500000000, IdempotencyKeys1766500100000, ClientMinimumAcr1766600000000, PasskeyClonedAt1766600100000, IdentityProviders1766700000000, SamlHandoffs1766700200000, UserActive1766800000000, Groups1766800100000, Provisioning1766800200000, EmailLinks1766800300000];

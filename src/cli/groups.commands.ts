@@ -1,0 +1,152 @@
+import type { INestApplicationContext } from '@nestjs/common';
+import type { ClientsService } from '../clients/clients.service.js';
+import type { GroupsClaimSetting } from '../clients/client.entity.js';
+import type { Group } from '../groups/group.entity.js';
+import type { GroupMemberRef, GroupsService } from '../groups/groups.service.js';
+import type { UsersService } from '../users/users.service.js';
+import { required, UsageError, type Command, type Flags } from './command.js';
+
+const groupsService = async (app: INestApplicationContext): Promise<GroupsService> => app.get((await import('../groups/groups.service.js')).GroupsService);
+const usersService = async (app: INestApplicationContext): Promise<UsersService> => app.get((await import('../users/users.service.js')).UsersService);
+const clientsService = async (app: INestApplicationContext): Promise<ClientsService> => app.get((await import('../clients/clients.service.js')).ClientsService);
+
+const CLAIM_SETTINGS: readonly string[] = ['none', 'names', 'ids'];
+
+/** A group as the commands print it; with its direct members (by username or group name) when listed. */
+function view(group: Group, members?: { type: string; id: string; name: string | null }[]): Record<string, unknown> {
+  return {
+    id: group.id,
+    display_name: group.displayName,
+    external_id: group.externalId,
+    created_at: group.createdAt.toISOString(),
+    updated_at: group.updatedAt.toISOString(),
+    ...(members ? { members } : {}),
+  };
+}
+
+/** A group named by its id or its name, as an administrator types it. */
+async function findGroup(groups: GroupsService, nameOrId: string): Promise<Group> {
+  const group = (await groups.findById(nameOrId)) ?? (await groups.findByName(nameOrId));
+  if (!group) throw new UsageError(`No group named or with id "${nameOrId}" (groups:list shows them)`);
+  return group;
+}
+
+function list(flags: Flags, name: string): string[] {
+  return (flags[name] as string[] | undefined) ?? [];
+}
+
+/** --user USERNAME ... and --member-group NAME_OR_ID ... as member references; an unknown one is refused by name. */
+async function membersFrom(app: INestApplicationContext, flags: Flags): Promise<GroupMemberRef[]> {
+  const users = await usersService(app);
+  const groups = await groupsService(app);
+  const members: GroupMemberRef[] = [];
+  for (const username of list(flags, 'user')) {
+    const user = await users.findByUsername(username);
+    if (!user) throw new UsageError(`No user named "${username}" (users:list shows them)`);
+    members.push({ type: 'user', id: user.id });
+  }
+  for (const name of list(flags, 'member-group')) members.push({ type: 'group', id: (await findGroup(groups, name)).id });
+  return members;
+}
+
+async function show(app: INestApplicationContext, group: Group): Promise<Record<string, unknown>> {
+  const [users, groups] = [await usersService(app), await groupsService(app)];
+  const members = await Promise.all(
+    (await groups.members(group.id)).map(async (m) => ({ type: m.type, id: m.id, name: m.type === 'user' ? ((await users.findById(m.id))?.username ?? null) : ((await groups.findById(m.id))?.displayName ?? null) })),
+  );
+  return view((await groups.findById(group.id)) ?? group, members);
+}
+
+const MEMBER_OPTIONS = { group: { type: 'string' }, user: { type: 'string', multiple: true }, 'member-group': { type: 'string', multiple: true } } as const;
+
+/** Issue 46: groups of people (and of groups), for the groups claim and the clients' group rule. */
+export const GROUP_COMMANDS: Record<string, Command> = {
+  'groups:create': {
+    usage: 'groups:create --name NAME [--external-id ID] [--user USERNAME ...] [--member-group NAME_OR_ID ...]',
+    options: { name: { type: 'string' }, 'external-id': { type: 'string' }, user: MEMBER_OPTIONS.user, 'member-group': MEMBER_OPTIONS['member-group'] },
+    async run(app, flags) {
+      const members = await membersFrom(app, flags);
+      const group = await (await groupsService(app)).create({ displayName: required(flags, 'name'), externalId: (flags['external-id'] as string | undefined) ?? null, members }, 'cli');
+      return show(app, group);
+    },
+  },
+  'groups:list': {
+    usage: 'groups:list',
+    options: {},
+    async run(app) {
+      return (await (await groupsService(app)).list()).map((group) => view(group));
+    },
+  },
+  'groups:show': {
+    usage: 'groups:show --group NAME_OR_ID',
+    options: { group: { type: 'string' } },
+    async run(app, flags) {
+      return show(app, await findGroup(await groupsService(app), required(flags, 'group')));
+    },
+  },
+  'groups:update': {
+    usage: 'groups:update --group NAME_OR_ID [--name NEW_NAME] [--external-id ID | --no-external-id]',
+    options: { group: { type: 'string' }, name: { type: 'string' }, 'external-id': { type: 'string' }, 'no-external-id': { type: 'boolean' } },
+    async run(app, flags) {
+      if (flags['external-id'] !== undefined && flags['no-external-id']) throw new UsageError('--external-id and --no-external-id contradict each other');
+      const groups = await groupsService(app);
+      const group = await findGroup(groups, required(flags, 'group'));
+      const changes = { displayName: flags.name as string | undefined, externalId: flags['no-external-id'] ? null : (flags['external-id'] as string | undefined) };
+      if (changes.displayName === undefined && changes.externalId === undefined) throw new UsageError('Nothing to change: give --name, --external-id or --no-external-id');
+      return show(app, await groups.update(group.id, changes, 'cli'));
+    },
+  },
+  'groups:delete': {
+    usage: 'groups:delete --group NAME_OR_ID',
+    options: { group: { type: 'string' } },
+    async run(app, flags) {
+      const groups = await groupsService(app);
+      const group = await findGroup(groups, required(flags, 'group'));
+      await groups.delete(group.id, 'cli');
+      return { deleted: view(group) };
+    },
+  },
+  'groups:add-members': {
+    usage: 'groups:add-members --group NAME_OR_ID [--user USERNAME ...] [--member-group NAME_OR_ID ...]',
+    options: MEMBER_OPTIONS,
+    async run(app, flags) {
+      const groups = await groupsService(app);
+      const group = await findGroup(groups, required(flags, 'group'));
+      const members = await membersFrom(app, flags);
+      if (members.length === 0) throw new UsageError('Name at least one --user or --member-group');
+      await groups.addMembers(group.id, members, 'cli');
+      return show(app, group);
+    },
+  },
+  'groups:remove-members': {
+    usage: 'groups:remove-members --group NAME_OR_ID [--user USERNAME ...] [--member-group NAME_OR_ID ...]',
+    options: MEMBER_OPTIONS,
+    async run(app, flags) {
+      const groups = await groupsService(app);
+      const group = await findGroup(groups, required(flags, 'group'));
+      const members = await membersFrom(app, flags);
+      if (members.length === 0) throw new UsageError('Name at least one --user or --member-group');
+      await groups.removeMembers(group.id, members, 'cli');
+      return show(app, group);
+    },
+  },
+  'clients:groups': {
+    usage: 'clients:groups --client-id ID [--claim none|names|ids] [--require NAME_OR_ID ... | --no-require]',
+    options: { 'client-id': { type: 'string' }, claim: { type: 'string' }, require: { type: 'string', multiple: true }, 'no-require': { type: 'boolean' } },
+    // The groups claim the client receives, and the groups whose members alone may sign in to it. Every name is checked before anything changes.
+    async run(app, flags) {
+      const clientId = required(flags, 'client-id');
+      const clients = await clientsService(app);
+      if (!(await clients.findById(clientId))) throw new UsageError(`No client with id "${clientId}" (clients:list shows them)`);
+      if (flags.require !== undefined && flags['no-require']) throw new UsageError('--require and --no-require contradict each other');
+      const claim = flags.claim as string | undefined;
+      if (claim !== undefined && !CLAIM_SETTINGS.includes(claim)) throw new UsageError(`--claim takes ${CLAIM_SETTINGS.join(', ')}, not ${JSON.stringify(claim)}`);
+      if (claim === undefined && flags.require === undefined && !flags['no-require']) throw new UsageError('Nothing to change: give --claim, --require or --no-require');
+      const groups = await groupsService(app);
+      const required_ = flags['no-require'] ? null : flags.require === undefined ? undefined : await Promise.all(list(flags, 'require').map(async (name) => (await findGroup(groups, name)).id));
+      const client = await clients.setGroupSettings(clientId, { groupsClaim: claim as GroupsClaimSetting | undefined, requiredGroups: required_ }, 'cli');
+      const names = await Promise.all((client.requiredGroups ?? []).map(async (id) => ({ id, display_name: (await groups.findById(id))?.displayName ?? null })));
+      return { client_id: client.id, groups_claim: client.groupsClaim, required_groups: names };
+    },
+  },
+};

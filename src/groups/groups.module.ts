@@ -1,0 +1,22 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuditModule } from '../audit/audit.module.js';
+import { CommonModule } from '../common/common.module.js';
+import { GroupAccessRule } from './group-access-rule.js';
+import { GroupMember } from './group-member.entity.js';
+import { Group } from './group.entity.js';
+import { GroupStore } from './group.store.js';
+import { GroupsClaim } from './groups-claim.js';
+import { GroupsService } from './groups.service.js';
+
+/**
+ * Groups of people (issue 46): managed here (SCIM and the CLI call GroupsService); read by the
+ * authentication policy and the refresh grant (GroupAccessRule) and by whatever issues the
+ * `groups` claim (GroupsClaim). Depends on nothing that issues tokens, so all of those may import it.
+ */
+@Module({
+  imports: [TypeOrmModule.forFeature([Group, GroupMember]), CommonModule, AuditModule],
+  providers: [GroupStore, GroupsService, GroupAccessRule, GroupsClaim],
+  exports: [GroupsService, GroupAccessRule, GroupsClaim],
+})
+export class GroupsModule {}
