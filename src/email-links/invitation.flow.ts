@@ -34,13 +34,13 @@ export class InvitationFlow {
     const link = await this.links.peek(LINK_PURPOSE.Invite, token);
     const user = link?.userId ? await this.users.findById(link.userId) : null;
     if (!link || !user) return this.pages.invalidLink();
-    return this.forms.passwordForm(request, { title: 'Welcome', action: EMAIL_ROUTES.invitation, token: token as string, intro: [`Choose a password for your account ${user.username}.`] });
+    return this.forms.passwordForm(request, { title: `Welcome to ${this.mail.serviceName}`, action: EMAIL_ROUTES.invitation, token: token as string, intro: [`Choose a password for your account ${user.username}.`] });
   }
 
   async accept(request: FastifyRequest, form: EmailForm): Promise<InteractionOutcome> {
     const token = field(form, 'token');
     const chosen = await this.forms.checkedPassword(form);
-    if ('error' in chosen) return this.forms.passwordForm(request, { title: 'Welcome', action: EMAIL_ROUTES.invitation, token, error: chosen.error });
+    if ('error' in chosen) return this.forms.passwordForm(request, { title: `Welcome to ${this.mail.serviceName}`, action: EMAIL_ROUTES.invitation, token, error: chosen.error });
     const link = await this.links.consume(LINK_PURPOSE.Invite, token);
     const user = link?.userId ? await this.users.findById(link.userId) : null;
     if (!link || !user || !user.active) return this.pages.invalidLink();

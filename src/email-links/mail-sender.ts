@@ -18,6 +18,8 @@ export interface OutgoingMail {
 export interface MailSender {
   /** Whether SMTP_URL is set: without it every email feature is off. */
   readonly enabled: boolean;
+  /** What messages and pages call this service (MAIL_SERVICE_NAME, else the issuer's host). */
+  readonly serviceName: string;
   /** Sends now; rejects when the relay refuses or cannot be reached. */
   send(mail: OutgoingMail): Promise<void>;
   /** Sends after the caller has answered, never rejecting: a failure is logged (never the link). */

@@ -194,7 +194,7 @@ describe(`OpenID Connect on three instances behind ${TOPOLOGY.label}`, () => {
     expect(rows.filter((row) => row.status !== 'delivered' || row.attempts !== 1)).toEqual([]);
   }));
 
-  it('deprovisions a person (users:deactivate): their access token, kept by all three instances, is refused on each within the notification, their refresh token and sign-in are refused, and the application gets the logout token', withLogs(async () => {
+  it('deprovisions a person through SCIM (PATCH active "False", as Entra ID sends it): their access token, kept by all three instances, is refused on each within the notification, their refresh token and sign-in are refused, and the application gets the logout token', withLogs(async () => {
     const dora: TestUser = { username: 'dora', password: 'correct horse battery staple' };
     const doraId = cluster.createUser(dora.username, dora.password);
     const config = application([]);
@@ -204,13 +204,23 @@ describe(`OpenID Connect on three instances behind ${TOPOLOGY.label}`, () => {
     // Used twice on each instance, so each keeps it (shared-state.cluster-spec.ts shows a kept token is not re-read).
     for (let n = 0; n < 2; n++) expect(await Promise.all(cluster.instances.map(readsOn))).toEqual([200, 200, 200]);
 
-    expect(cluster.cli('users:deactivate', '--username', dora.username)).toEqual({ username: dora.username, active: false, sessions_ended: 1, tokens_revoked: 2 });
+    // The directory's connector: a client_credentials client registered for the scim scope (issue 46).
+    const connector = cluster.createClient('Directory connector', ['client_credentials'], 'scim');
+    const grant = await fetch(`${cluster.baseUrl}/token`, { method: 'POST', headers: { authorization: `Basic ${Buffer.from(`${connector.clientId}:${connector.clientSecret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials&scope=scim' });
+    const { access_token: scimToken } = (await grant.json()) as { access_token: string };
+    const patch = await fetch(`${cluster.baseUrl}/scim/v2/Users/${doraId}`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${scimToken}`, 'content-type': 'application/scim+json' },
+      body: JSON.stringify({ schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'Replace', path: 'active', value: 'False' }] }),
+    });
     const since = performance.now();
+    expect(patch.status).toBe(200);
+    expect(((await patch.json()) as { active: boolean }).active).toBe(false);
     const delivery = await Promise.all(cluster.instances.map(async (instance) => {
       while (performance.now() - since < 2000) if ((await readsOn(instance)) === 401) return Math.round(performance.now() - since);
       return `still accepted after 2000 ms`;
     }));
-    console.log(`${TOPOLOGY.name}: person deactivated by the CLI, their access token refused after ${delivery.map((ms, n) => `${ms} ms on ${cluster.instances[n].name}`).join(', ')}`);
+    console.log(`${TOPOLOGY.name}: person deactivated through SCIM, their access token refused after ${delivery.map((ms, n) => `${ms} ms on ${cluster.instances[n].name}`).join(', ')}`);
     expect(delivery.every((ms) => typeof ms === 'number')).toBe(true);
     await expect(oidc.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
     await receiver.waitFor([sid]);

@@ -27,7 +27,7 @@ interface Report {
   checks: { id: string; status: 'ok' | 'warn' | 'fail' | 'skip'; detail: string; fix?: string }[];
 }
 
-const IDS = ['configuration', 'production', 'tls', 'rate_limits', 'database', 'clock', 'pool', 'pooler', 'listen', 'migrations', 'signing_keys', 'legacy_grants', 'redis', 'issuer', 'health', 'metrics'];
+const IDS = ['configuration', 'production', 'tls', 'rate_limits', 'database', 'clock', 'pool', 'pooler', 'listen', 'migrations', 'signing_keys', 'legacy_grants', 'redis', 'issuer', 'health', 'metrics', 'mail'];
 
 /**
  * The PostgreSQL server of the test runs is shared with other runs, whose instances hold many of

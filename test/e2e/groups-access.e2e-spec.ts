@@ -181,7 +181,7 @@ describe('groups: the groups claim and the clients\' group rule (issue 46)', () 
       const browser = new Browser(issuer.origin);
       const { page } = await noAccessPage(browser, people.carol);
       expect(page.status).toBe(403);
-      expect(page.body).toContain('Your organisation has not given you access to <strong>Wiki</strong>');
+      expect(page.body).toContain('Your organization has not given you access to <strong>Wiki</strong>');
       expect(page.body).toContain('Signed in as <strong>carol</strong>');
       expect(page.body).toContain('Sign in as someone else');
 
