@@ -227,8 +227,8 @@ describe(`OpenID Connect on three instances behind ${TOPOLOGY.label}`, () => {
     const { payload } = await jwtVerify(receiver.forSession(sid)[0], createRemoteJWKSet(jwksUri()), { issuer: cluster.issuer, audience: app.clientId, typ: 'logout+jwt' });
     expect(payload).toMatchObject({ sub: doraId, sid });
     // Refused as a wrong password is, on every instance; reactivated, she signs in again.
-    const page = await new Browser(cluster.baseUrl).get('/login');
-    const refusedSignIn = await new Browser(cluster.baseUrl).submit(page, '/login', { username: dora.username, password: dora.password });
+    const stranger = new Browser(cluster.baseUrl);
+    const refusedSignIn = await stranger.submit(await stranger.get('/login'), '/login', { username: dora.username, password: dora.password });
     expect(refusedSignIn.status).toBe(401);
     cluster.cli('users:reactivate', '--username', dora.username);
     await expect(signIn(config, new Browser(cluster.baseUrl), dora, 'openid')).resolves.toBeDefined();
