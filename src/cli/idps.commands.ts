@@ -42,14 +42,20 @@ const SETTING_OPTIONS = {
   'no-login-hint': { type: 'boolean' },
   'no-upstream-sign-out': { type: 'boolean' },
   map: { type: 'string', multiple: true },
+  'groups-claim': { type: 'string' },
+  'groups-attribute': { type: 'string' },
+  'groups-match': { type: 'string' },
+  'groups-create': { type: 'boolean' },
+  'no-groups-create': { type: 'boolean' },
+  'no-groups': { type: 'boolean' },
   enable: { type: 'boolean' },
   disable: { type: 'boolean' },
 } as const;
 
 const SETTINGS_USAGE =
-  "[--name 'Contoso'] [--domain contoso.com ...] [--no-create-accounts] [--trust-level] [--trust-email] [--no-login-hint] [--no-upstream-sign-out] [--map ATTRIBUTE=CLAIM ...] [--disable]\n" +
-  '    OpenID Connect: --issuer URL --client-id ID [--client-secret-env VAR | --client-secret-file PATH [--client-secret-post] | --private-key-file PATH | --private-key-env VAR | --public-client] [--scope "openid email profile"] [--userinfo]\n' +
-  '    SAML 2.0: --metadata-url URL | --metadata-file PATH [--subject-attribute NAME] [--sp-signing-key-file PATH | --sp-signing-key-env VAR --sp-signing-certificate-file PATH | --sp-signing-certificate-env VAR]';
+  "[--name 'Contoso'] [--domain contoso.com ...] [--no-create-accounts] [--trust-level] [--trust-email] [--no-login-hint] [--no-upstream-sign-out] [--map ATTRIBUTE=CLAIM ...] [--groups-match name|external_id] [--groups-create] [--no-groups] [--disable]\n" +
+  '    OpenID Connect: --issuer URL --client-id ID [--client-secret-env VAR | --client-secret-file PATH [--client-secret-post] | --private-key-file PATH | --private-key-env VAR | --public-client] [--scope "openid email profile"] [--userinfo] [--groups-claim CLAIM]\n' +
+  '    SAML 2.0: --metadata-url URL | --metadata-file PATH [--subject-attribute NAME] [--sp-signing-key-file PATH | --sp-signing-key-env VAR --sp-signing-certificate-file PATH | --sp-signing-certificate-env VAR] [--groups-attribute NAME]';
 
 /** A pair of opposite flags: true, false, or undefined when neither is given. */
 function toggle(flags: Flags, on: string, off: string): boolean | undefined {
@@ -76,6 +82,12 @@ function settingsFrom(flags: Flags): Record<string, unknown> {
   put('trustEmail', toggle(flags, 'trust-email', 'no-trust-email'));
   put('passLoginHint', flags['no-login-hint'] ? false : undefined);
   put('signOutUpstream', flags['no-upstream-sign-out'] ? false : undefined);
+  // Groups from the upstream's claims (issue 46): the claim (OpenID Connect) or attribute (SAML) naming them, how they match ours, whether unknown ones are created.
+  if (flags['no-groups'] && (flags['groups-claim'] !== undefined || flags['groups-attribute'] !== undefined)) throw new UsageError('--no-groups and --groups-claim/--groups-attribute contradict each other');
+  put('groupsClaim', flags['no-groups'] ? null : flags['groups-claim']);
+  put('groupsAttribute', flags['no-groups'] ? null : flags['groups-attribute']);
+  put('groupsMatch', flags['groups-match']);
+  put('groupsCreate', toggle(flags, 'groups-create', 'no-groups-create'));
   if (flags['no-domains']) settings.domains = [];
   else if (flags.domain !== undefined) settings.domains = (flags.domain as string[]).map((domain) => domain.toLowerCase());
   if (flags.map !== undefined) {

@@ -147,7 +147,7 @@ export class UpstreamSignIn {
     const { user, created } = found;
     if (!user.active) throw new UpstreamFailure(provider, 'deactivated', `the person linked to subject ${identity.subject.slice(0, 64)} is deactivated`);
     const amr: AuthenticationMethod[] = [...new Set<AuthenticationMethod>(['fed', ...(provider.settings.trustAuthenticationLevel ? identity.amr : [])])];
-    await this.accounts.signedIn(provider.id, identity.subject);
+    await this.accounts.signedIn(provider, identity.subject, user.id, identity.claims);
     this.metrics.signedIn(provider.id, created);
     const upstream = { idp: provider.id, subject: identity.subject, upstreamSid: identity.session.upstreamSid, logoutHint: identity.session.logoutHint };
     if (!meetsAcr(amr, ACR.multiFactor) && (await this.factors.hasSecondFactor(user.id))) {

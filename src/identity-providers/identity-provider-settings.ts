@@ -29,7 +29,15 @@ export interface CommonSettings {
   /** Our sign-out also signs the person out upstream (RP-Initiated Logout, SAML Single Logout) when the upstream supports it. */
   signOutUpstream: boolean;
   mapping: ProfileMapping;
+  /** How the upstream's group values find our groups: by display name, or by external id (Entra ID sends group object ids). */
+  groupsMatch: GroupsMatch;
+  /** Create a group the upstream names that does not exist here (by name only); otherwise only existing groups are joined. */
+  groupsCreate: boolean;
 }
+
+/** How an upstream's group values are matched to our groups (issue 46). */
+export const GROUPS_MATCH = { Name: 'name', ExternalId: 'external_id' } as const;
+export type GroupsMatch = (typeof GROUPS_MATCH)[keyof typeof GROUPS_MATCH];
 
 /** How we authenticate to the upstream's token endpoint; a secret or key is only ever referenced (environment or file). */
 export type UpstreamClientAuth =
@@ -46,6 +54,8 @@ export interface OidcSettings extends CommonSettings {
   scope: string;
   /** Also read the userinfo endpoint after the code exchange (claims the ID token does not carry); on by default. */
   userinfo: boolean;
+  /** The claim (ID token or userinfo) carrying the person's groups: an array of strings or a space/comma-separated string; null: no group sync. */
+  groupsClaim: string | null;
 }
 
 export interface SamlSettings extends CommonSettings {
@@ -63,6 +73,8 @@ export interface SamlSettings extends CommonSettings {
    */
   spSigningKey: SecretReference | null;
   spSigningCertificate: SecretReference | null;
+  /** The multi-valued attribute carrying the person's groups (Entra ID's groups claim URI, memberOf, …); null: no group sync. */
+  groupsAttribute: string | null;
 }
 
 export type IdentityProviderSettings = OidcSettings | SamlSettings;
@@ -76,9 +88,9 @@ export interface UpstreamProvider {
 }
 
 export const IDP_ID = /^[a-z0-9][a-z0-9-]{0,63}$/;
-const COMMON_KEYS: ReadonlySet<string> = new Set<keyof CommonSettings>(['domains', 'createAccounts', 'trustAuthenticationLevel', 'trustEmail', 'passLoginHint', 'signOutUpstream', 'mapping']);
-const OIDC_KEYS: ReadonlySet<string> = new Set<keyof OidcSettings>(['issuer', 'clientId', 'clientAuth', 'scope', 'userinfo']);
-const SAML_KEYS: ReadonlySet<string> = new Set<keyof SamlSettings>(['metadataUrl', 'metadataFile', 'subjectAttribute', 'spSigningKey', 'spSigningCertificate']);
+const COMMON_KEYS: ReadonlySet<string> = new Set<keyof CommonSettings>(['domains', 'createAccounts', 'trustAuthenticationLevel', 'trustEmail', 'passLoginHint', 'signOutUpstream', 'mapping', 'groupsMatch', 'groupsCreate']);
+const OIDC_KEYS: ReadonlySet<string> = new Set<keyof OidcSettings>(['issuer', 'clientId', 'clientAuth', 'scope', 'userinfo', 'groupsClaim']);
+const SAML_KEYS: ReadonlySet<string> = new Set<keyof SamlSettings>(['metadataUrl', 'metadataFile', 'subjectAttribute', 'spSigningKey', 'spSigningCertificate', 'groupsAttribute']);
 /** An environment variable's name, as a secret reference names it (never a value typed by mistake). */
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 const DOMAIN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
@@ -125,8 +137,9 @@ export function checkedUrl(name: string, value: unknown): string {
 export function parseSettings(protocol: unknown, input: Partial<Record<keyof OidcSettings | keyof SamlSettings, unknown>>): IdentityProviderSettings {
   if (protocol !== UPSTREAM_PROTOCOL.OpenIdConnect && protocol !== UPSTREAM_PROTOCOL.Saml) throw invalid('protocol must be oidc or saml');
   // A setting of the other protocol would be ignored without a word (an --issuer given to a SAML provider): refused instead.
+  // One given as null (idps:update --no-groups clears either protocol's groups source) sets nothing, so nothing is ignored.
   const own = protocol === UPSTREAM_PROTOCOL.Saml ? SAML_KEYS : OIDC_KEYS;
-  const stray = Object.keys(input).filter((key) => key !== 'protocol' && !COMMON_KEYS.has(key) && !own.has(key));
+  const stray = Object.keys(input).filter((key) => key !== 'protocol' && !COMMON_KEYS.has(key) && !own.has(key) && input[key as keyof typeof input] !== null);
   if (stray.length > 0) throw invalid(`${stray.join(', ')} ${stray.length === 1 ? 'does' : 'do'} not apply to ${protocol} providers`);
   const domains = (input.domains ?? []) as unknown[];
   if (!Array.isArray(domains) || domains.some((domain) => typeof domain !== 'string' || !DOMAIN.test(domain))) throw invalid('each domain must be a lower-case DNS name (contoso.com)');
@@ -149,7 +162,11 @@ export function parseSettings(protocol: unknown, input: Partial<Record<keyof Oid
     passLoginHint: flag('passLoginHint', true),
     signOutUpstream: flag('signOutUpstream', true),
     mapping: mapping as unknown as ProfileMapping,
+    groupsMatch: input.groupsMatch === undefined ? GROUPS_MATCH.Name : checkedGroupsMatch(input.groupsMatch),
+    groupsCreate: flag('groupsCreate', false),
   };
+  // Created groups are named by the upstream's values: by external id, a group named by an opaque object id nobody could recognise.
+  if (common.groupsCreate && common.groupsMatch === GROUPS_MATCH.ExternalId) throw invalid('groups_create needs groups_match name: a group created from an external id (an object id) would be named by it');
   if (protocol === UPSTREAM_PROTOCOL.Saml) return { ...common, ...parseSamlPart(input) };
   return { ...common, ...parseOidcPart(input) };
 }
@@ -164,7 +181,7 @@ function parseOidcPart(input: Partial<Record<keyof OidcSettings, unknown>>): Omi
   // Most providers (node-oidc-provider, Entra ID) put the profile at userinfo only, when an access token comes with the ID token.
   const userinfo = input.userinfo ?? true;
   if (typeof userinfo !== 'boolean') throw invalid('userinfo must be true or false');
-  return { protocol: 'oidc', issuer, clientId: input.clientId, clientAuth: parseClientAuth(input.clientAuth), scope, userinfo };
+  return { protocol: 'oidc', issuer, clientId: input.clientId, clientAuth: parseClientAuth(input.clientAuth), scope, userinfo, groupsClaim: groupsSource('groups_claim', input.groupsClaim) };
 }
 
 /** A secret reference whose environment variable is a name, not a secret typed in its place. */
@@ -205,5 +222,30 @@ function parseSamlPart(input: Partial<Record<keyof SamlSettings, unknown>>): Omi
     subjectAttribute,
     spSigningKey: spSigningKey === null ? null : checkedReference(spSigningKey, 'SP signing key (a PKCS#8 PEM)'),
     spSigningCertificate: spSigningCertificate === null ? null : checkedReference(spSigningCertificate, 'SP signing certificate (a PEM certificate)'),
+    groupsAttribute: groupsSource('groups_attribute', input.groupsAttribute),
   };
+}
+
+function checkedGroupsMatch(value: unknown): GroupsMatch {
+  if (value !== GROUPS_MATCH.Name && value !== GROUPS_MATCH.ExternalId) throw invalid('groups_match must be name or external_id');
+  return value;
+}
+
+/** The claim or attribute naming the person's groups; null (or absent): no group sync. */
+function groupsSource(name: string, value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string' || !CLAIM_NAME.test(value)) throw invalid(`${name} must be a claim or attribute name (printable, no spaces, at most 200 characters)`);
+  return value;
+}
+
+/** Where the provider's upstream carries the person's groups: its groups claim or attribute; null when it syncs none (also for a row stored before the setting existed). */
+export function groupsSourceOf(settings: IdentityProviderSettings): string | null {
+  return (settings.protocol === UPSTREAM_PROTOCOL.Saml ? settings.groupsAttribute : settings.groupsClaim) ?? null;
+}
+
+/** A stored row's settings with the group settings' defaults (rows stored before issue 46's sync have none). */
+export function withGroupDefaults(settings: IdentityProviderSettings): IdentityProviderSettings {
+  const source = settings.protocol === UPSTREAM_PROTOCOL.Saml ? { groupsAttribute: null } : { groupsClaim: null };
+  const stored: Partial<IdentityProviderSettings> = settings;
+  return { ...source, groupsMatch: GROUPS_MATCH.Name, groupsCreate: false, ...stored } as IdentityProviderSettings;
 }

@@ -3,17 +3,13 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import { dateParameter, execute } from '../database/prepared-statement.js';
-import { Transactions } from '../database/transactions.js';
 import { IdentityProvider } from './identity-provider.entity.js';
 import { UpstreamLink } from './upstream-link.entity.js';
 
 /** The identity_providers and upstream_links tables. */
 @Injectable()
 export class IdentityProviderStore {
-  constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly transactions: Transactions,
-  ) {}
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   find(id: string): Promise<IdentityProvider | null> {
     return this.dataSource.manager.findOneBy(IdentityProvider, { id });
@@ -60,7 +56,7 @@ export class IdentityProviderStore {
     return (await manager.delete(UpstreamLink, { idpId, subject, userId })).affected ?? 0;
   }
 
-  async touchLink(idpId: string, subject: string, at: Date): Promise<void> {
-    await this.transactions.write((manager) => manager.update(UpstreamLink, { idpId, subject }, { lastSignInAt: at }));
+  async touchLink(idpId: string, subject: string, at: Date, manager: EntityManager): Promise<void> {
+    await manager.update(UpstreamLink, { idpId, subject }, { lastSignInAt: at });
   }
 }

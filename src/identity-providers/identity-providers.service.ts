@@ -5,7 +5,7 @@ import { DomainError } from '../common/domain-error.js';
 import { appConfig, type AppConfig } from '../config/app.config.js';
 import { Transactions } from '../database/transactions.js';
 import { IdentityProvider } from './identity-provider.entity.js';
-import { IDP_ID, parseSettings, UPSTREAM_PROTOCOL, type IdentityProviderSettings, type UpstreamProvider } from './identity-provider-settings.js';
+import { IDP_ID, parseSettings, UPSTREAM_PROTOCOL, withGroupDefaults, type IdentityProviderSettings, type UpstreamProvider } from './identity-provider-settings.js';
 import { IdentityProviderStore } from './identity-provider.store.js';
 
 /** What an administrator gives idps:create or idps:update: the protocol's settings and the common ones, by their names in IdentityProviderSettings. */
@@ -178,5 +178,5 @@ function storedSettings(settings: IdentityProviderSettings): Record<string, unkn
 }
 
 function toProvider(row: IdentityProvider): UpstreamProvider {
-  return { id: row.id, displayName: row.displayName, enabled: row.enabled, settings: { ...row.settings, protocol: row.protocol } as IdentityProviderSettings };
+  return { id: row.id, displayName: row.displayName, enabled: row.enabled, settings: withGroupDefaults({ ...row.settings, protocol: row.protocol } as IdentityProviderSettings) };
 }

@@ -9,6 +9,7 @@ import type { ProfileChanges } from '../users/user-profile.js';
 import { UsersService } from '../users/users.service.js';
 import { UPSTREAM_PROTOCOL, type UpstreamProvider } from './identity-provider-settings.js';
 import { IdentityProviderStore } from './identity-provider.store.js';
+import { UpstreamGroups } from './upstream-groups.js';
 
 /** How a link was made: a just-in-time account, the person's own explicit step, or an administrator. */
 export type LinkOrigin = 'created' | 'linked' | 'admin';
@@ -40,6 +41,7 @@ export class UpstreamAccounts {
     private readonly audit: AuditService,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
+    private readonly groups: UpstreamGroups,
   ) {}
 
   /** The linked person, a just-in-time account, or null when the provider creates none and nobody is linked. */
@@ -97,9 +99,16 @@ export class UpstreamAccounts {
     }));
   }
 
-  /** Records a sign-in through the link (users:show's last_sign_in_at). */
-  signedIn(idpId: string, subject: string): Promise<void> {
-    return this.store.touchLink(idpId, subject, this.clock.now());
+  /**
+   * Records a sign-in through the link (users:show's last_sign_in_at) and, in the same transaction,
+   * makes the person's groups from this provider what its claims say now (UpstreamGroups), at every
+   * sign-in, the first included.
+   */
+  async signedIn(provider: UpstreamProvider, subject: string, userId: string, claims: Record<string, unknown>): Promise<void> {
+    await this.transactions.run(async (manager) => {
+      await this.store.touchLink(provider.id, subject, this.clock.now(), manager);
+      await this.groups.sync(provider, userId, claims, manager);
+    });
   }
 
   private async linkedPerson(idpId: string, subject: string): Promise<User | null> {

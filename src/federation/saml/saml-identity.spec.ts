@@ -28,6 +28,12 @@ describe('SAML identities', () => {
     expect(parseLogoutHint(identity.session.logoutHint)).toEqual({ nameId: 'ana', nameIdFormat: 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent', sessionIndex: '_s1' });
   });
 
+  it('keeps every value of the configured groups attribute (multi-valued), the first value of the others', () => {
+    const identity = identityOf(profile(), facts, { ...settings(), groupsAttribute: 'groups' });
+    expect(identity.claims).toMatchObject({ mail: 'ana@contoso.example', groups: ['a', 'b'] });
+    expect(identityOf(profile({ attributes: {} }), facts, { ...settings(), groupsAttribute: 'groups' }).claims.groups).toEqual([]);
+  });
+
   it('reads the methods Entra ID and ADFS put in authnmethodsreferences beside a password class', () => {
     const entra = profile({ attributes: { 'http://schemas.microsoft.com/claims/authnmethodsreferences': ['http://schemas.microsoft.com/ws/2008/06/identity/authenticationmethod/password', 'http://schemas.microsoft.com/claims/multipleauthn'] } });
     expect(identityOf(entra, { ...facts, authnContextClassRefs: ['urn:oasis:names:tc:SAML:2.0:ac:classes:Password'] }, settings()).amr).toEqual(['pwd', 'mfa']);

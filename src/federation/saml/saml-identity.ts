@@ -105,9 +105,11 @@ export function identityOf(profile: Profile, facts: SignedAssertionFacts, settin
     ...(typeof profile.spNameQualifier === 'string' ? { spNameQualifier: profile.spNameQualifier } : {}),
     sessionIndex: facts.sessionIndex,
   };
+  // The groups attribute is multi-valued (Entra ID's groups claim URI, memberOf): all its values, for UpstreamGroups.
+  const groups = settings.groupsAttribute ? { [settings.groupsAttribute]: allValues(profile, settings.groupsAttribute) } : {};
   return {
     subject,
-    claims,
+    claims: { ...claims, ...groups },
     amr: methodsOf([...facts.authnContextClassRefs, ...allValues(profile, AUTHN_METHODS_ATTRIBUTE)]),
     // upstream_sessions.upstream_sid holds 255 characters; a longer SessionIndex still reaches the IdP through the hint.
     session: { upstreamSid: facts.sessionIndex !== null && facts.sessionIndex.length <= 255 ? facts.sessionIndex : null, logoutHint: nameId ? JSON.stringify(hint) : null },

@@ -47,12 +47,33 @@ function php(value: string): string {
   return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
 
+/** The multi-valued attribute the test user's groups are sent in (Entra ID's and ADFS's groups claim URI; SimpleSAMLphp's memberOf mapped to it). */
+export const SAML_GROUPS_ATTRIBUTE = 'http://schemas.microsoft.com/ws/2008/06/identity/claims/groups';
+
+/** SimpleSAMLphp's authsources.php: the test user with `groups` as memberOf (none: no memberOf attribute at all). */
+function authsources(groups: readonly string[]): string {
+  const user = SAML_TEST_USER;
+  const memberOf = groups.length > 0 ? `, 'memberOf' => [${groups.map(php).join(', ')}]` : '';
+  return `<?php
+$config = [
+  'example-userpass' => ['exampleauth:UserPass',
+    ${php(`${user.username}:${user.password}`)} => ['uid' => [${php(user.uid)}], 'mail' => [${php(user.mail)}], 'givenName' => [${php(user.givenName)}], 'sn' => [${php(user.sn)}], 'displayName' => [${php(user.displayName)}]${memberOf}],
+  ],
+];
+`;
+}
+
 export class SimpleSamlPhp {
   private constructor(
     readonly baseUrl: string,
     private readonly dir: string,
     private readonly child: ChildProcess,
   ) {}
+
+  /** Changes the test user's groups (its memberOf); PHP reads the file at each request (OPcache is off), so the next sign-in carries them. */
+  setGroups(groups: readonly string[]): void {
+    writeFileSync(join(this.dir, 'config', 'authsources.php'), authsources(groups));
+  }
 
   /** The IdP's metadata URL (SimpleSAMLphp's entity ID too). */
   get metadataUrl(): string {
@@ -66,7 +87,7 @@ export class SimpleSamlPhp {
    * Latchkey there, so a real browser would send our Lax cookie along with its POST. At localhost
    * it is another site, as a company's IdP is. (Latchkey takes plain http only from localhost, 127.0.0.1 and [::1].)
    */
-  static async start(sp: RemoteSp, options: { host?: '127.0.0.1' | 'localhost' } = {}): Promise<SimpleSamlPhp> {
+  static async start(sp: RemoteSp, options: { host?: '127.0.0.1' | 'localhost'; groups?: readonly string[] } = {}): Promise<SimpleSamlPhp> {
     const host = options.host ?? '127.0.0.1';
     const port = await freePort();
     const baseUrl = `http://${host}:${port}`;
@@ -101,17 +122,7 @@ $config = [
 ];
 `,
     );
-    const user = SAML_TEST_USER;
-    writeFileSync(
-      join(dir, 'config', 'authsources.php'),
-      `<?php
-$config = [
-  'example-userpass' => ['exampleauth:UserPass',
-    ${php(`${user.username}:${user.password}`)} => ['uid' => [${php(user.uid)}], 'mail' => [${php(user.mail)}], 'givenName' => [${php(user.givenName)}], 'sn' => [${php(user.sn)}], 'displayName' => [${php(user.displayName)}]],
-  ],
-];
-`,
-    );
+    writeFileSync(join(dir, 'config', 'authsources.php'), authsources(options.groups ?? []));
     writeFileSync(
       join(dir, 'metadata', 'saml20-idp-hosted.php'),
       `<?php
@@ -135,11 +146,15 @@ $metadata[${php(sp.entityId)}] = [
     'givenName' => 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/givenname',
     'sn' => 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/surname',
     'displayName' => 'http://schemas.microsoft.com/identity/claims/displayname',
+    'memberOf' => ${php(SAML_GROUPS_ATTRIBUTE)},
   ]],
 ];
 `,
     );
-    const child = spawn('php', ['-S', `127.0.0.1:${port}`, '-t', join(SIMPLESAMLPHP, 'www')], {
+    // OPcache applies to the built-in server (SAPI cli-server: opcache.enable, not enable_cli, which
+    // Debian turns on), and it looks at a file again at most every revalidate_freq (2) seconds: a
+    // setGroups() within that window would be served the old authsources.php. Off for this IdP.
+    const child = spawn('php', ['-d', 'opcache.enable=0', '-S', `127.0.0.1:${port}`, '-t', join(SIMPLESAMLPHP, 'www')], {
       cwd: join(SIMPLESAMLPHP, 'www'),
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', SIMPLESAMLPHP_CONFIG_DIR: join(dir, 'config') },
       stdio: ['ignore', 'ignore', 'ignore'],

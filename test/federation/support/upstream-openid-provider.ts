@@ -5,6 +5,9 @@
  * upstream that rotated its keys looks from outside.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { exportJWK, generateKeyPair } from 'jose';
 import { freePort } from '../../helpers/app-at-issuer.js';
 import { PROJECT } from '../../helpers/cli.js';
@@ -17,6 +20,8 @@ export interface UpstreamAccount {
   given_name?: string;
   family_name?: string;
   preferred_username?: string;
+  /** Released with the `groups` scope: the names of the person's groups (or, to test that shape, one string of them). */
+  groups?: string[] | string;
 }
 
 export interface UpstreamClient {
@@ -36,6 +41,8 @@ export class UpstreamOpenIdProvider {
   kid = '';
   /** What the provider printed (its back-channel logout deliveries among it). */
   output = '';
+  /** The accounts, in a file the provider reads at each use: setAccount changes a person's claims without a restart. */
+  private readonly accountsFile = join(mkdtempSync(join(tmpdir(), 'latchkey-upstream-accounts-')), 'accounts.json');
 
   private constructor(
     readonly port: number,
@@ -46,7 +53,7 @@ export class UpstreamOpenIdProvider {
 
   static async start(accounts: Record<string, UpstreamAccount>, clients: UpstreamClient[], options: { host?: string } = {}): Promise<UpstreamOpenIdProvider> {
     const port = await freePort();
-    const provider = new UpstreamOpenIdProvider(port, `http://${options.host ?? '127.0.0.1'}:${port}`, accounts, clients);
+    const provider = new UpstreamOpenIdProvider(port, `http://${options.host ?? '127.0.0.1'}:${port}`, { ...accounts }, clients);
     await provider.launch();
     return provider;
   }
@@ -59,15 +66,23 @@ export class UpstreamOpenIdProvider {
 
   async stop(): Promise<void> {
     await stopServer(this.process);
+    rmSync(join(this.accountsFile, '..'), { recursive: true, force: true });
+  }
+
+  /** Changes (or adds) an account's claims; the next sign-in and token see them (as a change in the company's directory). */
+  setAccount(id: string, claims: UpstreamAccount): void {
+    this.accounts[id] = claims;
+    writeFileSync(this.accountsFile, JSON.stringify(this.accounts));
   }
 
   private async launch(): Promise<void> {
+    writeFileSync(this.accountsFile, JSON.stringify(this.accounts));
     const { privateKey } = await generateKeyPair('RS256', { extractable: true });
     this.kid = `key-${Date.now()}`;
     const jwks = { keys: [{ ...(await exportJWK(privateKey)), kid: this.kid, alg: 'RS256', use: 'sig' }] };
     const child = spawn(process.execPath, [new URL('../../fixtures/upstream/oidc-provider-idp.mjs', import.meta.url).pathname], {
       cwd: PROJECT,
-      env: { ...process.env, PORT: String(this.port), ISSUER_HOST: new URL(this.issuer).hostname, IDP_ACCOUNTS: JSON.stringify(this.accounts), IDP_CLIENTS: JSON.stringify(this.clients), IDP_KEYS: JSON.stringify(jwks), NODE_ENV: 'development' },
+      env: { ...process.env, PORT: String(this.port), ISSUER_HOST: new URL(this.issuer).hostname, IDP_ACCOUNTS_FILE: this.accountsFile, IDP_CLIENTS: JSON.stringify(this.clients), IDP_KEYS: JSON.stringify(jwks), NODE_ENV: 'development' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.output = '';
