@@ -8,6 +8,7 @@ import { Group } from './group.entity.js';
 import { GroupStore } from './group.store.js';
 import { GroupsClaim } from './groups-claim.js';
 import { GroupsService } from './groups.service.js';
+import { MembershipListeners } from './membership-listeners.js';
 
 /**
  * Groups of people (issue 46): managed here (SCIM and the CLI call GroupsService); read by the
@@ -16,7 +17,7 @@ import { GroupsService } from './groups.service.js';
  */
 @Module({
   imports: [TypeOrmModule.forFeature([Group, GroupMember]), CommonModule, AuditModule],
-  providers: [GroupStore, GroupsService, GroupAccessRule, GroupsClaim],
-  exports: [GroupsService, GroupAccessRule, GroupsClaim],
+  providers: [GroupStore, GroupsService, GroupAccessRule, GroupsClaim, MembershipListeners],
+  exports: [GroupsService, GroupAccessRule, GroupsClaim, MembershipListeners],
 })
 export class GroupsModule {}

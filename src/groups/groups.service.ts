@@ -1,3 +1,4 @@
+import { MembershipListeners } from './membership-listeners.js';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AuditService } from '../audit/audit.service.js';
@@ -40,6 +41,7 @@ export class GroupsService {
     private readonly transactions: Transactions,
     private readonly audit: AuditService,
     private readonly clock: Clock,
+    private readonly membershipListeners: MembershipListeners,
   ) {}
 
   async create(input: { displayName: string; externalId?: string | null; members?: GroupMemberRef[] }, actor: string): Promise<Group> {
@@ -177,6 +179,9 @@ export class GroupsService {
       const add = (wanted ?? change.add ?? []).filter((m) => !held.has(key(m)));
       const keep = wanted && new Set(wanted.map(key));
       const remove = keep ? current.filter((m) => !keep.has(key(m))) : (change.remove ?? []).filter((m) => held.has(key(m)));
+      // The people named here are members by the caller's word, also those in already (an upstream's sync may have put them there).
+      const named = (wanted ?? change.add ?? []).filter((m) => m.type === 'user' && held.has(key(m))).map((m) => m.id);
+      await this.membershipListeners.named(group.id, named, manager);
       if (add.length === 0 && remove.length === 0) return undefined;
       const problem = await this.memberProblem(group.id, add, manager);
       if (problem) return problem;

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Not, type EntityManager } from 'typeorm';
+import { In, Not, type EntityManager } from 'typeorm';
 import { UpstreamGroupMembership } from './upstream-group-membership.entity.js';
 
 /** The upstream_group_memberships table; every call runs in the sign-in's transaction. */
@@ -26,5 +26,10 @@ export class UpstreamGroupMembershipStore {
    */
   async handOver(idpId: string, userId: string, groupId: string, manager: EntityManager): Promise<boolean> {
     return ((await manager.update(UpstreamGroupMembership, { userId, groupId, idpId: Not(idpId) }, { addedByUpstream: true })).affected ?? 0) > 0;
+  }
+
+  /** An administrator or SCIM named these people as members of the group: no provider's sync made those memberships any more. */
+  async disown(groupId: string, userIds: readonly string[], manager: EntityManager): Promise<void> {
+    await manager.update(UpstreamGroupMembership, { groupId, userId: In([...userIds]), addedByUpstream: true }, { addedByUpstream: false });
   }
 }

@@ -1,7 +1,8 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AuditService } from '../audit/audit.service.js';
 import { GroupsService } from '../groups/groups.service.js';
+import { MembershipListeners } from '../groups/membership-listeners.js';
 import { GROUPS_MATCH, groupsSourceOf, type UpstreamProvider } from './identity-provider-settings.js';
 import { UpstreamGroupMembershipStore } from './upstream-group-membership.store.js';
 import { groupsOverflowed, UPSTREAM_GROUPS_LIMIT, upstreamGroupValues } from './upstream-group-values.js';
@@ -25,14 +26,20 @@ export interface GroupSyncOutcome {
  * caller's transaction (the sign-in's link bookkeeping).
  */
 @Injectable()
-export class UpstreamGroups {
+export class UpstreamGroups implements OnModuleInit {
   private readonly logger = new Logger('Federation');
 
   constructor(
     private readonly groups: GroupsService,
     private readonly store: UpstreamGroupMembershipStore,
     private readonly audit: AuditService,
+    private readonly membershipListeners: MembershipListeners,
   ) {}
+
+  onModuleInit(): void {
+    // A membership an administrator or SCIM names becomes theirs: the provider dropping the group later leaves it.
+    this.membershipListeners.add((groupId, userIds, manager) => this.store.disown(groupId, userIds, manager));
+  }
 
   /** Syncs; null when the provider syncs no groups, or its value had a shape that says nothing (then nothing changes). */
   async sync(provider: UpstreamProvider, userId: string, claims: Record<string, unknown>, manager: EntityManager): Promise<GroupSyncOutcome | null> {

@@ -171,6 +171,20 @@ describe('groups from upstream identity providers\' claims (issue 46)', () => {
       expect(await vouched('contoso', dana)).toEqual({});
     });
 
+    it('a membership the upstream made and an administrator then named (CLI or SCIM) becomes the administrator\'s: it stays when the upstream drops it', async () => {
+      contoso.setAccount('fern', { email: 'fern@contoso.example', email_verified: true, preferred_username: 'fern', groups: ['Engineering'] });
+      await signIn('contoso', 'fern');
+      const fern = await personOf('contoso', 'fern');
+      expect(await vouched('contoso', fern)).toEqual({ Engineering: true });
+      // Already in it: the administrator's add changes no membership, but makes it theirs.
+      await groups.addMembers(group.Engineering.id, [{ type: 'user', id: fern }], 'cli');
+      expect(await vouched('contoso', fern)).toEqual({ Engineering: false });
+      contoso.setAccount('fern', { email: 'fern@contoso.example', email_verified: true, preferred_username: 'fern', groups: [] });
+      await signIn('contoso', 'fern');
+      expect(await groupsOf(fern)).toEqual(['Engineering']);
+      expect(await vouched('contoso', fern)).toEqual({});
+    });
+
     it('reads a comma-separated string as well as a list', async () => {
       await signIn('contoso', 'erin');
       expect(await groupsOf(await personOf('contoso', 'erin'))).toEqual(['Engineering', 'Finance']);
