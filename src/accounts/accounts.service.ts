@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { AuditService } from '../audit/audit.service.js';
 import { AuthorizationCodeStore } from '../codes/authorization-code.store.js';
 import { Clock } from '../common/clock.js';
@@ -87,26 +88,40 @@ export class AccountsService {
    */
   async deactivate(userId: string, actor: string): Promise<{ sessionsEnded: number; tokensRevoked: number }> {
     const user = await this.requireById(userId);
-    return this.transactions.run(async (manager) => {
-      const now = this.clock.now();
-      await this.users.setActive(user.id, false, manager);
-      // Tokens first, so that the count is every token (the sessions' end revokes their grants too).
-      const tokensRevoked = await this.tokens.revokeEveryTokenOf(user.id, now, manager);
-      await this.codes.consumeEveryCodeOf(user.id, now, manager);
-      await this.devices.denyApprovedOfPerson(user.id, manager);
-      const sessionsEnded = await this.sessions.endAllOf(user.id, { manager });
-      await this.audit.record({ actor, action: 'user.deactivated', subject: `user:${user.id}`, details: { was_active: user.active, sessions_ended: sessionsEnded, tokens_revoked: tokensRevoked } }, manager);
-      return { sessionsEnded, tokensRevoked };
-    });
+    return this.transactions.run((manager) => this.deactivateWithin(user, actor, manager));
+  }
+
+  /** deactivate() in the caller's transaction (SCIM: with the rest of the same request's changes). */
+  async deactivateWithin(user: User, actor: string, manager: EntityManager): Promise<{ sessionsEnded: number; tokensRevoked: number }> {
+    const now = this.clock.now();
+    await this.users.setActive(user.id, false, manager);
+    // Tokens first, so that the count is every token (the sessions' end revokes their grants too).
+    const tokensRevoked = await this.tokens.revokeEveryTokenOf(user.id, now, manager);
+    await this.codes.consumeEveryCodeOf(user.id, now, manager);
+    await this.devices.denyApprovedOfPerson(user.id, manager);
+    const sessionsEnded = await this.sessions.endAllOf(user.id, { manager });
+    await this.audit.record({ actor, action: 'user.deactivated', subject: `user:${user.id}`, details: { was_active: user.active, sessions_ended: sessionsEnded, tokens_revoked: tokensRevoked } }, manager);
+    return { sessionsEnded, tokensRevoked };
   }
 
   /** The person may sign in again (their old tokens stay revoked). Audited. */
   async reactivate(userId: string, actor: string): Promise<void> {
     const user = await this.requireById(userId);
-    await this.transactions.run(async (manager) => {
-      await this.users.setActive(user.id, true, manager);
-      await this.audit.record({ actor, action: 'user.reactivated', subject: `user:${user.id}`, details: { was_active: user.active } }, manager);
-    });
+    await this.transactions.run((manager) => this.reactivateWithin(user, actor, manager));
+  }
+
+  /** reactivate() in the caller's transaction. */
+  async reactivateWithin(user: User, actor: string, manager: EntityManager): Promise<void> {
+    await this.users.setActive(user.id, true, manager);
+    await this.audit.record({ actor, action: 'user.reactivated', subject: `user:${user.id}`, details: { was_active: user.active } }, manager);
+  }
+
+  /**
+   * Someone else set the person's password (a directory through SCIM), in the caller's transaction:
+   * every session ends, as with setPassword (OWASP ASVS 3.3.3). Returns how many.
+   */
+  passwordReplacedWithin(userId: string, manager: EntityManager): Promise<number> {
+    return this.sessions.endAllOf(userId, { manager });
   }
 
   private async requireById(userId: string): Promise<User> {

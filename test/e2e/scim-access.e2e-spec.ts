@@ -115,6 +115,21 @@ describe('SCIM access and deprovisioning', () => {
     expect(await api()).toBe(401);
   });
 
+  it('a password the directory sets (PATCH password) ends the person\'s sessions, as any password change does; the new one works', async () => {
+    const userName = `rekeyed.${randomUUID().slice(0, 8)}@example.com`;
+    const person = { username: userName, password: 'correct horse battery staple' };
+    const created = await scim.post('/Users', { ...okta.createUserWithPassword(userName, randomUUID()), password: person.password });
+    const webApp = await app.createClient({ name: 'Notes', scope: 'notes:read' });
+    await authorizeAsUser(new Browser(app.baseUrl), person, authorizeUrl(webApp, { scope: 'notes:read', state: 's', code_challenge: newPkce().challenge, code_challenge_method: 'S256' }));
+    const sessions = async (): Promise<number> => Number((await app.dataSource.query(`SELECT COUNT(*) AS n FROM "sessions" WHERE "user_id" = '${created.body.id}' AND "ended_at" IS NULL`))[0].n);
+    expect(await sessions()).toBe(1);
+    const changed = await scim.patch(`/Users/${created.body.id}`, { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', path: 'password', value: 'a brand new passphrase' }] });
+    expect(changed.status).toBe(200);
+    expect(await sessions()).toBe(0);
+    const back = await authorizeAsUser(new Browser(app.baseUrl), { username: userName, password: 'a brand new passphrase' }, authorizeUrl(webApp, { scope: 'notes:read', state: 's', code_challenge: newPkce().challenge, code_challenge_method: 'S256' }));
+    expect(new URL(back.location!).searchParams.get('code')).toBeTruthy();
+  });
+
   it('DELETE ends the sessions and deletes the person', async () => {
     const userName = `deleted.${randomUUID().slice(0, 8)}@example.com`;
     const created = await scim.post('/Users', { ...okta.createUserWithPassword(userName, randomUUID()), password: 'correct horse battery staple' });

@@ -83,16 +83,22 @@ export class ScimUsersService {
     const changed = Object.entries(changes).filter(([key, value]) => (user as unknown as Record<string, unknown>)[key] !== value);
     const row = extraRow(user.id, input);
     const extraChanged = JSON.stringify(comparable(row)) !== JSON.stringify(comparable(current.extra ?? extraRow(user.id, emptyInput())));
-    if (changed.length > 0 || extraChanged) {
-      await this.transactions.run(async (manager) => {
+    const deactivating = input.active === false && user.active;
+    const reactivating = input.active === true && !user.active;
+    if (changed.length === 0 && !extraChanged && !deactivating && !reactivating) return current.representation;
+    // One transaction for the whole request (RFC 7644 §3.5.2: a PATCH applies entirely or not at all), deprovisioning included.
+    await this.transactions.run(async (manager) => {
+      if (changed.length > 0 || extraChanged) {
         await this.users.updateProvisionedWithin(user.id, Object.fromEntries(changed) as ProvisionedUserChanges, manager);
         await this.resources.extras.save(row, manager);
         await this.audit.record({ actor, action, subject: `user:${user.id}`, details: { changed: [...changed.map(([key]) => key).filter((key) => key !== 'passwordHash'), ...(changes.passwordHash ? ['password'] : []), ...(extraChanged ? ['directory_attributes'] : [])] } }, manager);
-      });
-    }
-    // RFC 7643 §4.1.1 active; deprovisioning ends sessions and revokes tokens (AccountsService, audited there).
-    if (input.active === false && user.active) await this.accounts.deactivate(user.id, actor);
-    if (input.active === true && !user.active) await this.accounts.reactivate(user.id, actor);
+      }
+      // A password the directory set ends the person's sessions, as any password change does.
+      if (changes.passwordHash !== undefined && !deactivating) await this.accounts.passwordReplacedWithin(user.id, manager);
+      // RFC 7643 §4.1.1 active: deprovisioning ends sessions and revokes tokens (AccountsService, audited there).
+      if (deactivating) await this.accounts.deactivateWithin(user, actor, manager);
+      if (reactivating) await this.accounts.reactivateWithin(user, actor, manager);
+    });
     return (await this.resources.require(user.id)).representation;
   }
 
