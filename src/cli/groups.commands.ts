@@ -59,6 +59,22 @@ async function show(app: INestApplicationContext, group: Group): Promise<Record<
 
 const MEMBER_OPTIONS = { group: { type: 'string' }, user: { type: 'string', multiple: true }, 'member-group': { type: 'string', multiple: true } } as const;
 
+/** groups:add-members and groups:remove-members: the same flags, one call apart. */
+function memberChange(change: 'add' | 'remove'): Command {
+  return {
+    usage: `groups:${change}-members --group NAME_OR_ID [--user USERNAME ...] [--member-group NAME_OR_ID ...]`,
+    options: MEMBER_OPTIONS,
+    async run(app, flags) {
+      const groups = await groupsService(app);
+      const group = await findGroup(groups, required(flags, 'group'));
+      const members = await membersFrom(app, flags);
+      if (members.length === 0) throw new UsageError('Name at least one --user or --member-group');
+      await (change === 'add' ? groups.addMembers(group.id, members, 'cli') : groups.removeMembers(group.id, members, 'cli'));
+      return show(app, group);
+    },
+  };
+}
+
 /** Issue 46: groups of people (and of groups), for the groups claim and the clients' group rule. */
 export const GROUP_COMMANDS: Record<string, Command> = {
   'groups:create': {
@@ -106,30 +122,8 @@ export const GROUP_COMMANDS: Record<string, Command> = {
       return { deleted: view(group) };
     },
   },
-  'groups:add-members': {
-    usage: 'groups:add-members --group NAME_OR_ID [--user USERNAME ...] [--member-group NAME_OR_ID ...]',
-    options: MEMBER_OPTIONS,
-    async run(app, flags) {
-      const groups = await groupsService(app);
-      const group = await findGroup(groups, required(flags, 'group'));
-      const members = await membersFrom(app, flags);
-      if (members.length === 0) throw new UsageError('Name at least one --user or --member-group');
-      await groups.addMembers(group.id, members, 'cli');
-      return show(app, group);
-    },
-  },
-  'groups:remove-members': {
-    usage: 'groups:remove-members --group NAME_OR_ID [--user USERNAME ...] [--member-group NAME_OR_ID ...]',
-    options: MEMBER_OPTIONS,
-    async run(app, flags) {
-      const groups = await groupsService(app);
-      const group = await findGroup(groups, required(flags, 'group'));
-      const members = await membersFrom(app, flags);
-      if (members.length === 0) throw new UsageError('Name at least one --user or --member-group');
-      await groups.removeMembers(group.id, members, 'cli');
-      return show(app, group);
-    },
-  },
+  'groups:add-members': memberChange('add'),
+  'groups:remove-members': memberChange('remove'),
   'clients:groups': {
     usage: 'clients:groups --client-id ID [--claim none|names|ids] [--require NAME_OR_ID ... | --no-require]',
     options: { 'client-id': { type: 'string' }, claim: { type: 'string' }, require: { type: 'string', multiple: true }, 'no-require': { type: 'boolean' } },

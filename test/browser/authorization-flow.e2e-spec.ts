@@ -16,6 +16,7 @@ import { authorizeUrl, newPkce, tokenRequest } from '../helpers/oauth-flow.js';
 import { TestApp, type RegisteredClient, type TestUser } from '../helpers/test-app.js';
 import { pageStructure, submitButtons, tabOrder, textContrast, watchPage } from './support/a11y.js';
 import { launchChromium } from './support/chromium.js';
+import { openWindowAt } from './support/page-checks.js';
 
 type Watcher = ReturnType<typeof watchPage>;
 
@@ -102,15 +103,7 @@ describe('the authorization-code flow in a real browser (RFC 6749 §4.1, RFC 763
     await app?.stop();
   });
 
-  /** A fresh browser window (its own cookies) whose problems are recorded. */
-  async function openWindow(): Promise<{ page: PlaywrightPage; watcher: Watcher }> {
-    const context = await chromiumBrowser.newContext({ viewport: { width: 1024, height: 768 }, locale: 'en-US' });
-    contexts.push(context);
-    // A missing element fails in 10 s rather than Playwright's 30.
-    context.setDefaultTimeout(10_000);
-    const page = await context.newPage();
-    return { page, watcher: watchPage(page, app.baseUrl) };
-  }
+  const openWindow = () => openWindowAt(chromiumBrowser, contexts, app.baseUrl);
 
   function screenshot(page: PlaywrightPage, name: string): Promise<Buffer> {
     return page.screenshot({ path: join(SCREENSHOTS, `${DATABASE}-${name}.png`), fullPage: true });

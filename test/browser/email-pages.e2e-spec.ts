@@ -16,9 +16,8 @@ import { Browser } from '../helpers/browser.js';
 import { enrolFrom, signInWithPassword } from '../helpers/second-factor.js';
 import { linkIn, SmtpSink } from '../helpers/smtp-sink.js';
 import { dropTestDatabase } from '../helpers/test-database.js';
-import { watchPage } from './support/a11y.js';
 import { launchChromium } from './support/chromium.js';
-import { expectAccessible, focused, screenshot, type Watcher } from './support/page-checks.js';
+import { expectAccessible, focused, openWindowAt, screenshot } from './support/page-checks.js';
 
 jest.setTimeout(120_000);
 
@@ -57,14 +56,7 @@ describe('the email pages in a real browser (issue 46; WCAG 2.1 A and AA by axe-
     for (const name of [...Object.keys(ENV), 'SMTP_URL']) delete process.env[name];
   });
 
-  /** A fresh browser window (its own cookies) whose problems on our origin are recorded. */
-  async function openWindow(): Promise<{ page: PlaywrightPage; watcher: Watcher }> {
-    const context = await chromium.newContext({ viewport: { width: 1024, height: 768 }, locale: 'en-US' });
-    contexts.push(context);
-    context.setDefaultTimeout(10_000);
-    const page = await context.newPage();
-    return { page, watcher: watchPage(page, issuer.origin) };
-  }
+  const openWindow = () => openWindowAt(chromium, contexts, issuer.origin);
 
   async function person(username: string, email: string): Promise<void> {
     await users.create(username, PASSWORD);

@@ -21,11 +21,11 @@ import { IdentityProvidersService } from '../../src/identity-providers/identity-
 import { startAtIssuer } from '../helpers/app-at-issuer.js';
 import { dropTestDatabase } from '../helpers/test-database.js';
 import { UpstreamOpenIdProvider } from '../federation/support/upstream-openid-provider.js';
-import { axeViolations, pageStructure, submitButtons, tabOrder, textContrast, watchPage } from './support/a11y.js';
+import { tabOrder } from './support/a11y.js';
 import { callbackServer } from './support/callback-server.js';
 import { launchChromium } from './support/chromium.js';
+import { expectAccessible as expectPageAccessible, openWindowAt } from './support/page-checks.js';
 
-type Watcher = ReturnType<typeof watchPage>;
 
 jest.setTimeout(120_000);
 
@@ -75,15 +75,7 @@ describe('sign-in through an upstream OpenID Connect provider in a real browser 
     await dropTestDatabase();
   });
 
-  /** A fresh browser window (its own cookies) whose problems on our origin are recorded. */
-  async function openWindow(): Promise<{ page: PlaywrightPage; watcher: Watcher }> {
-    const context = await chromium.newContext({ viewport: { width: 1024, height: 768 }, locale: 'en-US' });
-    contexts.push(context);
-    // A missing element fails in 10 s rather than Playwright's 30.
-    context.setDefaultTimeout(10_000);
-    const page = await context.newPage();
-    return { page, watcher: watchPage(page, issuer.origin) };
-  }
+  const openWindow = () => openWindowAt(chromium, contexts, issuer.origin);
 
   function screenshot(page: PlaywrightPage, name: string): Promise<Buffer> {
     return page.screenshot({ path: join(SCREENSHOTS, `${DATABASE}-federation-${name}.png`), fullPage: true });
@@ -98,27 +90,6 @@ describe('sign-in through an upstream OpenID Connect provider in a real browser 
     return { url, redeem: (callback: URL) => oidc.authorizationCodeGrant(rp, callback, { pkceCodeVerifier: verifier, expectedNonce: nonce, expectedState: state, idTokenExpected: true }) };
   }
 
-  /**
-   * The basics every page of ours must have (as test/browser/authorization-flow.e2e-spec.ts checks
-   * them): lang, title, one h1, a main landmark, a label for each control, text contrast (SC
-   * 1.4.3), Tab from the top reaching `firstStop` first and every submit button, each with a
-   * visible focus indicator of 3:1 (SC 2.4.7, 1.4.11), and nothing failing to load.
-   */
-  async function expectAccessible(page: PlaywrightPage, watcher: Watcher, firstStop: string | null): Promise<void> {
-    expect(await pageStructure(page)).toEqual({ lang: 'en', title: expect.stringMatching(/\S · Latchkey$/), h1Count: 1, mainCount: 1, unlabelledControls: [], stylesheetsLoaded: true, icon: 'data:,' });
-    const contrast = await textContrast(page);
-    expect(contrast.failures).toEqual([]);
-    expect(contrast.checked).toBeGreaterThanOrEqual(3);
-    const stops = await tabOrder(page);
-    expect(stops[0]?.element ?? null).toBe(firstStop);
-    expect(stops.filter((stop) => !stop.focusVisible || (stop.outlineContrast !== null && stop.outlineContrast < 3))).toEqual([]);
-    const reachable = new Set(stops.map((stop) => stop.element));
-    expect((await submitButtons(page)).filter((button) => !reachable.has(button))).toEqual([]);
-    await page.waitForLoadState('networkidle');
-    expect(watcher.problems()).toEqual({ consoleErrors: [], pageErrors: [], failedRequests: [] });
-    // And axe-core's WCAG 2.1 A and AA rules.
-    expect(await axeViolations(page)).toEqual([]);
-  }
 
   it('the relying party\'s request, "Sign in with Contoso", the upstream\'s form, our consent: the relying party\'s code redeems for our ID token with the mapped email', async () => {
     const { page, watcher } = await openWindow();
@@ -131,7 +102,7 @@ describe('sign-in through an upstream OpenID Connect provider in a real browser 
     const contosoButton = page.getByRole('link', { name: 'Sign in with Contoso' });
     await expect(contosoButton.isVisible()).resolves.toBe(true);
     await screenshot(page, 'login');
-    await expectAccessible(page, watcher, 'input#username');
+    await expectPageAccessible(page, watcher, 'input#username', 3);
     expect((await tabOrder(page)).map((stop) => stop.element)).toContain('a#upstream-contoso');
 
     // Off to Contoso's own form.
@@ -144,7 +115,7 @@ describe('sign-in through an upstream OpenID Connect provider in a real browser 
     await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Expense reports wants to access your account');
     await expect(page.locator('.lead').textContent()).resolves.toBe('Signed in as ana');
     await screenshot(page, 'consent');
-    await expectAccessible(page, watcher, 'button[decision=deny]');
+    await expectPageAccessible(page, watcher, 'button[decision=deny]', 3);
 
     const callback = callbacks.next();
     await Promise.all([page.waitForURL((url) => url.href.startsWith(callbacks.redirectUri)), page.getByRole('button', { name: 'Allow' }).click()]);
@@ -167,7 +138,7 @@ describe('sign-in through an upstream OpenID Connect provider in a real browser 
     const back = page.getByRole('link', { name: 'Start again' });
     expect(new URL((await back.getAttribute('href'))!, issuer).pathname).toBe('/login');
     await screenshot(page, 'unreachable');
-    await expectAccessible(page, watcher, 'a "Start again"');
+    await expectPageAccessible(page, watcher, 'a "Start again"', 3);
     // One trip to our start route, no redirect anywhere (let alone back upstream or round again).
     expect(navigations).toEqual(['/authorize', '/federation/gone/start']);
     expect(new URL(page.url()).pathname).toBe('/federation/gone/start');

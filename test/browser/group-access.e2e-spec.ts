@@ -11,15 +11,15 @@ import { jest } from '@jest/globals';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import * as oidc from 'openid-client';
 import type { Browser as Chromium, BrowserContext, Page as PlaywrightPage } from 'playwright-core';
+import { GroupsClaimSetting } from '../../src/clients/client.entity.js';
 import { ClientsService } from '../../src/clients/clients.service.js';
 import { GroupsService } from '../../src/groups/groups.service.js';
 import { UsersService } from '../../src/users/users.service.js';
 import { startAtIssuer } from '../helpers/app-at-issuer.js';
 import { dropTestDatabase } from '../helpers/test-database.js';
-import { watchPage } from './support/a11y.js';
 import { callbackServer } from './support/callback-server.js';
 import { launchChromium } from './support/chromium.js';
-import { expectAccessible, screenshot, type Watcher } from './support/page-checks.js';
+import { expectAccessible, openWindowAt, screenshot } from './support/page-checks.js';
 
 jest.setTimeout(120_000);
 
@@ -48,7 +48,7 @@ describe('a client that requires a group, in a real browser (issue 46; WCAG 2.1 
     const engineering = await nest.get(GroupsService).create({ displayName: 'Engineering', members: [{ type: 'user', id: alice.id }] }, 'test');
     const clients = nest.get(ClientsService);
     const { client, secret } = await clients.create({ name: 'Engineering wiki', redirectUris: [callbacks.redirectUri], scope: 'notes:read' });
-    await clients.setGroupSettings(client.id, { requiredGroups: [engineering.id] }, 'test');
+    await clients.setGroupSettings(client.id, { requiredGroups: [engineering.id], groupsClaim: GroupsClaimSetting.Names }, 'test');
     rp = await oidc.discovery(issuer, client.id, undefined, oidc.ClientSecretBasic(secret!), { execute: [oidc.allowInsecureRequests] });
   });
 
@@ -61,17 +61,15 @@ describe('a client that requires a group, in a real browser (issue 46; WCAG 2.1 
     await dropTestDatabase();
   });
 
-  async function openWindow(): Promise<{ page: PlaywrightPage; watcher: Watcher }> {
-    const context = await chromium.newContext({ viewport: { width: 1024, height: 768 }, locale: 'en-US' });
-    contexts.push(context);
-    context.setDefaultTimeout(10_000);
-    const page = await context.newPage();
-    return { page, watcher: watchPage(page, issuer.origin) };
-  }
+  const openWindow = () => openWindowAt(chromium, contexts, issuer.origin);
 
+  /** The relying party's request (openid-client), and what it needs to redeem the answer. */
+  const requests = new Map<string, { verifier: string; nonce: string }>();
   async function authorizationUrl(state: string): Promise<URL> {
     const verifier = oidc.randomPKCECodeVerifier();
-    return oidc.buildAuthorizationUrl(rp, { redirect_uri: callbacks.redirectUri, scope: 'openid profile', state, nonce: oidc.randomNonce(), code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
+    const nonce = oidc.randomNonce();
+    requests.set(state, { verifier, nonce });
+    return oidc.buildAuthorizationUrl(rp, { redirect_uri: callbacks.redirectUri, scope: 'openid profile', state, nonce, code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
   }
 
   async function signIn(page: PlaywrightPage, username: string): Promise<number | undefined> {
@@ -124,5 +122,13 @@ describe('a client that requires a group, in a real browser (issue 46; WCAG 2.1 
     expect(await heading(page)).toBe('Engineering wiki wants to access your account');
     await screenshot(page, 'group-member-consent');
     await expectAccessible(page, watcher, 'button[decision=deny]');
+
+    // Allowed: the stock relying party redeems the code, checks the ID token, and reads the groups claim there and at userinfo.
+    const callback = callbacks.next();
+    await Promise.all([page.waitForURL((url) => url.href.startsWith(callbacks.redirectUri)), page.getByRole('button', { name: 'Allow' }).click()]);
+    const { verifier, nonce } = requests.get('state-switch')!;
+    const tokens = await oidc.authorizationCodeGrant(rp, await callback, { pkceCodeVerifier: verifier, expectedNonce: nonce, expectedState: 'state-switch', idTokenExpected: true });
+    expect(tokens.claims()).toMatchObject({ groups: ['Engineering'] });
+    await expect(oidc.fetchUserInfo(rp, tokens.access_token, tokens.claims()!.sub)).resolves.toMatchObject({ groups: ['Engineering'] });
   });
 });

@@ -8,8 +8,8 @@
 import { expect } from '@jest/globals';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Page as PlaywrightPage } from 'playwright-core';
-import { axeViolations, pageStructure, submitButtons, tabOrder, textContrast, type watchPage } from './a11y.js';
+import type { Browser as Chromium, BrowserContext, Page as PlaywrightPage } from 'playwright-core';
+import { axeViolations, pageStructure, submitButtons, tabOrder, textContrast, watchPage } from './a11y.js';
 
 export type Watcher = ReturnType<typeof watchPage>;
 
@@ -24,13 +24,13 @@ export async function screenshot(page: PlaywrightPage, name: string): Promise<vo
 /**
  * The page is accessible: `firstStop` is the first element Tab reaches from the top (as
  * support/a11y.ts names it), every submit button is reachable with a visible focus indicator, and
- * axe-core reports nothing.
+ * axe-core reports nothing. `textsChecked`: at least that many texts had their contrast measured.
  */
-export async function expectAccessible(page: PlaywrightPage, watcher: Watcher, firstStop: string | null): Promise<void> {
+export async function expectAccessible(page: PlaywrightPage, watcher: Watcher, firstStop: string | null, textsChecked = 2): Promise<void> {
   expect(await pageStructure(page)).toEqual({ lang: 'en', title: expect.stringMatching(/\S · Latchkey$/), h1Count: 1, mainCount: 1, unlabelledControls: [], stylesheetsLoaded: true, icon: 'data:,' });
   const contrast = await textContrast(page);
   expect(contrast.failures).toEqual([]);
-  expect(contrast.checked).toBeGreaterThanOrEqual(2);
+  expect(contrast.checked).toBeGreaterThanOrEqual(textsChecked);
   const stops = await tabOrder(page);
   expect(stops[0]?.element ?? null).toBe(firstStop);
   expect(stops.filter((stop) => !stop.focusVisible || (stop.outlineContrast !== null && stop.outlineContrast < 3))).toEqual([]);
@@ -45,4 +45,14 @@ export async function expectAccessible(page: PlaywrightPage, watcher: Watcher, f
 export async function focused(page: PlaywrightPage): Promise<string | null> {
   const active = page.locator(':focus');
   return (await active.count()) === 0 ? null : ((await active.getAttribute('id')) ?? (await active.evaluate((element) => (element as unknown as { tagName: string }).tagName.toLowerCase())));
+}
+
+/** A fresh browser window (its own cookies) whose problems on `origin` are recorded; its context joins `contexts`, for the test to close. */
+export async function openWindowAt(chromium: Chromium, contexts: BrowserContext[], origin: string): Promise<{ page: PlaywrightPage; watcher: Watcher }> {
+  const context = await chromium.newContext({ viewport: { width: 1024, height: 768 }, locale: 'en-US' });
+  contexts.push(context);
+  // A missing element fails in 10 s rather than Playwright's 30.
+  context.setDefaultTimeout(10_000);
+  const page = await context.newPage();
+  return { page, watcher: watchPage(page, origin) };
 }
