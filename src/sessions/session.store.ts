@@ -39,8 +39,9 @@ export class SessionStore {
   async insert(session: Session): Promise<boolean> {
     const dialect = this.dataSource.options.type;
     const cast = (type: string) => (dialect === 'postgres' ? `?::${type}` : '?');
-    const sql = `INSERT INTO "sessions" ("id", "user_id", "created_at", "expires_at") SELECT ${cast('varchar')}, ${cast('uuid')}, ${cast('timestamptz')}, ${cast('timestamptz')} WHERE EXISTS (SELECT 1 FROM "users" WHERE "id" = ? AND "active" IS TRUE)`;
-    const parameters = [session.id, session.userId, dateParameter(session.createdAt, dialect), dateParameter(session.expiresAt, dialect), session.userId];
+    const sql = `INSERT INTO "sessions" ("id", "user_id", "created_at", "expires_at", "ended_at") SELECT ${cast('varchar')}, ${cast('uuid')}, ${cast('timestamptz')}, ${cast('timestamptz')}, ${cast('timestamptz')} WHERE EXISTS (SELECT 1 FROM "users" WHERE "id" = ? AND "active" IS TRUE)`;
+    const date = (value: Date | null) => (value === null ? null : dateParameter(value, dialect));
+    const parameters = [session.id, session.userId, date(session.createdAt), date(session.expiresAt), date(session.endedAt), session.userId];
     return (await this.transactions.write((manager) => execute(manager, sql, parameters))) === 1;
   }
 
