@@ -6,7 +6,6 @@ import { AuditService } from '../audit/audit.service.js';
 import { mailConfig, type MailConfig } from '../config/mail.config.js';
 import { UsersService } from '../users/users.service.js';
 import { LINK_PURPOSE } from './email-link.entity.js';
-import { EmailLinkStore } from './email-link.store.js';
 import { describeLifetime, EmailLinks } from './email-links.service.js';
 import { emailAddress, field, sameAddress, type EmailForm } from './email-forms.js';
 import { EmailPages } from './email-pages.js';
@@ -25,7 +24,6 @@ import { PasswordForms } from './password-forms.js';
 export class PasswordResetFlow {
   constructor(
     private readonly links: EmailLinks,
-    private readonly store: EmailLinkStore,
     private readonly users: UsersService,
     private readonly accounts: AccountsService,
     private readonly audit: AuditService,

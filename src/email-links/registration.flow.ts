@@ -8,7 +8,6 @@ import { Transactions } from '../database/transactions.js';
 import { clientAddress } from '../rate-limit/client-address.js';
 import { UsersService } from '../users/users.service.js';
 import { LINK_PURPOSE } from './email-link.entity.js';
-import { EmailLinkStore } from './email-link.store.js';
 import { describeLifetime, EmailLinks } from './email-links.service.js';
 import { emailAddress, field, sameAddress, type EmailForm } from './email-forms.js';
 import { EmailPages } from './email-pages.js';
@@ -30,7 +29,6 @@ const USERNAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
 export class RegistrationFlow {
   constructor(
     private readonly links: EmailLinks,
-    private readonly store: EmailLinkStore,
     private readonly users: UsersService,
     private readonly accounts: AccountsService,
     private readonly transactions: Transactions,

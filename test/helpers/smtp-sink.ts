@@ -8,11 +8,14 @@ export interface ReceivedMail {
   subject: string;
   text: string;
   html: string;
+  /** Whether the message came over TLS (STARTTLS), which only a sink started with `tls` offers. */
+  secure: boolean;
 }
 
 /**
  * A real SMTP server (nodemailer's smtp-server) on a free loopback port that keeps every message
- * it accepts, parsed (mailparser). No STARTTLS, so the app under test connects with SMTP_TLS=none.
+ * it accepts, parsed (mailparser). Without `tls` it offers no STARTTLS, so the app under test
+ * connects with SMTP_TLS=none; with a certificate it offers STARTTLS, as a company's relay does.
  */
 export class SmtpSink {
   readonly messages: ReceivedMail[] = [];
@@ -22,17 +25,17 @@ export class SmtpSink {
     readonly port: number,
   ) {}
 
-  static async start(): Promise<SmtpSink> {
+  static async start(options: { tls?: { key: string; cert: string } } = {}): Promise<SmtpSink> {
     const messages: ReceivedMail[] = [];
     const server = new SMTPServer({
       authOptional: true,
-      disabledCommands: ['STARTTLS'],
+      ...(options.tls ? { key: options.tls.key, cert: options.tls.cert } : { disabledCommands: ['STARTTLS'] }),
       logger: false,
       onData(stream, session, callback) {
         simpleParser(stream).then(
           (mail) => {
             const to = session.envelope.rcptTo.map((rcpt) => rcpt.address.toLowerCase());
-            messages.push({ to, from: mail.from?.text ?? '', subject: mail.subject ?? '', text: mail.text ?? '', html: typeof mail.html === 'string' ? mail.html : '' });
+            messages.push({ to, from: mail.from?.text ?? '', subject: mail.subject ?? '', text: mail.text ?? '', html: typeof mail.html === 'string' ? mail.html : '', secure: session.secure });
             callback();
           },
           (error: Error) => callback(error),

@@ -19,15 +19,13 @@ export class ScimGroupListing {
 
   async list(parameters: Record<string, unknown>): Promise<Resource> {
     const query = parseListQuery(parameters, GROUP_RESOURCE, this.config.maxResults);
-    const text = `${String(parameters.filter ?? '')} ${String(parameters.sortBy ?? '')}`;
-    // Members are loaded for every group only when the filter or sort reads them; else for the page.
-    const membersNeeded = /\bmembers\b/i.test(text);
     const candidates = await this.candidates(query.filter);
-    const entries = await Promise.all(candidates.map(async (group) => ({ group, resource: await this.resources.represent(group, membersNeeded) })));
+    // Members are loaded for every group only when the filter or sort reads them; else for the page.
+    const entries = await Promise.all(candidates.map(async (group) => ({ group, resource: await this.resources.represent(group, query.readsMembership) })));
     const matching = entries.filter((entry) => query.predicate(entry.resource));
     if (query.sort) matching.sort((a, b) => query.sort!.compare(a.resource, b.resource));
     const withMembers = query.projection.includes('members');
-    const resources = await Promise.all(page(matching, query).map(async (entry) => query.projection.apply(withMembers && !membersNeeded ? await this.resources.represent(entry.group, true) : entry.resource)));
+    const resources = await Promise.all(page(matching, query).map(async (entry) => query.projection.apply(withMembers && !query.readsMembership ? await this.resources.represent(entry.group, true) : entry.resource)));
     return listResponse(matching.length, query.startIndex, resources);
   }
 

@@ -16,8 +16,8 @@ export interface ListQuery {
   startIndex: number;
   count: number;
   projection: Projection;
-  /** Whether the filter or the sort reads `groups`, which a listing then has to load. */
-  readsGroups: boolean;
+  /** Whether the filter or the sort reads the membership attribute (a User's `groups`, a Group's `members`), which a listing then has to load for every candidate. */
+  readsMembership: boolean;
 }
 
 /** Reads the query parameters (names case-insensitive, as connectors vary: Okta sends startIndex, some StartIndex). */
@@ -36,7 +36,8 @@ export function parseListQuery(query: Record<string, unknown>, type: ResourceTyp
   if (sortOrder !== undefined && sortOrder !== 'ascending' && sortOrder !== 'descending') throw ScimError.badRequest(SCIM_TYPE.invalidValue, 'sortOrder is "ascending" or "descending"');
   const sort = sortBy === undefined ? undefined : sorter(sortBy, sortOrder === 'descending', type);
   const projection = new Projection(type, parameter('attributes'), parameter('excludedAttributes'));
-  const mentionsGroups = (text: string | undefined): boolean => text !== undefined && /\bgroups\b/i.test(text);
+  const membership = new RegExp(`\\b${type.name === 'User' ? 'groups' : 'members'}\\b`, 'i');
+  const mentionsMembership = (text: string | undefined): boolean => text !== undefined && membership.test(text);
   return {
     filter,
     predicate,
@@ -45,7 +46,7 @@ export function parseListQuery(query: Record<string, unknown>, type: ResourceTyp
     // §3.4.2.4: a negative count is 0; more than the server's maximum is the maximum.
     count: Math.min(maxResults, Math.max(0, integer(parameter('count'), 'count') ?? maxResults)),
     projection,
-    readsGroups: type.name === 'User' && (mentionsGroups(filterText) || mentionsGroups(sortBy)),
+    readsMembership: mentionsMembership(filterText) || mentionsMembership(sortBy),
   };
 }
 

@@ -26,12 +26,12 @@ export class ScimUserListing {
     const query = parseListQuery(parameters, USER_RESOURCE, this.config.maxResults);
     const candidates = await this.candidates(query.filter);
     const extras = new Map((candidates.length === 1 ? await this.resources.extras.findByUserIds([candidates[0].id]) : await this.resources.extras.findAll()).map((row) => [row.userId, row]));
-    const entries = await Promise.all(candidates.map(async (user) => ({ user, extra: extras.get(user.id) ?? null, resource: await this.resources.represent(user, extras.get(user.id) ?? null, query.readsGroups) })));
+    const entries = await Promise.all(candidates.map(async (user) => ({ user, extra: extras.get(user.id) ?? null, resource: await this.resources.represent(user, extras.get(user.id) ?? null, query.readsMembership) })));
     const matching = entries.filter((entry) => query.predicate(entry.resource));
     if (query.sort) matching.sort((a, b) => query.sort!.compare(a.resource, b.resource));
     const selected = page(matching, query);
     const withGroups = query.projection.includes('groups');
-    const resources = await Promise.all(selected.map(async (entry) => query.projection.apply(withGroups && !query.readsGroups ? await this.resources.represent(entry.user, entry.extra, true) : entry.resource)));
+    const resources = await Promise.all(selected.map(async (entry) => query.projection.apply(withGroups && !query.readsMembership ? await this.resources.represent(entry.user, entry.extra, true) : entry.resource)));
     return listResponse(matching.length, query.startIndex, resources);
   }
 
