@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
+import { isDatabaseUnavailable } from './database-unavailable.js';
 import { namesStatements, placeholders, postgresPool } from './prepared-statement.js';
 
 interface Pending {
@@ -20,7 +21,12 @@ const MAX_ROWS = 64;
  * one WAL flush for many requests instead of one each (bench/RESULTS.md, "PostgreSQL").
  *
  * A batch that fails is tried again request by request, each in its own statement, so only the
- * request whose rows are at fault fails (as GroupCommit does on SQLite). The statement is a named
+ * request whose rows are at fault fails (as GroupCommit does on SQLite). Not when the database was
+ * lost (database-unavailable.ts): whether that statement committed is then unknown (a connection
+ * cut between the commit and its answer, as a crashed primary does), and a row-by-row retry on a
+ * new connection would find its own rows there already (a duplicate key, a 500; or, with a conflict
+ * key, a false replay). Every request of the batch gets the error instead (503, and the client's
+ * retry is a new request with new values). The statement is a named
  * one per row count, which node-postgres prepares once per pooled connection (unnamed through a
  * transaction pooler: statementName). With `conflictKey`, the INSERT is `ON CONFLICT DO NOTHING
  * RETURNING` that column, and each caller learns which of its rows went in (a replay check: false
@@ -79,7 +85,10 @@ export class InsertBatch {
         at += pending.values.length;
       }
     } catch (error) {
-      if (chunk.length === 1) return chunk[0].reject(error);
+      if (chunk.length === 1 || isDatabaseUnavailable(error)) {
+        for (const pending of chunk) pending.reject(error);
+        return;
+      }
       for (const pending of chunk) await this.write([pending]);
     }
   }

@@ -108,14 +108,15 @@ describe('Latchkey on PostgreSQL with failover: Patroni, synchronous replication
     console.log(`Failover under load, ${WORKERS} workers (token + note per loop, ${BACKOFF_MS} ms pause after a failure), ${load.tokens.length} tokens and ${load.items.length} items acknowledged:\n${summaryTable(figures)}`);
   }), 150_000);
 
-  it('answered every request with its success or 503 temporarily_unavailable: no 500, no other 5xx, none left without an answer', () => {
+  // With the logs on failure: a 500's stack trace is in the instance's log.
+  it('answered every request with its success or 503 temporarily_unavailable: no 500, no other 5xx, none left without an answer', withLogs(async () => {
     const outcomes: Record<string, number> = {};
     for (const key of load.answers.map((a) => `${a.op} ${a.status} ${a.error ?? ''}`.trim())) outcomes[key] = (outcomes[key] ?? 0) + 1;
     const unexpected = Object.keys(outcomes).filter((k) => !['token 200', 'create 201', 'token 503 temporarily_unavailable', 'create 503 temporarily_unavailable'].includes(k));
     expect(Object.fromEntries(unexpected.map((k) => [k, outcomes[k]]))).toEqual({});
     // The faults were felt: the test caused an outage, not nothing.
     expect(load.answers.some((a) => a.status === 503)).toBe(true);
-  });
+  }));
 
   it('lost no token or item it acknowledged: all of them are in the database after both failovers', async () => {
     expect(load.tokens.length).toBeGreaterThan(0);

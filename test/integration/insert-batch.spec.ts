@@ -58,6 +58,33 @@ describe(InsertBatch.name, () => {
     expect((await rows()).map((row) => row.id)).toEqual(['ok1', 'ok3']);
   });
 
+  it('gives every request of a batch whose connection was lost the error, and tries none of them again: whether that statement committed is unknown', async () => {
+    const batch = new InsertBatch(dataSource, 'test_uses', 'uses', ['id', 'n']);
+    // Hold the batch's INSERT on a lock, then cut its connection as a crashing primary would.
+    const locker = other.createQueryRunner();
+    await locker.connect();
+    await locker.startTransaction();
+    await locker.query(`LOCK TABLE "${schema}"."uses" IN EXCLUSIVE MODE`);
+    const outcomes = Promise.allSettled([batch.insert([['cut1', 1]]), batch.insert([['cut2', 2]]), batch.insert([['cut3', 3]])]);
+    let terminated = 0;
+    for (let attempt = 0; attempt < 100 && terminated === 0; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const [row] = (await other.query(
+        `SELECT count(pg_terminate_backend(pid))::int AS "n" FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO "uses"%'`,
+      )) as { n: number }[];
+      terminated = row.n;
+    }
+    await locker.rollbackTransaction();
+    await locker.release();
+    expect(terminated).toBe(1);
+    const settled = await outcomes;
+    expect(settled.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    // 57P01 (terminating connection due to administrator command): what the request answers as 503.
+    expect((settled[0] as PromiseRejectedResult).reason).toMatchObject({ code: '57P01' });
+    // Nothing written by a retry on a new connection.
+    expect(await rows()).toEqual([]);
+  });
+
   it('with a conflict key, tells each request whether its row went in: the first of two equal keys in one batch wins, a key stored before loses', async () => {
     const batch = new InsertBatch(dataSource, 'test_uses_once', 'uses', ['id', 'n'], 'id');
     expect(await batch.insert([['seen', 0]])).toEqual([true]);

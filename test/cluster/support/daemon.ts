@@ -66,4 +66,13 @@ export class Daemon {
     if (!existsSync(this.logFile)) return '(no log)';
     return readFileSync(this.logFile, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
   }
+
+  /** Every line of the log matching `pattern`, each with the `after` lines that follow it (a stack trace), at most `limit` of them. */
+  logExcerpts(pattern: RegExp, after = 12, limit = 5): string[] {
+    if (!existsSync(this.logFile)) return [];
+    const lines = readFileSync(this.logFile, 'utf8').split('\n');
+    const excerpts: string[] = [];
+    for (let i = 0; i < lines.length && excerpts.length < limit; i++) if (pattern.test(lines[i])) excerpts.push(lines.slice(i, i + 1 + after).join('\n'));
+    return excerpts;
+  }
 }

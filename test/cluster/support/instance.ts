@@ -71,4 +71,9 @@ export class Instance {
   logTail(lines = 30): string {
     return this.daemon.logTail(lines);
   }
+
+  /** The 500s this instance logged, with their stack traces (JsonErrors' serverError: "Unexpected error on …"). */
+  unexpectedErrors(): string[] {
+    return this.daemon.logExcerpts(/Unexpected error/);
+  }
 }

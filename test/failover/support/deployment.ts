@@ -119,7 +119,7 @@ export class Deployment {
   /** The last lines of every log, for a failing test's output. */
   logs(): string {
     return [
-      ...this.instances.map((i) => `--- ${i.name} ---\n${i.logTail(20)}`),
+      ...this.instances.map((i) => `--- ${i.name} ---\n${i.logTail(20)}${i.unexpectedErrors().map((e) => `\n--- ${i.name}: a 500 ---\n${e}`).join('')}`),
       ...this.nodes.map((n) => `--- ${n.name} (Patroni, PostgreSQL) ---\n${n.logTail(25)}`),
       `--- haproxy ---\n${this.haproxy.logTail()}`,
       `--- etcd ---\n${this.etcd.logTail()}`,
