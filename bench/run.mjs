@@ -28,6 +28,15 @@
  * (bench/lib/dpop.mjs); oidc-provider reads userinfo the same way, with nonces required too.
  * j is c for a private_key_jwt client (RFC 7523): a fresh ES256 client assertion per token request,
  * signed before the run (bench/lib/client-assertion.mjs), aud the issuer; oidc-provider likewise.
+ *
+ * Issue 47: every target is pre-filled, before any timing, with the cardinality of
+ * bench/lib/cardinality.mjs (BENCH_CARDINALITY=realistic|one, BENCH_CLIENTS, BENCH_PEOPLE,
+ * BENCH_ACCESS_TOKENS, …), and the scenarios pick a client, token, person or session per request
+ * or flow. The prefill's seconds are logged and kept (latest.json `prepare`).
+ * BENCH_TOKEN_CURVE=1,20000,200000,1000000 then measures, after the table, the token-dependent
+ * scenarios (a, f, i, c; those of BENCH_SCENARIOS) at each number of live access tokens, on the
+ * targets that can add tokens (`grow`: latchkey-postgres, oidc-provider-redis), each level once:
+ * a second table and latest.json `curve`. At level 1 every pick is the one token.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -40,9 +49,10 @@ import { oidcProvider } from './targets/oidc-provider.mjs';
 import { DEFAULT_REDIS_URL, redisAnswers } from './servers/oidc-provider-redis-adapter.mjs';
 import { assertionTokenLoad } from './lib/client-assertion.mjs';
 import { dpopReadLoad } from './lib/dpop.mjs';
+import { describeCardinality, readCardinality } from './lib/cardinality.mjs';
 import { closeAgents } from './lib/http.mjs';
-import { fixedRequestLoad, stepLoad } from './lib/load.mjs';
-import { checkTargets, ratios, renderSvg, renderTable, summarize, SCENARIOS } from './lib/report.mjs';
+import { fixedRequestLoad, stepLoad, varyingRequestLoad } from './lib/load.mjs';
+import { checkTargets, ratios, renderCurveTable, renderSvg, renderTable, summarize, SCENARIOS } from './lib/report.mjs';
 
 const settings = {
   seconds: Number(process.env.BENCH_SECONDS ?? 8),
@@ -54,6 +64,17 @@ const settings = {
 };
 const RESULTS = 'bench/results';
 const started = Date.now();
+const cardinality = readCardinality();
+settings.cardinality = cardinality;
+/** Issue 47: numbers of live access tokens to measure the token-dependent scenarios at, after the table. */
+const CURVE_SCENARIOS = ['a', 'f', 'i', 'c'];
+const tokenCurve = (process.env.BENCH_TOKEN_CURVE ?? '').split(',').filter(Boolean).map((level) => {
+  const value = Number(level);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`BENCH_TOKEN_CURVE: ${level} is no whole number ≥ 1`);
+  return value;
+});
+if (tokenCurve.length) settings.tokenCurve = tokenCurve;
+const prepared = {};
 
 // Two cores or more: servers on core 0, the load generator (this process) on core 1.
 const pinning = cpus().length >= 2 && spawnSync('taskset', ['-V']).status === 0;
@@ -111,6 +132,7 @@ async function main() {
     log('building Latchkey');
     execFileSync('npm', ['run', '-s', 'build'], { stdio: 'inherit' });
   }
+  log(`data: ${describeCardinality(cardinality)}`);
   const running = [];
   try {
     let port = 41000 + Math.floor(Math.random() * 2000);
@@ -119,7 +141,11 @@ async function main() {
       const server = await target.start({ port: port++, cpu: serverCpu, logFile: join(RESULTS, `${target.name}.log`) });
       running.push(server);
       log(`preparing ${target.name}`);
-      const ctx = await target.prepare(server.baseUrl, { workers: settings.workers, refresh: settings.workers });
+      const prepareStarted = performance.now();
+      const ctx = await target.prepare(server.baseUrl, { workers: settings.workers, refresh: settings.workers, cardinality });
+      const seconds = (performance.now() - prepareStarted) / 1000;
+      prepared[target.name] = { seconds: round1(seconds), ...(ctx?.prefillSeconds !== undefined && { prefillSeconds: round1(ctx.prefillSeconds) }) };
+      log(`prepared ${target.name} in ${seconds.toFixed(1)} s${ctx?.prefillSeconds !== undefined ? ` (prefill ${ctx.prefillSeconds.toFixed(1)} s)` : ''}`);
       target.server = server;
       target.ctx = ctx;
     }
@@ -136,7 +162,8 @@ async function main() {
         }
       }
     }
-    report(runs);
+    const results = report(runs);
+    if (tokenCurve.length) report(runs, await measureCurve(), results);
   } finally {
     closeAgents();
     await Promise.allSettled(running.map((server) => server.stop()));
@@ -148,7 +175,7 @@ async function measure(target, scenario) {
   const { server, ctx } = target;
   const run = (seconds) =>
     definition.kind === 'fixed'
-      ? fixedRequestLoad({ baseUrl: server.baseUrl, request: definition.request(ctx), connections: settings.connections, seconds, expect: definition.expect ?? 200, rssMb: server.rssMb })
+      ? fixedOrVarying({ baseUrl: server.baseUrl, request: definition.request(ctx), connections: settings.connections, seconds, expect: definition.expect ?? 200, rssMb: server.rssMb })
       : definition.kind === 'dpop'
         ? dpopReadLoad({ baseUrl: server.baseUrl, read: definition.read(ctx), connections: settings.connections, seconds, rssMb: server.rssMb })
         : definition.kind === 'assertion'
@@ -159,7 +186,46 @@ async function measure(target, scenario) {
   return run(settings.seconds);
 }
 
-function report(runs) {
+/** A fixed request, or one that takes its path, headers or body from next() per request (issue 47: a pick per request). */
+function fixedOrVarying({ request, ...load }) {
+  if (!request.next) return fixedRequestLoad({ request, ...load });
+  const { next, ...base } = request;
+  return varyingRequestLoad({ request: base, next, ...load });
+}
+
+/** Issue 47's token curve: each level of live access tokens, each target that can grow, each token-dependent scenario once. */
+async function measureCurve() {
+  const growing = targets.filter((target) => target.grow);
+  const scenarios = CURVE_SCENARIOS.filter((scenario) => settings.scenarios.includes(scenario));
+  if (growing.length === 0) log('token curve: no target here can add tokens (grow)');
+  const curve = [];
+  for (const level of tokenCurve) {
+    for (const target of growing) {
+      const seconds = await target.grow(target.ctx, level);
+      log(`curve ${level.toLocaleString('en')} tokens: ${target.name} ready (${(seconds ?? 0).toFixed(1)} s of inserts)`);
+      for (const scenario of scenarios.filter((s) => target.scenarios[s])) {
+        const result = await measure(target, scenario);
+        curve.push({ level, target: target.name, scenario, rps: result.rps, p50: result.p50, p99: result.p99, errors: result.errors, rssMb: result.rssMb, growSeconds: round1(seconds ?? 0) });
+        log(`curve ${String(level).padStart(8)} ${scenario.padEnd(2)} ${target.name.padEnd(19)}: ${Math.round(result.rps).toLocaleString('en')}/s, p99 ${result.p99.toFixed(1)} ms, ${result.errors} errors, ${result.rssMb.toFixed(0)} MB${result.firstError ? ` (first error: ${result.firstError})` : ''}`);
+      }
+    }
+  }
+  return curve;
+}
+
+function round1(value) {
+  return Math.round(value * 10) / 10;
+}
+
+/** Writes the results (and, given `curve`, adds it to those already written) and prints the tables. */
+function report(runs, curve, written) {
+  if (curve) {
+    const results = { ...written, curve, durationSeconds: Math.round((Date.now() - started) / 1000) };
+    writeResults(results);
+    console.log(`\nLive access tokens × target × scenario (${describeCardinality(cardinality)} otherwise; each level once):\n\n${renderCurveTable(curve)}`);
+    console.log(`\nWritten: ${RESULTS}/latest.json (${results.durationSeconds} s in all)`);
+    return results;
+  }
   const summary = summarize(runs);
   const ratioRows = ratios(summary);
   // Every Latchkey that ran, against both peers (`ratios` above is latchkey-sqlite's, as before).
@@ -175,13 +241,18 @@ function report(runs) {
     commit: spawnSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).stdout.trim(),
     date: new Date().toISOString(),
   };
-  const results = { machine, settings, scenarios: SCENARIOS, runs, summary, ratios: ratioRows, ratiosByTarget, targets: targetChecks, durationSeconds: Math.round((Date.now() - started) / 1000) };
-  const stamp = machine.date.replace(/[:.]/g, '-');
+  const results = { machine, settings, prepare: prepared, scenarios: SCENARIOS, runs, summary, ratios: ratioRows, ratiosByTarget, targets: targetChecks, durationSeconds: Math.round((Date.now() - started) / 1000) };
+  writeResults(results);
+  writeFileSync(join(RESULTS, 'latest.svg'), renderSvg(summary, { latchkeyTarget: 'latchkey-sqlite', title: `Latchkey benchmark, ${machine.cpus} cores, Node ${machine.node}, ${machine.date.slice(0, 10)}` }));
+  console.log(`\n${renderTable(summary, ratioRows, targetChecks, { latchkeyTarget: 'latchkey-sqlite', heading: `Data: ${describeCardinality(cardinality)}` })}`);
+  console.log(`\nWritten: ${RESULTS}/latest.json, ${RESULTS}/latest.svg (${results.durationSeconds} s in all)`);
+  return results;
+}
+
+function writeResults(results) {
+  const stamp = results.machine.date.replace(/[:.]/g, '-');
   writeFileSync(join(RESULTS, `${stamp}.json`), JSON.stringify(results, null, 2));
   writeFileSync(join(RESULTS, 'latest.json'), JSON.stringify(results, null, 2));
-  writeFileSync(join(RESULTS, 'latest.svg'), renderSvg(summary, { latchkeyTarget: 'latchkey-sqlite', title: `Latchkey benchmark, ${machine.cpus} cores, Node ${machine.node}, ${machine.date.slice(0, 10)}` }));
-  console.log(`\n${renderTable(summary, ratioRows, targetChecks, { latchkeyTarget: 'latchkey-sqlite' })}`);
-  console.log(`\nWritten: ${RESULTS}/latest.json, ${RESULTS}/latest.svg (${results.durationSeconds} s in all)`);
 }
 
 main().catch((error) => {

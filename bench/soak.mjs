@@ -10,7 +10,10 @@
  *
  * Tokens expire and are purged within the run (access tokens 60 s, refresh tokens 300 s, the purge
  * every 30 s with no grace period), so the tokens table reaches the size where the purge keeps up;
- * reads use the newest access tokens the refreshes and code flows issued.
+ * reads use the newest access tokens the refreshes and code flows issued, and (issue 47) every other
+ * one a prefilled token. The data are those of `npm run bench` (bench/lib/cardinality.mjs,
+ * BENCH_CARDINALITY…), prefilled the same way; flows, refreshes and client_credentials pick a
+ * browser, a family or a client as the bench does.
  *
  * SOAK_RATE=<ops/s> offers that rate instead of SOAK_LOAD × the calibrated maximum.
  * BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test), BENCH_SKIP_BUILD=1. Where
@@ -23,6 +26,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { describeCardinality, readCardinality } from './lib/cardinality.mjs';
 import { closeAgents, request } from './lib/http.mjs';
 import { codeFlow, latchkey, tokenRequest } from './targets/latchkey.mjs';
 
@@ -68,7 +72,11 @@ if (turnAutovacuumOn) {
 }
 
 try {
-  const ctx = await target.prepare(server.baseUrl, { workers: 16 });
+  // Issue 47: the same data as `npm run bench` (BENCH_CARDINALITY and its counts), prefilled alike.
+  const cardinality = readCardinality();
+  console.log(`data: ${describeCardinality(cardinality)}`);
+  const ctx = await target.prepare(server.baseUrl, { workers: 16, cardinality });
+  console.log(`prefill: ${ctx.prefillSeconds.toFixed(1)} s`);
   const schema = (await database.query("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'latchkey_bench_%' ORDER BY oid DESC LIMIT 1")).rows[0].nspname;
   // The bench data were just written (140,000 items among them): a deployment that runs autovacuum
   // vacuumed and analysed such tables long ago. Do it once here, before calibrating, so the run does
@@ -87,37 +95,42 @@ try {
     fresh.push(tokens.access_token);
     if (fresh.length > 64) fresh.shift();
   };
-  remember(await codeFlow(ctx.baseUrl, ctx.credentials, ctx.sessionA));
+  remember(await codeFlow(ctx.baseUrl, ctx.credentials, ctx.sessions.values[0].jar));
   // Refresh chains are used one request at a time each: two at once would be reuse, which revokes the chain.
-  const idleChains = ctx.refreshTokens.map((_, i) => i);
+  const idleChains = ctx.refresh.tokens.map((_, i) => i);
   let readAt = 0;
   const ops = {
+    // Half the reads with the newest tokens (the purge's share), half with a prefilled one, picked (issue 47).
     read: async () => {
-      const token = fresh[readAt++ % fresh.length];
-      const response = await request(ctx.baseUrl, { path: `/api/v1/notes/${ctx.itemId}`, headers: { authorization: `Bearer ${token}` } });
+      const k = ctx.tokens.count > 1 && readAt++ % 2 === 0 ? ctx.tokens.pick() : -1;
+      const token = k >= 0 ? ctx.tokens.values[k] : fresh[readAt++ % fresh.length];
+      const path = k >= 0 ? ctx.itemPaths[k % ctx.people] : `/api/v1/notes/${ctx.itemId}`;
+      const response = await request(ctx.baseUrl, { path, headers: { authorization: `Bearer ${token}` } });
       if (response.status !== 200) throw new Error(`read: ${response.status} ${response.body.slice(0, 200)}`);
     },
     refresh: async () => {
       const chain = idleChains.shift();
       if (chain === undefined) return ops.read();
       try {
-        const response = await request(ctx.baseUrl, tokenRequest(ctx.credentials, { grant_type: 'refresh_token', refresh_token: ctx.refreshTokens[chain] }));
+        const response = await request(ctx.baseUrl, tokenRequest(ctx.credentials, { grant_type: 'refresh_token', refresh_token: ctx.refresh.tokens[chain] }));
         if (response.status !== 200) throw new Error(`refresh: ${response.status} ${response.body.slice(0, 200)}`);
         const tokens = JSON.parse(response.body);
-        ctx.refreshTokens[chain] = tokens.refresh_token;
+        ctx.refresh.tokens[chain] = tokens.refresh_token;
         remember(tokens);
       } finally {
         idleChains.push(chain);
       }
     },
     flow: async () => {
-      const tokens = await codeFlow(ctx.baseUrl, ctx.credentials, ctx.sessionA);
+      const session = ctx.sessions.values[ctx.sessions.pick()];
+      const tokens = await codeFlow(ctx.baseUrl, ctx.credentials, session.jar);
       remember(tokens);
-      const response = await request(ctx.baseUrl, { path: `/api/v1/notes/${ctx.itemId}`, headers: { authorization: `Bearer ${tokens.access_token}` } });
+      const response = await request(ctx.baseUrl, { path: ctx.itemPaths[session.person], headers: { authorization: `Bearer ${tokens.access_token}` } });
       if (response.status !== 200) throw new Error(`flow's read: ${response.status}`);
     },
     clientCredentials: async () => {
-      const response = await request(ctx.baseUrl, tokenRequest(ctx.credentials, { grant_type: 'client_credentials', scope: 'notes:read' }));
+      const client = ctx.clients.values[ctx.clients.pick()];
+      const response = await request(ctx.baseUrl, { ...tokenRequest(client, { grant_type: 'client_credentials', scope: 'notes:read' }) });
       if (response.status !== 200) throw new Error(`client_credentials: ${response.status}`);
     },
   };

@@ -60,9 +60,10 @@ function formWith(form, assertion) {
  * Scenario j's load: POST `path` with `form` (grant_type=client_credentials and a scope) and a
  * client assertion of `key`'s per request, on `connections` autocannon connections for `seconds`.
  * One request with an assertion signed then must succeed (an access token in the answer) before
- * the pool is signed.
+ * the pool is signed. With `nextClientId` (issue 47: a client picked among several registered with
+ * `key`'s public key), each assertion of the pool is for the client it returns (iss = sub).
  */
-export async function assertionTokenLoad({ baseUrl, token: { path, form, clientId, audience, key }, connections, seconds, expect = 200, rssMb }) {
+export async function assertionTokenLoad({ baseUrl, token: { path, form, clientId, audience, key, nextClientId = () => clientId }, connections, seconds, expect = 200, rssMb }) {
   if (seconds > MAX_RUN_SECONDS) throw new Error(`client assertions: a run of ${seconds} s would outlive its assertions' exp (runs of at most ${MAX_RUN_SECONDS} s)`);
   const headers = { 'content-type': FORM };
   const check = await request(baseUrl, { method: 'POST', path, headers, body: formWith(form, signAssertion(key, { clientId, audience })) });
@@ -76,7 +77,7 @@ export async function assertionTokenLoad({ baseUrl, token: { path, form, clientI
   const signingStarted = Date.now() / 1000;
   // exp: EXP_AFTER_RUN_SECONDS past the run's end had it started now; the signing below delays it by a few seconds.
   const lifetime = seconds + EXP_AFTER_RUN_SECONDS;
-  const bodies = Array.from({ length: size }, () => formWith(form, signAssertion(key, { clientId, audience, lifetime })));
+  const bodies = Array.from({ length: size }, () => formWith(form, signAssertion(key, { clientId: nextClientId(), audience, lifetime })));
   const signingSeconds = Date.now() / 1000 - signingStarted;
   if (signingSeconds > EXP_AFTER_RUN_SECONDS - 10) throw new Error(`client assertions: signing ${size.toLocaleString('en')} took ${signingSeconds.toFixed(0)} s; the first would expire before the run ends`);
   let next = 0;
@@ -88,7 +89,7 @@ export async function assertionTokenLoad({ baseUrl, token: { path, form, clientI
       return body;
     }
     signedInline++;
-    return formWith(form, signAssertion(key, { clientId, audience }));
+    return formWith(form, signAssertion(key, { clientId: nextClientId(), audience }));
   };
 
   // The load generator's own CPU during the run (this process: autocannon and the assertion handout).

@@ -67,15 +67,23 @@ export async function dpopTokenRequest(baseUrl, key, tokenRequest) {
  * Scenario i's load: GET `path` with `Authorization: DPoP <accessToken>` and a proof of `key`'s per
  * request, on `connections` autocannon connections for `seconds`. The nonce comes from one read
  * without it (the server answers use_dpop_nonce and hands one out); one read with it must then
- * succeed before the proofs are signed.
+ * succeed before the proofs are signed. With `next` (issue 47), each proof is for the read next()
+ * returns ({ path?, accessToken }: a token picked among several bound to `key`), picked while the
+ * pool is signed, so the run itself only hands out what was made.
  */
-export async function dpopReadLoad({ baseUrl, read: { path, accessToken, key }, connections, seconds, expect = 200, rssMb }) {
+export async function dpopReadLoad({ baseUrl, read: { path, accessToken, key, next }, connections, seconds, expect = 200, rssMb }) {
   if (seconds > MAX_RUN_SECONDS) throw new Error(`DPoP reads: a run of ${seconds} s would outlive its proofs' iat (at most ${MAX_RUN_SECONDS} s)`);
   const url = new URL(path, baseUrl);
-  const htu = `${url.origin}${url.pathname}`;
-  const ath = accessTokenHash(accessToken);
-  const authorization = `DPoP ${accessToken}`;
-  const readWith = (nonce) => request(baseUrl, { path, headers: { authorization, dpop: signProof(key, { htm: 'GET', htu, ath, nonce }) } });
+  const readKey = `${url.origin}${path}`;
+  /** One read's path and headers, the proof made now with `nonce` and `iat`. */
+  const readOf = (read, nonce, iat) => {
+    const readPath = read.path ?? path;
+    const readUrl = new URL(readPath, baseUrl);
+    const proof = signProof(key, { htm: 'GET', htu: `${readUrl.origin}${readUrl.pathname}`, accessToken: read.accessToken, nonce, iat });
+    return { path: readPath, headers: { authorization: `DPoP ${read.accessToken}`, dpop: proof } };
+  };
+  const pick = next ?? (() => ({ path, accessToken }));
+  const readWith = (nonce) => request(baseUrl, readOf({ path, accessToken }, nonce));
 
   const probe = await readWith(undefined);
   if (!asksForNonce(probe)) throw new Error(`DPoP read without a nonce: expected use_dpop_nonce with a DPoP-Nonce header, got ${probe.status} ${probe.body.slice(0, 300)}`);
@@ -83,27 +91,26 @@ export async function dpopReadLoad({ baseUrl, read: { path, accessToken, key }, 
   const check = await readWith(nonce);
   if (check.status !== expect) throw new Error(`DPoP read with the server's nonce: expected ${expect}, got ${check.status} ${check.body.slice(0, 300)}`);
 
-  const readKey = `${url.origin}${path}`;
   const size = Math.ceil((ratesSeen.get(readKey) ?? FIRST_GUESS_RPS) * seconds * SAFETY) + 2 * connections;
   // The middle of the run: the signing below takes a few seconds, then the run `seconds`.
   const iat = Math.floor(Date.now() / 1000 + seconds / 2);
-  const proofs = Array.from({ length: size }, () => signProof(key, { htm: 'GET', htu, ath, nonce, iat }));
-  let next = 0;
+  const reads = Array.from({ length: size }, () => readOf(pick(), nonce, iat));
+  let nextRead = 0;
   let signedInline = 0;
-  const nextHeaders = () => {
-    if (next < proofs.length) {
-      const dpop = proofs[next];
-      proofs[next++] = undefined;
-      return { authorization, dpop };
+  const handOut = () => {
+    if (nextRead < reads.length) {
+      const read = reads[nextRead];
+      reads[nextRead++] = undefined;
+      return read;
     }
     signedInline++;
-    return { authorization, dpop: signProof(key, { htm: 'GET', htu, ath, nonce }) };
+    return readOf(pick(), nonce);
   };
 
   // The load generator's own CPU during the run (this process: autocannon and the proof handout).
   const cpuBefore = process.cpuUsage();
   const wallBefore = performance.now();
-  const result = await varyingRequestLoad({ baseUrl, request: { method: 'GET', path }, nextHeaders, connections, seconds, expect, rssMb });
+  const result = await varyingRequestLoad({ baseUrl, request: { method: 'GET', path }, next: handOut, connections, seconds, expect, rssMb });
   const cpu = process.cpuUsage(cpuBefore);
   const loadCpuPct = ((cpu.user + cpu.system) / 1000 / (performance.now() - wallBefore)) * 100;
   ratesSeen.set(readKey, Math.max(ratesSeen.get(readKey) ?? 0, result.requests / seconds));

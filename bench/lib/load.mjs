@@ -46,11 +46,14 @@ function outcome(result, good, seconds, rssMb) {
 
 /**
  * autocannon against a request that must differ every time (scenario i: a DPoP proof per request;
- * scenario j: a client assertion per token request): each request gets the headers `nextHeaders()`
- * returns and, when `nextBody` is given, the body it returns; both must be cheap (take them from a
- * pool made beforehand). Otherwise as fixedRequestLoad, and the first unexpected response is kept.
+ * scenario j: a client assertion per token request; issue 47: a client, a token or a person picked
+ * per request): each request gets what `next()` returns ({ path?, headers?, body? }; headers are
+ * merged over request.headers), or else the headers `nextHeaders()` returns and, when `nextBody`
+ * is given, the body it returns. All must be cheap (a pick, or a pool made beforehand). Otherwise
+ * as fixedRequestLoad, and the first unexpected response is kept.
  */
-export async function varyingRequestLoad({ baseUrl, request, nextHeaders = () => ({}), nextBody, connections, seconds, expect = 200, rssMb }) {
+export async function varyingRequestLoad({ baseUrl, request, next, nextHeaders = () => ({}), nextBody, connections, seconds, expect = 200, rssMb }) {
+  next ??= () => ({ headers: nextHeaders(), ...(nextBody && { body: nextBody() }) });
   let firstError;
   const stopSampling = sampler(rssMb);
   const result = await autocannon({
@@ -62,9 +65,13 @@ export async function varyingRequestLoad({ baseUrl, request, nextHeaders = () =>
       {
         method: request.method,
         path: request.path,
+        ...(request.body !== undefined && { body: request.body }),
         // Called for every request, the first of each connection included; autocannon sets
         // Content-Length from the body returned here.
-        setupRequest: (req) => ({ ...req, headers: { ...request.headers, ...nextHeaders() }, ...(nextBody && { body: nextBody() }) }),
+        setupRequest: (req) => {
+          const { path, headers, body } = next();
+          return { ...req, ...(path !== undefined && { path }), headers: { ...request.headers, ...headers }, ...(body !== undefined && { body }) };
+        },
         onResponse: (status, body) => {
           if (status !== expect) firstError ??= `${status} ${body.slice(0, 300)}`;
         },

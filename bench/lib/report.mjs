@@ -365,7 +365,7 @@ function hasRedisPeer(rows) {
  * the target under test (from `ratioRows`) and, computed the same way, on any
  * other candidate (e.g. latchkey-postgres); reference rows leave them blank.
  */
-export function renderTable(summary, ratioRows, targets, { latchkeyTarget = DEFAULT_LATCHKEY } = {}) {
+export function renderTable(summary, ratioRows, targets, { latchkeyTarget = DEFAULT_LATCHKEY, heading } = {}) {
   ratioRows ??= ratios(summary, latchkeyTarget);
   targets ??= checkTargets(summary);
   const rows = [...summary].sort(compareRows(latchkeyTarget));
@@ -373,9 +373,31 @@ export function renderTable(summary, ratioRows, targets, { latchkeyTarget = DEFA
   const withRedis = hasRedisPeer(rows);
   const body = rows.map((row, i) => resultCells(row, i === 0 || rows[i - 1].scenario !== row.scenario, ratioLookup(row), withRedis));
   const sections = [markdownTable(withRedis ? [...TABLE_COLUMNS, REDIS_COLUMN] : TABLE_COLUMNS, body)];
+  // What the run's data looked like (issue 47: the cardinality), above the table.
+  if (heading) sections.unshift(heading);
   if (rows.length) sections.push(tableNotes(rows));
   if (targets.length) sections.push('Targets (issue 32):', targetsTable(targets));
   return `${sections.join('\n\n')}\n`;
+}
+
+const CURVE_COLUMNS = [
+  { title: 'Live tokens', right: true },
+  { title: 'Server', right: false },
+  { title: 'Scenario', right: false },
+  { title: 'req/s', right: true },
+  { title: 'p99 ms', right: true },
+  { title: 'errors', right: true },
+  { title: 'RSS MB', right: true },
+];
+
+/**
+ * Issue 47's token curve: one row per number of live access tokens, target and scenario
+ * (`curve`: { level, target, scenario, rps, p99, errors, rssMb }), in that order.
+ */
+export function renderCurveTable(curve) {
+  const rows = [...curve].sort((x, y) => x.level - y.level || x.target.localeCompare(y.target) || scenarioRank(x.scenario) - scenarioRank(y.scenario));
+  const body = rows.map((row) => [fmtNumber(row.level, 0), row.target, `${row.scenario} ${shortLabel(row.scenario)}`, fmtInt(row.rps), fmtMs(row.p99), fmtInt(row.errors), fmtInt(row.rssMb)]);
+  return `${markdownTable(CURVE_COLUMNS, body)}\n`;
 }
 
 function ratioFinder(summary, ratioRows, latchkeyTarget) {

@@ -1,7 +1,7 @@
 // Self-check for report.mjs: node bench/lib/report.test.mjs
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { SCENARIOS, checkTargets, ratios, renderSvg, renderTable, summarize } from './report.mjs';
+import { SCENARIOS, checkTargets, ratios, renderCurveTable, renderSvg, renderTable, summarize } from './report.mjs';
 
 /** Runs of one (target, scenario): one per rps value, other figures shared unless given per repeat. */
 function runsOf(target, scenario, rpsValues, { p50 = 1, p99 = 10, errors = 0, rssMb = 100 } = {}) {
@@ -333,6 +333,11 @@ describe('renderTable', () => {
     assert.equal(renderTable(summary, undefined, undefined, { latchkeyTarget: 'latchkey-sqlite' }), table);
   });
 
+  it('puts a heading (the run\'s data, issue 47) above the table when given one', () => {
+    const headed = renderTable(summary, undefined, undefined, { latchkeyTarget: 'latchkey-sqlite', heading: 'Data: one: 1 clients' });
+    assert.equal(headed, `Data: one: 1 clients\n\n${table}`);
+  });
+
   it('has no Redis column when the Redis peer did not run', () => {
     // The targets name it whether or not it ran; the results and their key do not.
     assert.doesNotMatch(table.slice(0, table.indexOf('Targets (issue 32):')), /oidc-provider-redis/);
@@ -449,5 +454,24 @@ describe('renderSvg', () => {
     assert.ok(empty.startsWith('<svg '));
     assert.equal(empty.match(/<rect /g), null);
     assert.match(empty, /No runs to show/);
+  });
+});
+
+describe('renderCurveTable', () => {
+  const curve = [
+    { level: 200000, target: 'latchkey-postgres', scenario: 'a', rps: 9000.4, p99: 12.34, errors: 0, rssMb: 180.2 },
+    { level: 1, target: 'oidc-provider-redis', scenario: 'f', rps: 4000, p99: 20, errors: 3, rssMb: 120 },
+    { level: 1, target: 'latchkey-postgres', scenario: 'f', rps: 8000, p99: 9, errors: 0, rssMb: 150 },
+    { level: 1, target: 'latchkey-postgres', scenario: 'a', rps: 11000, p99: 0.5, errors: 0, rssMb: 140 },
+  ];
+  const lines = renderCurveTable(curve).trimEnd().split('\n');
+
+  it('has one row per level, target and scenario, in that order', () => {
+    assert.match(lines[0], /^\| Live tokens \| Server +\| Scenario +\| +req\/s \| p99 ms \| errors \| RSS MB \|$/);
+    assert.equal(lines.length, 2 + curve.length);
+    assert.match(lines[2], /^\| +1 \| latchkey-postgres +\| a Bearer read +\| +11,000 \| +0\.50 \| +0 \| +140 \|$/);
+    assert.match(lines[3], /^\| +1 \| latchkey-postgres +\| f Introspect +\|/);
+    assert.match(lines[4], /^\| +1 \| oidc-provider-redis \| f Introspect +\| +4,000 \| +20\.0 \| +3 \|/);
+    assert.match(lines[5], /^\| +200,000 \| latchkey-postgres +\| a Bearer read +\| +9,000 \| +12\.3 \| +0 \| +180 \|$/);
   });
 });

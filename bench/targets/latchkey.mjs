@@ -3,6 +3,10 @@
  * SQLite default, or on PostgreSQL when a database URL is given. Clients and users are made with
  * the admin CLI, tokens through the real authorization-code flow, and the list scenario's items
  * are inserted straight into the database (110,000 POSTs would take minutes and measure nothing).
+ * The rest of the run's cardinality (issue 47: clients, people, tokens, refresh families, browser
+ * sessions) is copied from those rows in bulk (latchkey-prefill.mjs), and the scenarios pick from
+ * it per request or per flow; with BENCH_CARDINALITY=one there is nothing to copy and every
+ * scenario uses one client, one person and one token, as before.
  */
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -11,17 +15,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { picker, readCardinality } from '../lib/cardinality.mjs';
 import { assertionKey } from '../lib/client-assertion.mjs';
 import { dpopKey, dpopTokenRequest } from '../lib/dpop.mjs';
 import { basicAuth, CookieJar, expectIdToken, expectStatus, FORM, request } from '../lib/http.mjs';
 import { startServer } from '../lib/processes.mjs';
 import { startCommand } from '../lib/start-command.mjs';
+import { growTokens, MAX_DPOP_TOKENS, openDatabase, prefillLatchkey, uuidV7Sequence } from './latchkey-prefill.mjs';
 
 const REDIRECT_URI = 'http://127.0.0.1/cb';
 const USER_SCOPE = 'notes:read notes:write';
 // Scenario h: the same, as an OpenID Connect authentication (an ID token per exchange, RS256 by default).
 const OPENID_SCOPE = `openid ${USER_SCOPE}`;
 const PASSWORD = 'correct horse battery staple';
+/** src/config/session.config.ts cookieName. */
+const SESSION_COOKIE = 'latchkey_session';
 
 /**
  * `targetEnv`: settings of this target only, over the ones below (an A/B of settings in one sitting).
@@ -33,7 +41,7 @@ export function latchkey({ name, databaseUrl, nodeArgs = process.env.BENCH_NODE_
   let env;
   let cleanup = () => {};
 
-  return {
+  const target = {
     name,
     async start({ port, cpu, logFile }) {
       const baseUrl = `http://127.0.0.1:${port}`;
@@ -55,6 +63,9 @@ export function latchkey({ name, databaseUrl, nodeArgs = process.env.BENCH_NODE_
         RATE_LIMIT_API_PER_MINUTE: '0',
         LOGIN_FREE_FAILURES: '1000',
         LOGIN_IP_FREE_FAILURES: '1000000',
+        // Known to the benchmark, which seals the prefilled browsers' cookies with it (latchkey-prefill.mjs),
+        // as a deployment sets it (else a key is generated and kept in the database).
+        SESSION_SECRET: randomBytes(32).toString('base64url'),
       };
       if (databaseUrl && targetEnv.DATABASE_POOL_MODE === 'transaction') {
         const database = `latchkey_bench_${randomBytes(4).toString('hex')}`;
@@ -88,7 +99,7 @@ export function latchkey({ name, databaseUrl, nodeArgs = process.env.BENCH_NODE_
       };
     },
 
-    async prepare(baseUrl, { workers }) {
+    async prepare(baseUrl, { workers, cardinality = readCardinality() }) {
       const client = cli(env, 'clients:create', '--name', 'Bench', '--redirect-uri', REDIRECT_URI, '--scope', `${USER_SCOPE} tokens:introspect`,
         '--grant-type', 'authorization_code', '--grant-type', 'refresh_token', '--grant-type', 'client_credentials');
       const credentials = { clientId: client.client_id, clientSecret: client.client_secret };
@@ -117,47 +128,98 @@ export function latchkey({ name, databaseUrl, nodeArgs = process.env.BENCH_NODE_
       const itemId = await seedItems(baseUrl, env, tokensA.access_token, 10_000);
       await seedItems(baseUrl, env, tokensB.access_token, 100_000);
 
-      const refreshTokens = [];
-      for (let i = 0; i < workers; i++) refreshTokens.push((await codeFlow(baseUrl, credentials, sessionA)).refresh_token);
-      return {
+      // Issue 47: the rest of the cardinality, copied from the rows above (latchkey-prefill.mjs).
+      const prefillStarted = performance.now();
+      const templates = await templateRows(env, { credentials, itemId, tokensA, dpopToken: dpopTokens.access_token, jwtClientId: jwtClient.client_id });
+      const data = await prefillLatchkey(env, templates, cardinality, workers);
+      const prefillSeconds = (performance.now() - prefillStarted) / 1000;
+
+      // Scenario d without prefilled families (BENCH_CARDINALITY=one): a token per worker from code flows, as before issue 47.
+      const refreshTokens = data.refreshTokens.length > 0 ? data.refreshTokens : [];
+      if (refreshTokens.length === 0) for (let i = 0; i < workers; i++) refreshTokens.push((await codeFlow(baseUrl, credentials, sessionA)).refresh_token);
+      const ctx = {
         baseUrl,
+        cardinality,
+        prefillSeconds,
         credentials,
-        sessionA,
         accessA: tokensA.access_token,
         accessB: tokensB.access_token,
         itemId,
-        refreshTokens,
-        dpop: { key: dpop, accessToken: dpopTokens.access_token },
-        jwtClient: { clientId: jwtClient.client_id, audience: issuer, key: jwtKey },
+        people: data.userIds.length,
+        userIds: data.userIds,
+        itemPaths: data.itemIds.map((id) => `/api/v1/notes/${id}`),
+        clients: pool(data.clients.map((c) => ({ ...c, authorization: basicAuth(c.clientId, c.clientSecret) })), cardinality),
+        tokens: pool(data.tokens, cardinality),
+        dpopTokens: pool(data.dpopTokens, cardinality),
+        refresh: refreshShares(refreshTokens, workers, cardinality),
+        // Browser 0 is bench-a's, signed in above; the others' cookies were sealed by the prefill.
+        sessions: pool([{ jar: sessionA, person: 0 }, ...data.cookies.map((cookie, i) => ({ jar: jarWith(cookie), person: (i + 1) % data.userIds.length }))], cardinality),
+        dpop: { key: dpop },
+        jwtClient: { audience: issuer, key: jwtKey },
+        jwtClients: pool(data.jwtClientIds, cardinality),
+        templates,
       };
+      return ctx;
+    },
+
+    /**
+     * Issue 47's token curve: `accessTokens` live bearer tokens (and as many DPoP-bound ones, up
+     * to MAX_DPOP_TOKENS), adding what is missing by bulk insert; picks then range over exactly
+     * that many (1: one token, as before issue 47). Returns the seconds the inserts took.
+     */
+    async grow(ctx, accessTokens) {
+      const started = performance.now();
+      const more = async (tokenPool, template, wanted) => {
+        if (wanted > tokenPool.values.length) tokenPool.values.push(...(await growTokens(env, { templateToken: template, from: tokenPool.values.length, to: wanted, people: ctx.people, userIds: ctx.userIds })));
+        tokenPool.use(wanted);
+      };
+      await more(ctx.tokens, ctx.templates.accessToken, accessTokens);
+      await more(ctx.dpopTokens, ctx.templates.dpopToken, Math.min(accessTokens, MAX_DPOP_TOKENS));
+      return (performance.now() - started) / 1000;
     },
 
     scenarios: {
-      a: { kind: 'fixed', request: (ctx) => ({ method: 'GET', path: `/api/v1/notes/${ctx.itemId}`, headers: { authorization: `Bearer ${ctx.accessA}` } }) },
+      // Token k is person k % people's, and reads that person's note.
+      a: { kind: 'fixed', request: (ctx) => varying(readOf(ctx, 0), ctx.tokens.count > 1 && (() => readOf(ctx, ctx.tokens.pick()))) },
       b10k: { kind: 'fixed', request: (ctx) => ({ method: 'GET', path: '/api/v1/notes?limit=20', headers: { authorization: `Bearer ${ctx.accessA}` } }) },
       b100k: { kind: 'fixed', request: (ctx) => ({ method: 'GET', path: '/api/v1/notes?limit=20', headers: { authorization: `Bearer ${ctx.accessB}` } }) },
       c: {
         kind: 'fixed',
-        request: (ctx) => ({ method: 'POST', path: '/token', headers: { authorization: basicAuth(ctx.credentials.clientId, ctx.credentials.clientSecret), 'content-type': FORM }, body: 'grant_type=client_credentials&scope=notes%3Aread' }),
+        request: (ctx) => {
+          const headersOf = (client) => ({ authorization: client.authorization, 'content-type': FORM });
+          const base = { method: 'POST', path: '/token', headers: headersOf(ctx.clients.values[0]), body: 'grant_type=client_credentials&scope=notes%3Aread' };
+          return varying(base, ctx.clients.count > 1 && (() => ({ headers: headersOf(ctx.clients.values[ctx.clients.pick()]) })));
+        },
       },
       d: {
         kind: 'steps',
-        make: (ctx, worker) => async () => {
-          const response = await request(ctx.baseUrl, tokenRequest(ctx.credentials, { grant_type: 'refresh_token', refresh_token: ctx.refreshTokens[worker] }));
-          ctx.refreshTokens[worker] = JSON.parse(expectStatus(response, 200, 'refresh').body).refresh_token;
+        // Each worker rotates the families it owns only: two workers presenting one family's token at once would be a reuse, and revoke it.
+        make: (ctx, worker) => {
+          const next = ctx.refresh.pickerOf(worker);
+          return async () => {
+            const family = next();
+            const response = await request(ctx.baseUrl, tokenRequest(ctx.credentials, { grant_type: 'refresh_token', refresh_token: ctx.refresh.tokens[family] }));
+            ctx.refresh.tokens[family] = JSON.parse(expectStatus(response, 200, 'refresh').body).refresh_token;
+          };
         },
       },
       e: {
         kind: 'steps',
         make: (ctx) => async () => {
-          const tokens = await codeFlow(ctx.baseUrl, ctx.credentials, ctx.sessionA);
-          const read = await request(ctx.baseUrl, { path: `/api/v1/notes/${ctx.itemId}`, headers: { authorization: `Bearer ${tokens.access_token}` } });
+          const session = ctx.sessions.values[ctx.sessions.pick()];
+          const tokens = await codeFlow(ctx.baseUrl, ctx.credentials, session.jar);
+          const read = await request(ctx.baseUrl, { path: ctx.itemPaths[session.person], headers: { authorization: `Bearer ${tokens.access_token}` } });
           expectStatus(read, 200, 'API read');
         },
       },
       f: {
         kind: 'fixed',
-        request: (ctx) => ({ method: 'POST', path: '/introspect', headers: { authorization: basicAuth(ctx.credentials.clientId, ctx.credentials.clientSecret), 'content-type': FORM }, body: `token=${ctx.accessA}` }),
+        request: (ctx) => {
+          const introspect = (client, token) => ({ headers: { authorization: client.authorization, 'content-type': FORM }, body: `token=${token}` });
+          const base = { method: 'POST', path: '/introspect', ...introspect(ctx.clients.values[0], ctx.tokens.values[0]) };
+          const varies = ctx.clients.count > 1 || ctx.tokens.count > 1;
+          return varying(base, varies && (() => introspect(ctx.clients.values[ctx.clients.pick()], ctx.tokens.values[ctx.tokens.pick()])));
+        },
       },
       g: {
         kind: 'steps',
@@ -168,18 +230,111 @@ export function latchkey({ name, databaseUrl, nodeArgs = process.env.BENCH_NODE_
       h: {
         kind: 'steps',
         make: (ctx) => async () => {
+          const session = ctx.sessions.values[ctx.sessions.pick()];
           const nonce = randomBytes(8).toString('hex');
-          const tokens = expectIdToken(await codeFlow(ctx.baseUrl, ctx.credentials, ctx.sessionA, false, { scope: OPENID_SCOPE, nonce }), { alg: 'RS256', nonce });
-          const read = await request(ctx.baseUrl, { path: `/api/v1/notes/${ctx.itemId}`, headers: { authorization: `Bearer ${tokens.access_token}` } });
+          const tokens = expectIdToken(await codeFlow(ctx.baseUrl, ctx.credentials, session.jar, false, { scope: OPENID_SCOPE, nonce }), { alg: 'RS256', nonce });
+          const read = await request(ctx.baseUrl, { path: ctx.itemPaths[session.person], headers: { authorization: `Bearer ${tokens.access_token}` } });
           expectStatus(read, 200, 'API read');
         },
       },
-      // a with a DPoP-bound token: `Authorization: DPoP`, and a proof per request (bench/lib/dpop.mjs).
-      i: { kind: 'dpop', read: (ctx) => ({ path: `/api/v1/notes/${ctx.itemId}`, accessToken: ctx.dpop.accessToken, key: ctx.dpop.key }) },
-      // c for a private_key_jwt client: a fresh client assertion per request (bench/lib/client-assertion.mjs).
-      j: { kind: 'assertion', token: (ctx) => ({ path: '/token', form: 'grant_type=client_credentials&scope=notes%3Aread', ...ctx.jwtClient }) },
+      // a with a DPoP-bound token: `Authorization: DPoP`, and a proof per request (bench/lib/dpop.mjs); all tokens bound to one key.
+      i: {
+        kind: 'dpop',
+        read: (ctx) => {
+          const readOfToken = (k) => ({ path: ctx.itemPaths[k % ctx.people], accessToken: ctx.dpopTokens.values[k] });
+          return { ...readOfToken(0), key: ctx.dpop.key, ...(ctx.dpopTokens.count > 1 && { next: () => readOfToken(ctx.dpopTokens.pick()) }) };
+        },
+      },
+      // c for a private_key_jwt client: a fresh client assertion per request (bench/lib/client-assertion.mjs); all clients share one key.
+      j: {
+        kind: 'assertion',
+        token: (ctx) => ({
+          path: '/token',
+          form: 'grant_type=client_credentials&scope=notes%3Aread',
+          clientId: ctx.jwtClients.values[0],
+          ...ctx.jwtClient,
+          ...(ctx.jwtClients.count > 1 && { nextClientId: () => ctx.jwtClients.values[ctx.jwtClients.pick()] }),
+        }),
+      },
     },
   };
+  // The token curve is asked of Latchkey on PostgreSQL (issue 47); on SQLite it would work alike.
+  if (!databaseUrl) delete target.grow;
+  return target;
+}
+
+/** Scenario a's read with token k: person k % people's note. */
+function readOf(ctx, k) {
+  return { method: 'GET', path: ctx.itemPaths[k % ctx.people], headers: { authorization: `Bearer ${ctx.tokens.values[k]}` } };
+}
+
+/** A fixed request, or (with `next`) one whose path, headers or body run.mjs takes from next() per request. */
+function varying(base, next) {
+  return next ? { ...base, next } : base;
+}
+
+/**
+ * Values to pick from (bench/lib/cardinality.mjs picker): the first `count` of them, index 0 the
+ * most requested under Zipf. use(n) changes how many (the token curve).
+ */
+function pool(values, cardinality) {
+  const p = {
+    values,
+    count: 0,
+    pick: () => 0,
+    use(n) {
+      p.count = Math.min(n, values.length);
+      p.pick = picker(p.count, cardinality);
+    },
+  };
+  p.use(values.length);
+  return p;
+}
+
+/** Refresh families shared out: worker w owns families w, w + workers, …, picked within its share. */
+function refreshShares(tokens, workers, cardinality) {
+  return {
+    tokens,
+    pickerOf(worker) {
+      const owned = Math.floor((tokens.length - 1 - worker) / workers) + 1;
+      if (owned < 1) throw new Error(`refresh: worker ${worker} owns no family (${tokens.length} families, ${workers} workers)`);
+      const pick = picker(owned, cardinality);
+      return () => worker + pick() * workers;
+    },
+  };
+}
+
+function jarWith(cookie) {
+  const jar = new CookieJar();
+  jar.cookies.set(SESSION_COOKIE, cookie);
+  return jar;
+}
+
+/**
+ * The rows the prefill copies: the template client, person, note, tokens, browser session and
+ * consent, as Latchkey wrote them above.
+ */
+async function templateRows(env, { credentials, itemId, tokensA, dpopToken, jwtClientId }) {
+  const db = await openDatabase(env);
+  try {
+    const { id: userId } = await db.get("SELECT id FROM users WHERE username = 'bench-a'");
+    const { id: sessionId } = await db.get('SELECT id FROM sessions WHERE user_id = $1 AND ended_at IS NULL', userId);
+    const { id: consentId } = await db.get('SELECT id FROM consents WHERE user_id = $1 AND client_id = $2', userId, credentials.clientId);
+    return {
+      client: credentials,
+      userId,
+      itemId,
+      accessToken: tokensA.access_token,
+      refreshToken: tokensA.refresh_token,
+      dpopToken,
+      jwtClientId,
+      sessionId,
+      consentId,
+      sessionTtlSeconds: Number(env.SESSION_TTL_SECONDS ?? 8 * 3600),
+    };
+  } finally {
+    await db.close();
+  }
 }
 
 function cli(env, ...args) {
@@ -263,23 +418,6 @@ async function seedItems(baseUrl, env, accessToken, count) {
     });
   }
   return id;
-}
-
-/** Increasing UUIDv7s (RFC 9562 §5.7): the millisecond, then a counter, then random bits. */
-function uuidV7Sequence() {
-  const ms = BigInt(Date.now());
-  let counter = 0;
-  return () => {
-    const bytes = randomBytes(16);
-    const stamp = ms + BigInt(counter >> 12);
-    for (let i = 0; i < 6; i++) bytes[i] = Number((stamp >> BigInt(8 * (5 - i))) & 0xffn);
-    bytes[6] = 0x70 | ((counter >> 8) & 0x0f);
-    bytes[7] = counter & 0xff;
-    bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    counter++;
-    const hex = bytes.toString('hex');
-    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-  };
 }
 
 async function withPg(url, work) {
