@@ -5,14 +5,13 @@ import { databaseConfig, type DatabaseConfig } from '../config/database.config.j
 import { CHANGE_CHANNELS } from '../database/change-channels.js';
 import { ChangeNotifications } from '../database/change-notifications.js';
 import { EntityRows } from '../database/entity-rows.js';
-import { EVERY_ROW, NotifiedCache } from '../database/notified-cache.js';
+import { EVERY_ROW, type NotifiedCache } from '../database/notified-cache.js';
+import { RowCaches } from '../database/row-caches.js';
 import { dateParameter, execute, PreparedStatement } from '../database/prepared-statement.js';
 import { Client } from './client.entity.js';
 
 /** The channel the clients table's trigger notifies with a client's id (migration ChangeNotifications1765000000000). */
 export const CLIENT_CHANGES_CHANNEL = CHANGE_CHANNELS.clients;
-/** Clients kept per instance at most. */
-const MAX_CACHED_CLIENTS = 10_000;
 
 /**
  * The clients table. The lookup by id runs on every authenticated /token, /introspect and
@@ -34,10 +33,11 @@ export class ClientStore {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly notifications: ChangeNotifications,
     @Inject(databaseConfig.KEY) config: DatabaseConfig,
+    rowCaches: RowCaches,
   ) {
     this.rows = new EntityRows(dataSource.getMetadata(Client));
     this.byId = new PreparedStatement(dataSource, 'latchkey_client_by_id', `SELECT ${this.rows.selectList} FROM ${this.rows.table} WHERE "id" = ?`);
-    this.cache = new NotifiedCache(notifications, config, CLIENT_CHANGES_CHANNEL, MAX_CACHED_CLIENTS);
+    this.cache = rowCaches.create('clients', CLIENT_CHANGES_CHANNEL, config.clientCacheMb);
   }
 
   /** On PostgreSQL from the instance's cache when it holds the client. */

@@ -43,6 +43,17 @@ class DatabaseEnv {
   @IsOptional() @IsInt() @Min(0) @Max(3600)
   ROW_CACHE_SECONDS?: number;
 
+  /**
+   * PostgreSQL: the memory (MiB, estimated) each instance may spend on access tokens' rows, and on
+   * clients' rows; past it the least recently used go (issue 47). 0 turns that cache off. At most
+   * 4096: more is past a default Node heap, a typo rather than a plan.
+   */
+  @IsOptional() @IsInt() @Min(0) @Max(4096)
+  TOKEN_CACHE_MB?: number;
+
+  @IsOptional() @IsInt() @Min(0) @Max(4096)
+  CLIENT_CACHE_MB?: number;
+
   @IsOptional() @IsBooleanString()
   DATABASE_LOGGING?: string;
 }
@@ -78,6 +89,8 @@ export function readDatabaseConfig(env: NodeJS.ProcessEnv = process.env) {
     poolMode: dialect === 'postgres' ? poolMode : ('session' as const),
     poolSize: parsed.DATABASE_POOL_SIZE ?? 10,
     rowCacheSeconds: parsed.ROW_CACHE_SECONDS ?? 60,
+    tokenCacheMb: parsed.TOKEN_CACHE_MB ?? 64,
+    clientCacheMb: parsed.CLIENT_CACHE_MB ?? 16,
     // The embedded SQLite default sets itself up on first start; PostgreSQL deployments
     // choose (npm run migration:run, or MIGRATIONS_RUN=true).
     migrationsRun: parsed.MIGRATIONS_RUN !== undefined ? parsed.MIGRATIONS_RUN === 'true' : dialect === 'sqlite',

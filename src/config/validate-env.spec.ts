@@ -211,6 +211,8 @@ describe('configuration validation', () => {
         poolMode: 'session',
         poolSize: 10,
         rowCacheSeconds: 60,
+        tokenCacheMb: 64,
+        clientCacheMb: 16,
         migrationsRun: true,
         logging: false,
       });
@@ -224,6 +226,11 @@ describe('configuration validation', () => {
       const config = readDatabaseConfig({ DATABASE_URL: 'postgres://db/x', DATABASE_SCHEMA: 'tenant_a', DATABASE_POOL_SIZE: '25', ROW_CACHE_SECONDS: '0', MIGRATIONS_RUN: 'true', DATABASE_LOGGING: 'true' });
       expect(config).toMatchObject({ schema: 'tenant_a', poolSize: 25, rowCacheSeconds: 0, migrationsRun: true, logging: true });
       expect(readDatabaseConfig({ MIGRATIONS_RUN: 'false' }).migrationsRun).toBe(false);
+    });
+
+    it('reads TOKEN_CACHE_MB and CLIENT_CACHE_MB, the memory of the row caches (issue 47), where 0 turns one off', () => {
+      expect(readDatabaseConfig({ DATABASE_URL: 'postgres://db/x', TOKEN_CACHE_MB: '256', CLIENT_CACHE_MB: '0' })).toMatchObject({ tokenCacheMb: 256, clientCacheMb: 0 });
+      expect(readDatabaseConfig({ TOKEN_CACHE_MB: '0', CLIENT_CACHE_MB: '4096' })).toMatchObject({ tokenCacheMb: 0, clientCacheMb: 4096 });
     });
 
     it('reads DATABASE_LISTEN_URL, where the LISTEN connection goes, on PostgreSQL only (default: the pool\'s DATABASE_URL)', () => {
@@ -252,6 +259,12 @@ describe('configuration validation', () => {
       ['DATABASE_POOL_SIZE', '0'],
       ['ROW_CACHE_SECONDS', '-1'],
       ['ROW_CACHE_SECONDS', '3601'],
+      ['TOKEN_CACHE_MB', '-1'],
+      ['TOKEN_CACHE_MB', '4097'],
+      ['TOKEN_CACHE_MB', '1.5'],
+      ['TOKEN_CACHE_MB', 'lots'],
+      ['CLIENT_CACHE_MB', '-1'],
+      ['CLIENT_CACHE_MB', '4097'],
       ['MIGRATIONS_RUN', 'yes please'],
       ['DATABASE_LISTEN_URL', 'sqlite:data/latchkey.sqlite'],
       ['DATABASE_LISTEN_URL', 'db.example:5432'],

@@ -3,10 +3,11 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { databaseConfig, type DatabaseConfigSlice } from '../config/database.config.js';
 import { buildDataSourceOptions } from './data-source.options.js';
 import { ChangeNotifications } from '../database/change-notifications.js';
+import { RowCaches } from '../database/row-caches.js';
 import { Transactions } from '../database/transactions.js';
 
 // Global like the TypeORM connection it wraps: every module that writes may need Transactions, and
-// a store that keeps rows per instance the change notifications.
+// a store that keeps rows per instance the change notifications and RowCaches.
 @Global()
 @Module({
   imports: [
@@ -19,7 +20,7 @@ import { Transactions } from '../database/transactions.js';
       }),
     }),
   ],
-  providers: [Transactions, ChangeNotifications],
-  exports: [Transactions, ChangeNotifications],
+  providers: [Transactions, ChangeNotifications, RowCaches],
+  exports: [Transactions, ChangeNotifications, RowCaches],
 })
 export class DatabaseModule {}

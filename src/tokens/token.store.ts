@@ -5,7 +5,8 @@ import { databaseConfig, type DatabaseConfig } from '../config/database.config.j
 import { CHANGE_CHANNELS } from '../database/change-channels.js';
 import { ChangeNotifications } from '../database/change-notifications.js';
 import { EntityRows } from '../database/entity-rows.js';
-import { EVERY_ROW, NotifiedCache } from '../database/notified-cache.js';
+import { EVERY_ROW, type NotifiedCache } from '../database/notified-cache.js';
+import { RowCaches } from '../database/row-caches.js';
 import type { Gate } from '../database/gate.js';
 import { InsertBatch } from '../database/insert-batch.js';
 import { dateParameter, execute, namesStatements, placeholders, postgresPool, PreparedStatement, rowDate } from '../database/prepared-statement.js';
@@ -14,8 +15,6 @@ import { Token, TokenKind } from './token.entity.js';
 
 /** The channel the tokens table's trigger notifies with an access token's hash (migration ChangeNotifications1765000000000). */
 export const TOKEN_CHANGES_CHANNEL = CHANGE_CHANNELS.tokens;
-/** Access tokens kept per instance at most (a row is about 1 KB with its key). */
-const MAX_CACHED_TOKENS = 20_000;
 
 /** Until when a row read by hash may be kept: an access token until it expires; a refresh token not at all. */
 function keptUntil(row: Record<string, unknown>): number | undefined {
@@ -54,6 +53,7 @@ export class TokenStore {
     private readonly transactions: Transactions,
     private readonly notifications: ChangeNotifications,
     @Inject(databaseConfig.KEY) config: DatabaseConfig,
+    rowCaches: RowCaches,
   ) {
     this.rows = new EntityRows(dataSource.getMetadata(Token));
     this.namedStatements = namesStatements(dataSource);
@@ -64,7 +64,7 @@ export class TokenStore {
     const metadata = dataSource.getMetadata(Token);
     this.columnTypes = columns.map((name) => String(metadata.findColumnWithDatabaseName(name)!.type));
     if (dataSource.options.type === 'postgres') this.batch = new InsertBatch(dataSource, 'latchkey_tokens_insert', 'tokens', columns);
-    this.cache = new NotifiedCache(notifications, config, TOKEN_CHANGES_CHANNEL, MAX_CACHED_TOKENS);
+    this.cache = rowCaches.create('tokens', TOKEN_CHANGES_CHANNEL, config.tokenCacheMb);
   }
 
   /**

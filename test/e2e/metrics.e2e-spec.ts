@@ -1,12 +1,14 @@
 /**
  * Prometheus metrics on their own listener: counters of the token endpoint and of authorization
- * codes, and request latency by route pattern, none of it reachable on the public port.
+ * codes, request latency by route pattern, and the row caches kept on PostgreSQL (issue 47), none
+ * of it reachable on the public port.
  */
 import { createServer } from 'node:net';
 import { MetricsService } from '../../src/metrics/metrics.service.js';
 import { ApiClient, obtainTokens } from '../helpers/api-client.js';
 import { obtainCode, tokenRequest } from '../helpers/oauth-flow.js';
 import { TestApp, type RegisteredClient, type TestUser } from '../helpers/test-app.js';
+import { within } from '../helpers/within.js';
 import { withEnv } from '../helpers/with-env.js';
 
 /** Prometheus text format: `name{a="x",b="y"} value` → the value of the series with exactly these labels, 0 when absent. */
@@ -132,6 +134,40 @@ describe('Prometheus metrics (/metrics on the metrics listener)', () => {
     expect(sample(text, 'latchkey_http_request_duration_seconds_sum', { method: 'POST', route: '/token', status_code: '200' })).toBeGreaterThan(0);
     expect(text).not.toContain(id);
     expect(text).not.toContain('place-4f1c');
+  });
+
+  it('counts the row caches: an access token read again is a hit on PostgreSQL; SQLite keeps nothing', async () => {
+    const postgres = Boolean(process.env.TEST_DATABASE_URL);
+    const tokens = { cache: 'tokens' };
+    const before = await scrape();
+    const api = new ApiClient(app, (await obtainTokens(app, client, user, 'notes:read')).accessToken);
+    expect((await api.get('/api/v1/notes')).status).toBe(200);
+    expect((await api.get('/api/v1/notes')).status).toBe(200);
+    const hits = async (): Promise<number> => sample(await scrape(), 'latchkey_row_cache_hits_total', tokens) - sample(before, 'latchkey_row_cache_hits_total', tokens);
+    if (postgres) {
+      // The token's INSERT notifies too, and that notification may arrive after the first read kept
+      // the row, dropping it once (a read more, never a stale row): read again until one is a hit.
+      const hit = await within(2_000, async () => {
+        if ((await hits()) >= 1) return true;
+        expect((await api.get('/api/v1/notes')).status).toBe(200);
+        return false;
+      });
+      expect(hit).toBe(true);
+    } else {
+      expect(await hits()).toBe(0);
+    }
+    const after = await scrape();
+    const delta = (name: string) => sample(after, name, tokens) - sample(before, name, tokens);
+    // The first read of the new token reads the database; with the cache off (SQLite) nothing is counted.
+    if (postgres) expect(delta('latchkey_row_cache_misses_total')).toBeGreaterThanOrEqual(1);
+    else expect(delta('latchkey_row_cache_misses_total')).toBe(0);
+    expect(sample(after, 'latchkey_row_cache_budget_bytes', tokens)).toBe(postgres ? 64 * 1024 * 1024 : 0);
+    expect(sample(after, 'latchkey_row_cache_budget_bytes', { cache: 'clients' })).toBe(postgres ? 16 * 1024 * 1024 : 0);
+    expect(sample(after, 'latchkey_row_cache_entries', tokens) >= 1).toBe(postgres);
+    expect(sample(after, 'latchkey_row_cache_bytes', tokens) > 0).toBe(postgres);
+    expect(sample(after, 'latchkey_row_cache_bytes', tokens)).toBeLessThanOrEqual(sample(after, 'latchkey_row_cache_budget_bytes', tokens));
+    for (const name of ['hits', 'misses', 'evictions', 'invalidations']) expect(after).toMatch(new RegExp(`^# TYPE latchkey_row_cache_${name}_total counter$`, 'm'));
+    for (const name of ['bytes', 'entries', 'budget_bytes']) expect(after).toMatch(new RegExp(`^# TYPE latchkey_row_cache_${name} gauge$`, 'm'));
   });
 
   it('METRICS_ENABLED=false opens no listener', async () => {
