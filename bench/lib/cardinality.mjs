@@ -18,8 +18,8 @@ const PRESETS = {
   one: { clients: 1, people: 1, accessTokens: 1, refreshFamilies: 0, sessions: 1 },
 };
 
-function count(name, fallback) {
-  const raw = process.env[name];
+function count(env, name, fallback) {
+  const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
   if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a whole number ≥ 0, not ${raw}`);
@@ -37,11 +37,11 @@ export function readCardinality(env = process.env) {
   if (!(exponent > 0)) throw new Error(`BENCH_ZIPF_EXPONENT must be > 0, not ${env.BENCH_ZIPF_EXPONENT}`);
   return {
     preset,
-    clients: Math.max(1, count('BENCH_CLIENTS', base.clients)),
-    people: Math.max(1, count('BENCH_PEOPLE', base.people)),
-    accessTokens: Math.max(1, count('BENCH_ACCESS_TOKENS', base.accessTokens)),
-    refreshFamilies: count('BENCH_REFRESH_FAMILIES', base.refreshFamilies),
-    sessions: Math.max(1, count('BENCH_SESSIONS', base.sessions)),
+    clients: Math.max(1, count(env, 'BENCH_CLIENTS', base.clients)),
+    people: Math.max(1, count(env, 'BENCH_PEOPLE', base.people)),
+    accessTokens: Math.max(1, count(env, 'BENCH_ACCESS_TOKENS', base.accessTokens)),
+    refreshFamilies: count(env, 'BENCH_REFRESH_FAMILIES', base.refreshFamilies),
+    sessions: Math.max(1, count(env, 'BENCH_SESSIONS', base.sessions)),
     distribution,
     exponent,
   };

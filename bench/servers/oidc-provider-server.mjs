@@ -16,10 +16,18 @@
  *   oidc-provider's Redis example (oidc-provider-redis-adapter.mjs), every key under
  *   OIDC_PROVIDER_REDIS_PREFIX (a random `bench:oidc:…:` when unset); the keys under the prefix
  *   are deleted when the server stops (SIGTERM or SIGINT). Start-up fails when Redis does not answer.
+ *
+ * How much it holds (issue 47): BENCH_CLIENTS client_secret_basic clients (1 by default; ids from
+ * clientIdAt, one shared secret, static clients, which oidc-provider instantiates on first use),
+ * BENCH_JWT_CLIENTS private_key_jwt clients sharing the BENCH_CLIENT_JWKS key (1), BENCH_PEOPLE
+ * people who can sign in (personIdAt, the bench password). With BENCH_PREFILL_SECRET set, POST
+ * /bench/prefill creates access tokens and refresh-token families (oidc-provider-prefill.mjs).
  */
 import { generateKeyPairSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
 import Provider from 'oidc-provider';
+import { CLIENT_SECRET, clientIdAt, jwtClientIdAt, PASSWORD, personIdAt, PREFILL_PATH, USERNAME } from './oidc-provider-bench-data.mjs';
+import { prefillHandler } from './oidc-provider-prefill.mjs';
 import { connectRedisAdapter, DEFAULT_REDIS_URL, deleteKeys, randomPrefix } from './oidc-provider-redis-adapter.mjs';
 
 const port = Number(process.env.PORT);
@@ -34,14 +42,24 @@ if (store !== 'memory' && store !== 'redis') {
   process.exit(2);
 }
 
+// How many clients, private_key_jwt clients and people (issue 47); 1 each unless given.
+function countFromEnv(name) {
+  const value = Number(process.env[name] ?? 1);
+  if (!Number.isInteger(value) || value < 1) {
+    console.error(`${name} must be a whole number ≥ 1, not ${process.env[name]}`);
+    process.exit(2);
+  }
+  return value;
+}
+const CLIENT_COUNT = countFromEnv('BENCH_CLIENTS');
+const JWT_CLIENT_COUNT = countFromEnv('BENCH_JWT_CLIENTS');
+const PEOPLE = countFromEnv('BENCH_PEOPLE');
 // The bench user and client; the target module (bench/targets/oidc-provider.mjs) uses the same
-// values. The password is compared as a constant on purpose: the password hash's cost is not part
-// of this comparison.
-const USERNAME = 'bench';
-const PASSWORD = 'bench-password';
+// values (oidc-provider-bench-data.mjs). The password is compared as a constant on purpose: the
+// password hash's cost is not part of this comparison.
 const CLIENT = {
-  client_id: 'bench-client',
-  client_secret: 'bench-secret-0123456789abcdef0123456789',
+  client_id: clientIdAt(0),
+  client_secret: CLIENT_SECRET,
   token_endpoint_auth_method: 'client_secret_basic',
   grant_types: ['authorization_code', 'refresh_token', 'client_credentials'],
   response_types: ['code'],
@@ -61,7 +79,7 @@ const RS256_CLIENT = { ...CLIENT, client_id: 'bench-client-rs256', id_token_sign
 // the endpoint's own URL, and records each jti once (ReplayDetection, in the store) until exp.
 const JWT_CLIENT = process.env.BENCH_CLIENT_JWKS
   ? {
-      client_id: 'bench-client-jwt',
+      client_id: jwtClientIdAt(0),
       token_endpoint_auth_method: 'private_key_jwt',
       token_endpoint_auth_signing_alg: 'ES256',
       jwks: JSON.parse(process.env.BENCH_CLIENT_JWKS),
@@ -71,6 +89,12 @@ const JWT_CLIENT = process.env.BENCH_CLIENT_JWKS
       scope: 'api:read',
     }
   : undefined;
+// The realistic preset's clients: as CLIENT and JWT_CLIENT, told apart by their ids only.
+const clients = [
+  ...Array.from({ length: CLIENT_COUNT }, (_, k) => ({ ...CLIENT, client_id: clientIdAt(k) })),
+  RS256_CLIENT,
+  ...(JWT_CLIENT ? Array.from({ length: JWT_CLIENT_COUNT }, (_, k) => ({ ...JWT_CLIENT, client_id: jwtClientIdAt(k) })) : []),
+];
 
 /** Signing keys are made at start-up: nothing outlives the process, and no dev keystore warning. */
 function signingKeys() {
@@ -210,7 +234,7 @@ const storage = await openStore();
 
 const provider = new Provider(issuer, {
   adapter: storage.adapter,
-  clients: [CLIENT, RS256_CLIENT, ...(JWT_CLIENT ? [JWT_CLIENT] : [])],
+  clients,
   jwks: signingKeys(),
   cookies: { keys: [randomBytes(32).toString('base64url')] },
 
@@ -296,6 +320,13 @@ function send(res, status, body, type = 'text/plain; charset=utf-8') {
   res.end(body);
 }
 
+/** The account a login names: the bench user, or one of the BENCH_PEOPLE people (person-<k>). */
+function knownLogin(login) {
+  if (sameString(login, USERNAME)) return USERNAME;
+  const k = /^person-(\d{1,9})$/.exec(login)?.[1];
+  return k !== undefined && Number(k) < PEOPLE && login === personIdAt(Number(k)) ? login : undefined;
+}
+
 /**
  * GET /interaction/:uid shows a sign-in form; POST /interaction/:uid with `login` and `password`
  * signs the bench user in (when the interaction asks for a login) and grants every scope the
@@ -320,10 +351,8 @@ async function interaction(req, res) {
   const form = await readForm(req);
   let accountId = session?.accountId;
   if (prompt.name === 'login' || !accountId) {
-    if (!sameString(form.get('login') ?? '', USERNAME) || !sameString(form.get('password') ?? '', PASSWORD)) {
-      return send(res, 401, 'invalid credentials');
-    }
-    accountId = USERNAME;
+    accountId = knownLogin(form.get('login') ?? '');
+    if (!accountId || !sameString(form.get('password') ?? '', PASSWORD)) return send(res, 401, 'invalid credentials');
   }
 
   // Login and consent are finished together: the authorization resumes with both satisfied.
@@ -337,8 +366,17 @@ async function interaction(req, res) {
 }
 
 const providerCallback = provider.callback();
+const prefill = process.env.BENCH_PREFILL_SECRET ? prefillHandler(provider, { secret: process.env.BENCH_PREFILL_SECRET, clients: CLIENT_COUNT, people: PEOPLE }) : undefined;
 
 const server = createServer((req, res) => {
+  if (prefill && req.url === PREFILL_PATH) {
+    prefill(req, res).catch((error) => {
+      console.error('prefill', error);
+      if (!res.headersSent) send(res, 500, error.message);
+      else res.destroy();
+    });
+    return;
+  }
   if (req.url.startsWith('/interaction/')) {
     interaction(req, res).catch((error) => {
       // An unknown or expired interaction (its cookie is missing) is the client's fault.
@@ -358,7 +396,7 @@ provider.on('server_error', (ctx, error) => console.error('server_error', error)
 
 server.keepAliveTimeout = 65_000;
 server.listen(port, '127.0.0.1', () => {
-  console.log('ready');
+  console.log(`ready (${clients.length} clients)`);
 });
 
 let stopping = false;
