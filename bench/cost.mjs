@@ -29,9 +29,7 @@ import { join } from 'node:path';
 import { latchkey } from './targets/latchkey.mjs';
 import { CATEGORIES, categoryShares, flameGraphSvg, monotonicMicros, readProfile } from './lib/cpu-profile.mjs';
 import { closeAgents } from './lib/http.mjs';
-import { fixedRequestLoad, stepLoad } from './lib/load.mjs';
-import { assertionTokenLoad } from './lib/client-assertion.mjs';
-import { dpopReadLoad } from './lib/dpop.mjs';
+import { scenarioLoad } from './lib/scenario-load.mjs';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const scenarios = (process.env.BENCH_COST_SCENARIOS ?? 'a,c,d,e,f').split(',');
@@ -80,14 +78,7 @@ function postgresSpent(before, after) {
 /** Requests per unit: the flows are several requests, counted as one unit (as bench/run.mjs reports them). */
 async function measure(target, server, ctx, scenario) {
   const definition = target.scenarios[scenario];
-  const run = (s) =>
-    definition.kind === 'steps'
-      ? stepLoad({ makeStep: (worker) => definition.make(ctx, worker), workers: WORKERS, seconds: s, rssMb: server.rssMb })
-      : definition.kind === 'dpop'
-        ? dpopReadLoad({ baseUrl: server.baseUrl, read: definition.read(ctx), connections: CONNECTIONS, seconds: s, rssMb: server.rssMb })
-        : definition.kind === 'assertion'
-          ? assertionTokenLoad({ baseUrl: server.baseUrl, token: definition.token(ctx), connections: CONNECTIONS, seconds: s, rssMb: server.rssMb })
-          : fixedRequestLoad({ baseUrl: server.baseUrl, request: definition.request(ctx), connections: CONNECTIONS, seconds: s, expect: definition.expect ?? 200, rssMb: server.rssMb });
+  const run = (s) => scenarioLoad(definition, ctx, { baseUrl: server.baseUrl, connections: CONNECTIONS, workers: WORKERS, seconds: s, rssMb: server.rssMb });
   await run(2);
   const serverBefore = ticks(server.pid);
   const postgresBefore = postgresTicks();

@@ -11,7 +11,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { fixedRequestLoad, stepLoad } from './lib/load.mjs';
+import { scenarioLoad } from './lib/scenario-load.mjs';
 import { latchkey } from './targets/latchkey.mjs';
 
 const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -34,10 +34,7 @@ for (const variant of variants) {
     row.preparedMb = server.rssMb();
     for (const scenario of scenarios) {
       const definition = target.scenarios[scenario];
-      const result =
-        definition.kind === 'fixed'
-          ? await fixedRequestLoad({ baseUrl: server.baseUrl, request: definition.request(ctx), connections: 32, seconds, rssMb: server.rssMb })
-          : await stepLoad({ makeStep: (worker) => definition.make(ctx, worker), workers: 16, seconds, rssMb: server.rssMb });
+      const result = await scenarioLoad(definition, ctx, { baseUrl: server.baseUrl, connections: 32, workers: 16, seconds, rssMb: server.rssMb });
       row[scenario] = { rps: Math.round(result.rps), p99: Number(result.p99.toFixed(1)), peakMb: Math.round(result.rssMb) };
     }
     rows.push(row);

@@ -47,11 +47,9 @@ import baseline from './targets/baseline.mjs';
 import { latchkey } from './targets/latchkey.mjs';
 import { oidcProvider } from './targets/oidc-provider.mjs';
 import { DEFAULT_REDIS_URL, redisAnswers } from './servers/oidc-provider-redis-adapter.mjs';
-import { assertionTokenLoad } from './lib/client-assertion.mjs';
-import { dpopReadLoad } from './lib/dpop.mjs';
 import { describeCardinality, readCardinality } from './lib/cardinality.mjs';
 import { closeAgents } from './lib/http.mjs';
-import { fixedRequestLoad, stepLoad, varyingRequestLoad } from './lib/load.mjs';
+import { scenarioLoad } from './lib/scenario-load.mjs';
 import { checkTargets, ratios, renderCurveTable, renderSvg, renderTable, summarize, SCENARIOS } from './lib/report.mjs';
 
 const settings = {
@@ -173,24 +171,10 @@ async function main() {
 async function measure(target, scenario) {
   const definition = target.scenarios[scenario];
   const { server, ctx } = target;
-  const run = (seconds) =>
-    definition.kind === 'fixed'
-      ? fixedOrVarying({ baseUrl: server.baseUrl, request: definition.request(ctx), connections: settings.connections, seconds, expect: definition.expect ?? 200, rssMb: server.rssMb })
-      : definition.kind === 'dpop'
-        ? dpopReadLoad({ baseUrl: server.baseUrl, read: definition.read(ctx), connections: settings.connections, seconds, rssMb: server.rssMb })
-        : definition.kind === 'assertion'
-          ? assertionTokenLoad({ baseUrl: server.baseUrl, token: definition.token(ctx), connections: settings.connections, seconds, rssMb: server.rssMb })
-          : stepLoad({ makeStep: (worker) => definition.make(ctx, worker), workers: settings.workers, seconds, rssMb: server.rssMb });
+  const run = (seconds) => scenarioLoad(definition, ctx, { baseUrl: server.baseUrl, connections: settings.connections, workers: settings.workers, seconds, rssMb: server.rssMb });
   if (settings.warmupSeconds > 0) await run(settings.warmupSeconds);
   await sleep(200);
   return run(settings.seconds);
-}
-
-/** A fixed request, or one that takes its path, headers or body from next() per request (issue 47: a pick per request). */
-function fixedOrVarying({ request, ...load }) {
-  if (!request.next) return fixedRequestLoad({ request, ...load });
-  const { next, ...base } = request;
-  return varyingRequestLoad({ request: base, next, ...load });
 }
 
 /** Issue 47's token curve: each level of live access tokens, each target that can grow, each token-dependent scenario once. */

@@ -26,6 +26,7 @@ import { latchkey } from './targets/latchkey.mjs';
 import { assertionTokenLoad } from './lib/client-assertion.mjs';
 import { dpopReadLoad } from './lib/dpop.mjs';
 import { basicAuth, closeAgents, FORM, request } from './lib/http.mjs';
+import { readCardinality } from './lib/cardinality.mjs';
 import { fixedRequestLoad, varyingRequestLoad } from './lib/load.mjs';
 
 const STEPS = ['live', 'read', 'dpop-read', 'authorize', 'authorize-openid', 'token', 'token-openid', 'cc', 'cc-jwt'];
@@ -48,7 +49,8 @@ if (!process.env.BENCH_SKIP_BUILD) execFileSync('npm', ['run', '-s', 'build'], {
 const target = latchkey({ name: 'latchkey-steps' });
 const server = await target.start({ port: 43000 + Math.floor(Math.random() * 1000), cpu: pinning ? 0 : null, logFile: join('bench/results', 'latchkey-steps.log') });
 try {
-  const ctx = await target.prepare(server.baseUrl, { workers: 1 });
+  // One client, person and token: this measures each endpoint's own cost (npm run bench has the realistic data).
+  const ctx = await target.prepare(server.baseUrl, { workers: 1, cardinality: readCardinality({ BENCH_CARDINALITY: 'one' }) });
   const { baseUrl } = server;
   const load = { baseUrl, connections, rssMb: server.rssMb };
   const verifier = randomBytes(32).toString('base64url');

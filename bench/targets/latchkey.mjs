@@ -144,6 +144,8 @@ export function latchkey({ name, databaseUrl, nodeArgs = process.env.BENCH_NODE_
         credentials,
         accessA: tokensA.access_token,
         accessB: tokensB.access_token,
+        // bench/steps.mjs measures each endpoint with bench-a's session and tokens.
+        sessionA,
         itemId,
         people: data.userIds.length,
         userIds: data.userIds,
@@ -154,7 +156,7 @@ export function latchkey({ name, databaseUrl, nodeArgs = process.env.BENCH_NODE_
         refresh: refreshShares(refreshTokens, workers, cardinality),
         // Browser 0 is bench-a's, signed in above; the others' cookies were sealed by the prefill.
         sessions: pool([{ jar: sessionA, person: 0 }, ...data.cookies.map((cookie, i) => ({ jar: jarWith(cookie), person: (i + 1) % data.userIds.length }))], cardinality),
-        dpop: { key: dpop },
+        dpop: { key: dpop, accessToken: dpopTokens.access_token },
         jwtClient: { audience: issuer, key: jwtKey },
         jwtClients: pool(data.jwtClientIds, cardinality),
         templates,
