@@ -172,7 +172,11 @@ export function latchkey({ name, databaseUrl, nodeArgs = process.env.BENCH_NODE_
     async grow(ctx, accessTokens) {
       const started = performance.now();
       const more = async (tokenPool, template, wanted) => {
-        if (wanted > tokenPool.values.length) tokenPool.values.push(...(await growTokens(env, { templateToken: template, from: tokenPool.values.length, to: wanted, people: ctx.people, userIds: ctx.userIds })));
+        if (wanted > tokenPool.values.length) {
+          const added = await growTokens(env, { templateToken: template, from: tokenPool.values.length, to: wanted, people: ctx.people, userIds: ctx.userIds });
+          // One by one: spreading 800,000 values into push() overflows the call stack.
+          for (const value of added) tokenPool.values.push(value);
+        }
         tokenPool.use(wanted);
       };
       await more(ctx.tokens, ctx.templates.accessToken, accessTokens);

@@ -1,8 +1,12 @@
-import { Column, CreateDateColumn, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 import { TIMESTAMP, UUID, UUID_LENGTH } from '../database/column-types.js';
 
 /** A resource owner (RFC 6749 §1.1) who logs in at the authorization endpoint. */
 @Entity({ name: 'users' })
+// LOWER(username) and LOWER(email), for the lookups that ignore case (UserStore); expression indexes,
+// which the schema builder cannot describe: made by migration UsersLowercaseIndexes1766900100000.
+@Index('IDX_users_lower_username', { synchronize: false })
+@Index('IDX_users_lower_email', { synchronize: false })
 export class User {
   @PrimaryColumn({ type: UUID, length: UUID_LENGTH })
   id: string;

@@ -56,9 +56,19 @@ describe('database migrations', () => {
     return [...triggers.map((row) => `trigger:${row.table}.${row.name}`), ...functions.map((row) => `function:${row.name}`)].sort();
   }
 
-  /** What a migration may add: columns (with their tables), triggers and functions. */
+  /** The indexes of the entity tables, as "index:name" (the expression indexes TypeORM cannot describe included). */
+  async function existingIndexes(): Promise<string[]> {
+    const rows = (await dataSource.query(
+      dataSource.options.type === 'postgres'
+        ? `SELECT "indexname" AS "name" FROM "pg_indexes" WHERE "schemaname" = current_schema()`
+        : `SELECT "name" FROM "sqlite_master" WHERE "type" = 'index'`,
+    )) as { name: string }[];
+    return rows.map((row) => `index:${row.name}`).sort();
+  }
+
+  /** What a migration may add: columns (with their tables), indexes, triggers and functions. */
   async function schemaObjects(): Promise<string[]> {
-    return [...(await existingColumns()), ...(await existingTriggersAndFunctions())];
+    return [...(await existingColumns()), ...(await existingIndexes()), ...(await existingTriggersAndFunctions())];
   }
 
   async function appliedMigrations(): Promise<string[]> {
@@ -113,7 +123,7 @@ describe('database migrations', () => {
     expect(await dataSource.showMigrations()).toBe(true);
   });
 
-  it('undoing the newest migration removes only what it created (tables, columns, triggers or functions)', async () => {
+  it('undoing the newest migration removes only what it created (tables, columns, indexes, triggers or functions)', async () => {
     await dataSource.runMigrations({ transaction: 'each' });
     const before = await schemaObjects();
     await dataSource.undoLastMigration({ transaction: 'each' });
