@@ -22,25 +22,12 @@ import { timingSafeEqual } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { clientIdAt, personIdAt, PREFILL_SECRET_HEADER } from './oidc-provider-bench-data.mjs';
+import { inParallel } from '../lib/in-parallel.mjs';
 
 const OFFLINE_SCOPE = 'openid offline_access';
 // Saves in flight at once: enough to keep a Redis connection's pipeline full, few enough to stay small.
 const IN_FLIGHT = 500;
 const MAX_COUNT = 100_000;
-
-/** `fn(i)` for i in [0, count), at most `limit` at a time; the results in order. */
-async function inParallel(count, limit, fn) {
-  const results = new Array(count);
-  let next = 0;
-  const worker = async () => {
-    while (next < count) {
-      const i = next++;
-      results[i] = await fn(i);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, count) }, worker));
-  return results;
-}
 
 /** The route's handler: (req, res) → Promise; `clients` and `people` as the server was started with. */
 export function prefillHandler(provider, { secret, clients, people }) {

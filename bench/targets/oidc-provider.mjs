@@ -35,6 +35,7 @@ import { picker, readCardinality } from '../lib/cardinality.mjs';
 import { startServer } from '../lib/processes.mjs';
 import { CLIENT_SECRET, clientIdAt, jwtClientIdAt, PASSWORD, personIdAt, PREFILL_PATH, PREFILL_SECRET_HEADER, USERNAME } from '../servers/oidc-provider-bench-data.mjs';
 import { DEFAULT_REDIS_URL, deleteKeys, randomPrefix } from '../servers/oidc-provider-redis-adapter.mjs';
+import { inParallel } from '../lib/in-parallel.mjs';
 
 // The same values as in the server.
 const CLIENT_ID = clientIdAt(0);
@@ -134,21 +135,6 @@ function sessionCookie(jar) {
   const cookies = [...jar.cookies].filter(([name]) => name === '_session' || name === '_session.sig');
   if (cookies.length === 0) throw new Error('no session cookie after sign-in');
   return cookies.map(([name, value]) => `${name}=${value}`).join('; ');
-}
-
-
-/** `fn(i)` for i in [0, count), at most `limit` at a time; the results in order. */
-async function inParallel(count, limit, fn) {
-  const results = new Array(count);
-  let next = 0;
-  const worker = async () => {
-    while (next < count) {
-      const i = next++;
-      results[i] = await fn(i);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, count) }, worker));
-  return results;
 }
 
 /** The JWK thumbprint (RFC 7638) of a dpopKey()'s public key: what a DPoP-bound token keeps as jkt (RFC 9449 §6). */
