@@ -46,6 +46,11 @@ export class ClientStore {
     return row ? this.rows.decode(row) : null;
   }
 
+  /** Whether the client is stored now, read from the database and never from the cache: after a write that named it failed (isForeignKeyViolation). */
+  async existsNow(clientId: string): Promise<boolean> {
+    return (await this.byId.one(clientId)) !== undefined;
+  }
+
   /** One indexed lookup by the registration access token's hash. */
   findByRegistrationTokenHash(registrationTokenHash: string): Promise<Client | null> {
     return this.dataSource.manager.findOneBy(Client, { registrationTokenHash });

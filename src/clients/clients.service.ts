@@ -167,6 +167,11 @@ export class ClientsService {
     return this.store.findById(clientId);
   }
 
+  /** Whether the client is stored now (never from a cache): for a request that met its deletion half-way (TokenEndpointService). */
+  existsNow(clientId: string): Promise<boolean> {
+    return this.store.existsNow(clientId);
+  }
+
   list(): Promise<Client[]> {
     return this.store.list();
   }

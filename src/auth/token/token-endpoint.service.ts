@@ -1,11 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import type { Client } from '../../clients/client.entity.js';
+import { ClientsService } from '../../clients/clients.service.js';
+import { isForeignKeyViolation } from '../../database/foreign-key-violation.js';
 import { MetricsService } from '../../metrics/metrics.service.js';
 import { clientAddress } from '../../rate-limit/client-address.js';
 import { ClientDpopProof } from '../client-dpop-proof.js';
 import { FAPI2_GRANT_TYPES, SecurityProfiles } from '../../clients/security-profile.js';
-import { InvalidDpopProofError, InvalidRequestError, OAuthError, UnauthorizedClientError, UnsupportedGrantTypeError } from '../errors/oauth-error.js';
+import { InvalidClientError, InvalidDpopProofError, InvalidGrantError, InvalidRequestError, OAuthError, UnauthorizedClientError, UnsupportedGrantTypeError } from '../errors/oauth-error.js';
 import { GRANT_HANDLERS, type GrantHandler } from '../grants/grant-handler.js';
 import type { TokenRequestDto } from './token-request.dto.js';
 import type { TokenResponse } from './token-response.js';
@@ -23,6 +25,7 @@ export class TokenEndpointService {
     private readonly metrics: MetricsService,
     private readonly dpop: ClientDpopProof,
     private readonly profiles: SecurityProfiles,
+    private readonly clients: ClientsService,
   ) {
     this.handlers = new Map(handlers.map((h) => [h.grantType, h]));
   }
@@ -38,10 +41,22 @@ export class TokenEndpointService {
       const response = await this.dispatch(client, request, http);
       this.metrics.tokenIssued(grantType);
       return response;
-    } catch (error) {
+    } catch (caught) {
+      const error = isForeignKeyViolation(caught) ? await this.deletedMeanwhile(client) : caught;
       if (error instanceof OAuthError) this.metrics.tokenRequestRefused(grantType, error.error);
       throw error;
     }
+  }
+
+  /**
+   * The tokens or code this request wrote named a client or person that was deleted after the
+   * request read it (a foreign key violation: nothing was written). The client learns which: its
+   * own registration is gone (RFC 6749 §5.2 invalid_client, as its next request would hear), or
+   * the person the grant was made for is (invalid_grant: the grant is no longer valid).
+   */
+  private async deletedMeanwhile(client: Client): Promise<OAuthError> {
+    if (!(await this.clients.existsNow(client.id))) return new InvalidClientError('This client was deleted while the request ran');
+    return new InvalidGrantError('The person this grant was made for was deleted while the request ran');
   }
 
   private async dispatch(client: Client, request: TokenRequestDto, http: FastifyRequest): Promise<TokenResponse> {
