@@ -89,22 +89,22 @@ try {
   const databaseMb = async () =>
     Number((await database.query('SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0) AS bytes FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = $2', [schema, 'r'])).rows[0].bytes) / 2 ** 20;
 
-  // The newest access tokens (they live 60 s): the reads use them in turn.
+  // The newest access tokens (they live 60 s), each with the path of its person's note: the reads use them in turn.
   const fresh = [];
-  const remember = (tokens) => {
-    fresh.push(tokens.access_token);
+  const remember = (tokens, person) => {
+    fresh.push({ token: tokens.access_token, path: ctx.itemPaths[person % ctx.people] });
     if (fresh.length > 64) fresh.shift();
   };
-  remember(await codeFlow(ctx.baseUrl, ctx.credentials, ctx.sessions.values[0].jar));
+  remember(await codeFlow(ctx.baseUrl, ctx.credentials, ctx.sessions.values[0].jar), ctx.sessions.values[0].person);
   // Refresh chains are used one request at a time each: two at once would be reuse, which revokes the chain.
   const idleChains = ctx.refresh.tokens.map((_, i) => i);
   let readAt = 0;
   const ops = {
     // Half the reads with the newest tokens (the purge's share), half with a prefilled one, picked (issue 47).
     read: async () => {
+      // Token k is person k % people's (latchkey-prefill.mjs); a fresh one carries its person's path.
       const k = ctx.tokens.count > 1 && readAt++ % 2 === 0 ? ctx.tokens.pick() : -1;
-      const token = k >= 0 ? ctx.tokens.values[k] : fresh[readAt++ % fresh.length];
-      const path = k >= 0 ? ctx.itemPaths[k % ctx.people] : `/api/v1/notes/${ctx.itemId}`;
+      const { token, path } = k >= 0 ? { token: ctx.tokens.values[k], path: ctx.itemPaths[k % ctx.people] } : fresh[readAt++ % fresh.length];
       const response = await request(ctx.baseUrl, { path, headers: { authorization: `Bearer ${token}` } });
       if (response.status !== 200) throw new Error(`read: ${response.status} ${response.body.slice(0, 200)}`);
     },
@@ -116,7 +116,8 @@ try {
         if (response.status !== 200) throw new Error(`refresh: ${response.status} ${response.body.slice(0, 200)}`);
         const tokens = JSON.parse(response.body);
         ctx.refresh.tokens[chain] = tokens.refresh_token;
-        remember(tokens);
+        // Family k is person k % people's (latchkey-prefill.mjs).
+        remember(tokens, chain);
       } finally {
         idleChains.push(chain);
       }
@@ -124,7 +125,7 @@ try {
     flow: async () => {
       const session = ctx.sessions.values[ctx.sessions.pick()];
       const tokens = await codeFlow(ctx.baseUrl, ctx.credentials, session.jar);
-      remember(tokens);
+      remember(tokens, session.person);
       const response = await request(ctx.baseUrl, { path: ctx.itemPaths[session.person], headers: { authorization: `Bearer ${tokens.access_token}` } });
       if (response.status !== 200) throw new Error(`flow's read: ${response.status}`);
     },
