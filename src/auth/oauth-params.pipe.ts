@@ -1,6 +1,7 @@
 import { Injectable, type PipeTransform } from '@nestjs/common';
 import { validateSync } from 'class-validator';
 import { InvalidRequestError } from './errors/oauth-error.js';
+import { compileParamsCheck, type ParamsCheck } from './params-check.js';
 
 /**
  * Turns a parsed query string or form body into a validated DTO for an OAuth endpoint.
@@ -15,10 +16,13 @@ export class OAuthParamsPipe<T extends object> implements PipeTransform<unknown,
   /** The DTO's parameters (its fields, each initialised to undefined) and the repeatable ones: read once, not per request. */
   private readonly known: readonly string[];
   private readonly repeatable: readonly string[];
+  /** The DTO's decorators compiled once (params-check.ts); class-validator then runs only to word a refusal. */
+  private readonly accepts: ParamsCheck | undefined;
 
   constructor(private readonly dto: new () => T) {
     this.known = Object.keys(new dto());
     this.repeatable = (dto as { repeatable?: readonly string[] }).repeatable ?? [];
+    this.accepts = compileParamsCheck(dto);
   }
 
   transform(value: unknown): T {
@@ -35,6 +39,7 @@ export class OAuthParamsPipe<T extends object> implements PipeTransform<unknown,
       if (Array.isArray(param) && !this.repeatable.includes(name)) throw new InvalidRequestError(`The ${name} parameter must not be repeated`);
       instance[name] = param === '' ? undefined : param;
     }
+    if (this.accepts?.(instance)) return instance as T;
     const errors = validateSync(instance, { forbidUnknownValues: false });
     if (errors.length > 0) {
       const first = errors[0];
