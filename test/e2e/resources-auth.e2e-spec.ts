@@ -4,6 +4,7 @@ import { Token } from '../../src/tokens/token.entity.js';
 import { ApiClient, nextLink, obtainAccessToken, obtainTokens, pathOf, takeServerErrors, type ApiResponse } from '../helpers/api-client.js';
 import { tokenRequest } from '../helpers/oauth-flow.js';
 import { TestApp, type RegisteredClient, type TestUser } from '../helpers/test-app.js';
+import { within } from '../helpers/within.js';
 
 const ALL_SCOPES = 'notes:read notes:write photos:read photos:write';
 // Without credentials every scheme the API takes is offered: Bearer, DPoP (with the proof algorithms, RFC 9449 §7.1) and MAC.
@@ -117,12 +118,15 @@ describe('REST data API: bearer tokens (RFC 6750), scopes and owners', () => {
       expectBearerError(await original.get('/api/v1/notes'), 401, 'invalid_token');
     });
 
-    it('a token revoked in the database: the very next request is refused (no cache)', async () => {
+    it('a token revoked in the database is refused at once (no 60 s cache)', async () => {
       const token = await obtainAccessToken(app, client, alice, 'notes:read');
       const reader = new ApiClient(app, token);
       expect((await reader.get(notePath())).status).toBe(200);
       const result = await app.dataSource.getRepository(Token).update({ tokenHash: hashSecret(token) }, { revokedAt: new Date() });
       expect(result.affected).toBe(1);
+      // An administrator's SQL reaches PostgreSQL's per-instance token cache through the table's
+      // notification: at once, but not synchronously (CI lost that race once). Within 1 s, as row-caches.e2e-spec.
+      expect(await within(1_000, async () => (await reader.get(notePath())).status === 401)).toBe(true);
       expectBearerError(await reader.get(notePath()), 401, 'invalid_token');
     });
   });
