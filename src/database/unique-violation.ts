@@ -1,10 +1,15 @@
 /**
- * Whether a failed INSERT broke a unique index: PostgreSQL's SQLSTATE 23505, SQLite's
- * SQLITE_CONSTRAINT_UNIQUE, on the error itself or the driver's error TypeORM wraps.
+ * Whether a failed statement carries one of `codes` (PostgreSQL's SQLSTATE, SQLite's extended
+ * result code), on the error itself or the driver's error TypeORM wraps.
  */
-export function isUniqueViolation(error: unknown): boolean {
+export function hasDriverErrorCode(error: unknown, codes: readonly string[]): boolean {
   if (typeof error !== 'object' || error === null) return false;
   const { code, driverError } = error as { code?: unknown; driverError?: unknown };
-  if (code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE') return true;
-  return driverError !== undefined && driverError !== error && isUniqueViolation(driverError);
+  if (typeof code === 'string' && codes.includes(code)) return true;
+  return driverError !== undefined && driverError !== error && hasDriverErrorCode(driverError, codes);
+}
+
+/** Whether a failed INSERT broke a unique index: PostgreSQL's SQLSTATE 23505, SQLite's SQLITE_CONSTRAINT_UNIQUE. */
+export function isUniqueViolation(error: unknown): boolean {
+  return hasDriverErrorCode(error, ['23505', 'SQLITE_CONSTRAINT_UNIQUE']);
 }
