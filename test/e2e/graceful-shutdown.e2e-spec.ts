@@ -6,21 +6,13 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { connect, createServer, type Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { promisify } from 'node:util';
+import { freePort } from '../helpers/free-port.js';
 import { createTestDatabase, dropTestDatabase } from '../helpers/test-database.js';
 
 const PROJECT = new URL('../../', import.meta.url).pathname;
 const BODY = 'grant_type=client_credentials&scope=notes%3Aread';
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}
 
 interface Server {
   child: ChildProcess;

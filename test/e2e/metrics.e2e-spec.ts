@@ -3,9 +3,9 @@
  * codes, request latency by route pattern, and the row caches kept on PostgreSQL (issue 47), none
  * of it reachable on the public port.
  */
-import { createServer } from 'node:net';
 import { MetricsService } from '../../src/metrics/metrics.service.js';
 import { ApiClient, obtainTokens } from '../helpers/api-client.js';
+import { freePort } from '../helpers/free-port.js';
 import { obtainCode, tokenRequest } from '../helpers/oauth-flow.js';
 import { TestApp, type RegisteredClient, type TestUser } from '../helpers/test-app.js';
 import { within } from '../helpers/within.js';
@@ -20,15 +20,6 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
     if (Object.keys(found).length === Object.keys(labels).length && Object.entries(labels).every(([k, v]) => found[k] === v)) return Number(match[3]);
   }
   return 0;
-}
-
-/** A port that was free a moment ago. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 describe('Prometheus metrics (/metrics on the metrics listener)', () => {

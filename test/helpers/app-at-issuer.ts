@@ -1,16 +1,10 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { createServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { createApp } from '../../src/app.setup.js';
+import { freePort } from './free-port.js';
 import { createTestDatabase } from './test-database.js';
 
-/** A port that is free now, so that ISSUER can name it before the app starts listening on it. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
-  return port;
-}
+export { freePort } from './free-port.js';
 
 /**
  * The real app (same createApp() as main.ts) listening on the port its ISSUER names: client
@@ -21,7 +15,13 @@ export async function startAtIssuer(env: Record<string, string> = {}): Promise<{
   Object.assign(process.env, env, { ISSUER: `http://127.0.0.1:${port}` });
   await createTestDatabase();
   const nest = await createApp({ level: 'error' });
-  await nest.listen(port, '127.0.0.1');
+  try {
+    await nest.listen(port, '127.0.0.1');
+  } catch (error) {
+    // Closed here, or its database connections and timers outlive the suite and fail the next one.
+    await nest.close();
+    throw error;
+  }
   await nest.getHttpAdapter().getInstance().ready();
   return { nest, issuer: new URL(process.env.ISSUER!) };
 }

@@ -1,11 +1,11 @@
 import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer, type AddressInfo } from 'node:net';
 import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REQUIRED_NODE_MAJOR, wrongNodeLine } from '../../src/runtime/node-line.js';
 import { PROJECT } from '../helpers/cli.js';
+import { freePort } from '../helpers/free-port.js';
 import { major, NODE_CACHE, NVMRC, otherLineNode, pathWithoutOurNodes, type MachineNode } from '../helpers/machine-node.js';
 
 /**
@@ -18,13 +18,6 @@ import { major, NODE_CACHE, NVMRC, otherLineNode, pathWithoutOurNodes, type Mach
 
 const WANTED = major(NVMRC);
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 /** The one line of a process on another Node, as typed by hand (`node dist/src/main.js`) and as run by npm. */
 const byHand = (version: string) =>
   `latchkey: this is Node ${version}; Latchkey needs Node ${WANTED} (.nvmrc). Run: . scripts/use-node.sh   (Node ${WANTED} first on PATH in this shell), then the same command again`;

@@ -10,7 +10,8 @@ import { Redis } from 'ioredis';
 import { type Balancer, createBalancer } from './balancer.js';
 import { type ClusterDatabase, clusterDatabase } from './database.js';
 import { Instance } from './instance.js';
-import { freePorts, RATE_LIMIT_KEY_PREFIX, REDIS_URL, sharedEnv, TOPOLOGY } from './settings.js';
+import { freePorts } from '../../helpers/free-port.js';
+import { RATE_LIMIT_KEY_PREFIX, REDIS_URL, sharedEnv, TOPOLOGY } from './settings.js';
 
 export interface ClusterClient {
   clientId: string;

@@ -3,7 +3,6 @@
  * The instances get their configuration from here, not from this process's environment.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 
 function required(name: string): string {
   const value = process.env[name];
@@ -53,20 +52,6 @@ export const SCHEMA = `latchkey_cluster_${runId}`;
 /** The run's own database, where a schema cannot be used (behind PgBouncer: support/database.ts). */
 export const RUN_DATABASE = `latchkey_cluster_${runId}`;
 export const RATE_LIMIT_KEY_PREFIX = `latchkey_cluster_${runId}:`;
-
-/** `count` distinct free ports on loopback (held open together, so no two are the same). */
-export async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from({ length: count }, () => new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
-      const server = createServer();
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve(server));
-    })),
-  );
-  const ports = servers.map((s) => (s.address() as { port: number }).port);
-  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
-  return ports;
-}
 
 /**
  * The environment every instance and every CLI run gets: the contract of a production deployment
