@@ -1,3 +1,4 @@
+import { AdminApiModule } from './admin/admin-api.module.js';
 import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { AccountsModule } from './accounts/accounts.module.js';
@@ -68,6 +69,7 @@ import { MailModule } from './mail/mail.module.js';
     LogoutModule,
     BackchannelLogoutSenderModule,
     AccountsModule,
+    AdminApiModule,
     ResourcesModule,
     HealthModule,
     HousekeepingModule,

@@ -7,7 +7,8 @@ import type { Principal } from './token-principal.js';
  * Throws AccessDenied (or an ApiError such as 404) to refuse; may attach what it resolved to the request.
  */
 export interface AccessRequirement {
-  check(principal: Principal, request: FastifyRequest): Promise<void> | void;
+  /** `argument`: what the route declared beside the requirement (@RequireAccess(Requirement, argument)), e.g. the admin permission it needs. */
+  check(principal: Principal, request: FastifyRequest, argument?: unknown): Promise<void> | void;
 }
 
 /** The scope a route needs when it depends on the request (the data API: `<collection>:read` or `:write`). */

@@ -94,7 +94,7 @@ export class AccessTokenGuard extends AuthGuard(Strategy.Bearer) {
 
   private async enforce(declared: DeclaredRequirement, principal: Principal, request: FastifyRequest): Promise<void> {
     if ('requirement' in declared) {
-      await this.instance<AccessRequirement>(declared.requirement).check(principal, request);
+      await this.instance<AccessRequirement>(declared.requirement).check(principal, request, declared.argument);
       return;
     }
     if (principal.kind !== 'access_token') throw new AccessDenied({ error: 'invalid_token', description: 'This route takes an access token, not a registration access token' }, principal.scheme);

@@ -8,7 +8,7 @@ export const ACCESS_REQUIREMENT = 'latchkey:access-requirement';
 /** What a protected route declares, read by AccessTokenGuard. */
 export type DeclaredRequirement =
   | { scope: string | Type<ScopeResolver>; resourceOwner: boolean; formBodyToken?: boolean }
-  | { requirement: Type<AccessRequirement> };
+  | { requirement: Type<AccessRequirement>; argument?: unknown };
 
 interface ScopeOptions {
   /** The token must speak for a person (RFC 6749 §1.1 resource owner), not be a client's own (§4.4). */
@@ -30,9 +30,12 @@ export function RequireScope(scope: string | Type<ScopeResolver>, options: Scope
   return protectedRoute({ scope, resourceOwner: options.resourceOwner ?? false, formBodyToken: options.formBodyToken }, options.then ?? []);
 }
 
-/** A protected route with a rule of its own (an AccessRequirement), checked by the same guard. */
-export function RequireAccess(requirement: Type<AccessRequirement>): ClassDecorator & MethodDecorator {
-  return protectedRoute({ requirement }, []);
+/**
+ * A protected route with a rule of its own (an AccessRequirement), checked by the same guard;
+ * `argument` is handed to the rule (one rule, many routes: the admin API's permissions).
+ */
+export function RequireAccess(requirement: Type<AccessRequirement>, argument?: unknown): ClassDecorator & MethodDecorator {
+  return protectedRoute({ requirement, argument }, []);
 }
 
 function protectedRoute(declared: DeclaredRequirement, then: Type<CanActivate>[]): ClassDecorator & MethodDecorator {

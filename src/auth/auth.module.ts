@@ -1,3 +1,4 @@
+import { AdminRolesModule } from '../admin/admin-roles.module.js';
 import { ClientDpopProof } from './client-dpop-proof.js';
 import { JwtAccessTokens } from './token/jwt-access-tokens.js';
 import { ResourceServersModule } from '../resource-servers/resource-servers.module.js';
@@ -75,7 +76,7 @@ import { AccountFactorsService } from './interaction/account-factors.service.js'
 
 /** The authorization server: authorization and token endpoints, login and consent, metadata. */
 @Module({
-  imports: [CommonModule, AuditModule, MetricsModule, RateLimitModule, PassportModule, AccessModule, UsersModule, SessionsModule, ClientsModule, CodesModule, TokensModule, ConsentsModule, ScopesModule, OpenIdModule, PushedRequestsModule, DpopModule, ReplayModule, ResourceServersModule, FactorsModule, TokenExchangeModule, DeviceCodesModule, IdentityProvidersModule, GroupsModule],
+  imports: [CommonModule, AuditModule, MetricsModule, RateLimitModule, PassportModule, AccessModule, UsersModule, SessionsModule, ClientsModule, CodesModule, TokensModule, ConsentsModule, ScopesModule, OpenIdModule, PushedRequestsModule, DpopModule, ReplayModule, ResourceServersModule, FactorsModule, TokenExchangeModule, DeviceCodesModule, IdentityProvidersModule, GroupsModule, AdminRolesModule],
   controllers: [EndSessionController, AuthorizeController, TokenController, ParController, DeviceAuthorizationController, RevocationController, IntrospectionController, RegistrationController, LoginController, SecondFactorController, HomeController, AccessController, MetadataController],
   providers: [
     AuthorizationRequestValidator,

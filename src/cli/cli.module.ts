@@ -26,6 +26,7 @@ import { AccountsModule } from '../accounts/accounts.module.js';
 import { ResourceServersModule } from '../resource-servers/resource-servers.module.js';
 import { IdentityProvidersModule } from '../identity-providers/identity-providers.module.js';
 import { GroupsModule } from '../groups/groups.module.js';
+import { AdminRolesModule } from '../admin/admin-roles.module.js';
 
 /**
  * The database settings for `migrations:run`: the command applies the migrations itself, so the
@@ -48,6 +49,8 @@ export class CliModule {
     const upstream = command.startsWith('idps:') || command.startsWith('users:') || command === 'clients:sign-in' ? [IdentityProvidersModule] : [];
     // Groups (issue 46): their commands and the clients' group settings.
     const groups = command.startsWith('groups:') || command === 'clients:groups' ? [GroupsModule] : [];
+    // Administrator roles (issue 48).
+    const adminRoles = command === 'users:roles' ? [AdminRolesModule] : [];
     return {
       module: CliModule,
       imports: [
@@ -66,6 +69,7 @@ export class CliModule {
         ...resources,
         ...upstream,
         ...groups,
+        ...adminRoles,
       ],
     };
   }

@@ -21,6 +21,7 @@ import { doctorCommand } from './doctor.command.js';
 import { IDP_COMMANDS } from './idps.commands.js';
 import { GROUP_COMMANDS } from './groups.commands.js';
 import { MAIL_COMMANDS } from './mail.commands.js';
+import { ADMIN_ROLE_COMMANDS } from './admin-roles.commands.js';
 
 
 /** The password from --password, or from the first line of stdin with --password-stdin (keeps it out of shell history). */
@@ -419,5 +420,6 @@ export const COMMANDS: Record<string, Command> = {
   ...IDP_COMMANDS,
   ...GROUP_COMMANDS,
   ...MAIL_COMMANDS,
+  ...ADMIN_ROLE_COMMANDS,
   doctor: doctorCommand,
 };

@@ -1,6 +1,8 @@
 import { acrAtLeast, type Acr } from '../common/authentication-context.js';
 import { DomainError } from '../common/domain-error.js';
 import { ADMINISTRATOR_GRANT_TYPES, type GrantType, type TokenType } from '../common/oauth.constants.js';
+import { isAdminScope } from '../scopes/admin-scopes.js';
+import { splitScope } from '../common/scope.js';
 import { CLIENT_SCOPES } from '../scopes/scope-catalog.js';
 
 /**
@@ -10,9 +12,33 @@ import { CLIENT_SCOPES } from '../scopes/scope-catalog.js';
  * - the client itself, with its registration access token (RFC 7592 §2.2), which may narrow what it
  *   has but never widen it.
  */
-export type ClientEditor = { readonly kind: 'administrator'; readonly actor: string } | { readonly kind: 'self'; readonly actor: string };
+export type ClientEditor =
+  /** `owner`: may give, change or take away admin scopes (the CLI, or an admin API caller holding admin:owner). */
+  | { readonly kind: 'administrator'; readonly actor: string; readonly owner?: boolean }
+  | { readonly kind: 'self'; readonly actor: string };
 
-export const CLI_ADMINISTRATOR: ClientEditor = { kind: 'administrator', actor: 'cli' };
+export const CLI_ADMINISTRATOR: ClientEditor = { kind: 'administrator', actor: 'cli', owner: true };
+
+/** Whether the client holds an admin scope (issue 48): a standing credential to the admin API. */
+export function holdsAdminScope(scope: string): boolean {
+  return splitScope(scope).some(isAdminScope);
+}
+
+/**
+ * Issue 48: a client holding an admin scope is, through its secret or its redirect URIs, a way into
+ * the admin API. Only an owner gives one (`next` adds an admin scope), and only an owner changes,
+ * rotates or deletes such a client: a client administrator (admin:clients, or a `clients:register`
+ * token) who could move the console's redirect URI would receive an owner's codes. The client
+ * itself may still narrow (drop the scope) under assertNotWidenedBySelf.
+ */
+export function assertAdminScopesRespected(current: readonly string[] | null, next: readonly string[], editor: ClientEditor): void {
+  if (editor.kind === 'self' || editor.owner === true) return;
+  if (current !== null && current.some(isAdminScope)) {
+    throw new DomainError('admin_client_protected', 'This client holds an admin scope; only an owner (admin:owner, or the CLI) may change, rotate or delete it');
+  }
+  const added = next.filter((scope) => isAdminScope(scope) && !(current ?? []).includes(scope));
+  if (added.length > 0) throw new DomainError('invalid_client_metadata', `${added.join(' and ')} can be granted only by an owner (admin:owner, or the CLI)`);
+}
 
 /** What a registration grants, as the rules below compare it. */
 export interface ClientRights {

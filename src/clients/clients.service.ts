@@ -5,12 +5,12 @@ import { DEFAULT_SIGNING_ALGORITHM } from '../signing/signing-algorithms.js';
 import type { Acr } from '../common/authentication-context.js';
 import { DomainError } from '../common/domain-error.js';
 import { ClientAuthMethod, GrantType, TokenType, type ResponseType } from '../common/oauth.constants.js';
-import { formatScope, parseScope } from '../common/scope.js';
+import { formatScope, parseScope, splitScope } from '../common/scope.js';
 import { generateSecret, hashSecret, SECRET_PREFIX, secretMatchesHash } from '../common/secrets.js';
 import { AuditService } from '../audit/audit.service.js';
 import { Transactions } from '../database/transactions.js';
 import { ScopeCatalog } from '../scopes/scope-catalog.js';
-import { assertNotWidenedBySelf, CLI_ADMINISTRATOR, type ClientEditor } from './client-change-policy.js';
+import { assertAdminScopesRespected, assertNotWidenedBySelf, CLI_ADMINISTRATOR, type ClientEditor } from './client-change-policy.js';
 import { Client, type ClientSignInRule, type GroupsClaimSetting } from './client.entity.js';
 import { checkedResponseTypes, clientView, DESCRIPTIVE_FIELDS, descriptiveColumns, newClientId, responseTypesOfClient, type ClientView, type NewClient } from './client-information.js';
 import { ClientStore } from './client.store.js';
@@ -55,8 +55,10 @@ export class ClientsService {
   ) {}
 
   /** Registers a client. The secret (confidential clients) is returned here once and stored only as a hash. */
-  async create(input: NewClient, actor = CLI_ADMINISTRATOR.actor, options: { registrationToken?: string } = {}): Promise<{ client: Client; secret?: string }> {
+  async create(input: NewClient, actor = CLI_ADMINISTRATOR.actor, options: { registrationToken?: string; owner?: boolean } = {}): Promise<{ client: Client; secret?: string }> {
     const { client, secret } = await this.draft(input, options);
+    // Issue 48: the CLI is an owner; anyone else only when the caller says so (an admin:owner token).
+    assertAdminScopesRespected(null, splitScope(client.scope), { kind: 'administrator', actor, owner: actor === CLI_ADMINISTRATOR.actor || options.owner === true });
     const saved = await this.change([client.id], (manager) => this.saveRegistered(client, actor, manager));
     return { client: saved, secret };
   }
@@ -112,6 +114,7 @@ export class ClientsService {
       throw new DomainError('invalid_client_metadata', 'token_endpoint_auth_method cannot change between "none" and a secret-based method.');
     }
     const { grantTypes, responseTypes, scope, openIdSettings, minimumAcr, method, keys } = this.checked(input);
+    assertAdminScopesRespected(splitScope(client.scope), scope, editor);
     // The credential kind is fixed at registration: a secret is never issued by an update, nor a key set turned into one.
     if ((method === ClientAuthMethod.PrivateKeyJwt) !== (client.tokenEndpointAuthMethod === ClientAuthMethod.PrivateKeyJwt)) {
       throw new DomainError('invalid_client_metadata', 'token_endpoint_auth_method cannot change between "private_key_jwt" and another method; register a new client.');

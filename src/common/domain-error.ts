@@ -20,7 +20,11 @@ export type DomainErrorCode =
   | 'group_not_found'
   | 'group_name_taken'
   | 'group_cycle'
-  | 'member_not_found';
+  | 'member_not_found'
+  // Administrator roles (issue 48).
+  | 'invalid_admin_role'
+  | 'last_owner'
+  | 'admin_client_protected';
 
 /**
  * A rule of the domain was broken by the caller's input (a taken username, a malformed redirect

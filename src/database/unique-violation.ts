@@ -9,7 +9,10 @@ export function hasDriverErrorCode(error: unknown, codes: readonly string[]): bo
   return driverError !== undefined && driverError !== error && hasDriverErrorCode(driverError, codes);
 }
 
-/** Whether a failed INSERT broke a unique index: PostgreSQL's SQLSTATE 23505, SQLite's SQLITE_CONSTRAINT_UNIQUE. */
+/**
+ * Whether a failed INSERT broke a unique index or a primary key: PostgreSQL's SQLSTATE 23505 (both),
+ * SQLite's SQLITE_CONSTRAINT_UNIQUE and SQLITE_CONSTRAINT_PRIMARYKEY.
+ */
 export function isUniqueViolation(error: unknown): boolean {
-  return hasDriverErrorCode(error, ['23505', 'SQLITE_CONSTRAINT_UNIQUE']);
+  return hasDriverErrorCode(error, ['23505', 'SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY']);
 }

@@ -18,6 +18,7 @@ export function domainErrorResponse(error: DomainError): JsonError {
     case 'invalid_identity_provider':
     case 'invalid_group':
     case 'group_cycle':
+    case 'invalid_admin_role':
       return { status: 400, error: 'invalid_request', description: error.message };
     case 'client_not_found':
     case 'user_not_found':
@@ -30,7 +31,10 @@ export function domainErrorResponse(error: DomainError): JsonError {
     case 'identity_provider_exists':
     case 'upstream_link_taken':
     case 'group_name_taken':
+    case 'last_owner':
       return { status: 409, error: 'conflict', description: error.message };
+    case 'admin_client_protected':
+      return { status: 403, error: 'forbidden', description: error.message };
     default:
       return unreachable(error.code);
   }

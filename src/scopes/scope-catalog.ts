@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { ADMIN_SCOPES } from './admin-scopes.js';
 import { CollectionRegistry } from '../collections/collection-registry.js';
 
 export interface ScopeDescription {
@@ -53,7 +54,7 @@ export class ScopeCatalog {
       entries.push([collection.writeScope, `Create, change and delete your ${collection.name}`]);
     }
     this.dataScopes = new Set(entries.map(([scope]) => scope));
-    this.descriptions = new Map([...Object.entries(IDENTITY_SCOPES), ...entries, ...Object.entries(CLIENT_SCOPES)]);
+    this.descriptions = new Map([...Object.entries(IDENTITY_SCOPES), ...entries, ...Object.entries(CLIENT_SCOPES), ...Object.entries(ADMIN_SCOPES)]);
   }
 
   /** A scope a person can grant to an application (authorization code grant). */

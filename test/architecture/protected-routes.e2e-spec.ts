@@ -2,6 +2,7 @@ import { GUARDS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/
 import { RequestMethod, type Type } from '@nestjs/common';
 import { ModulesContainer } from '@nestjs/core';
 import { AccessTokenGuard } from '../../src/access/access-token.guard.js';
+import { AdminAccess } from '../../src/admin/admin-access.js';
 import { ACCESS_REQUIREMENT } from '../../src/access/require-access.decorator.js';
 import { TestApp } from '../helpers/test-app.js';
 
@@ -53,8 +54,14 @@ describe('protected routes', () => {
     expect(routes.filter((r) => r.guarded !== (r.requirement !== undefined))).toEqual([]);
   });
 
-  it('protects exactly the data API, client registration and userinfo', () => {
-    expect(routes.filter((r) => r.guarded).map((r) => r.route).sort()).toEqual(
+  it('every admin API route is guarded by AdminAccess with a permission, and nothing else under /admin/api is served', () => {
+    const admin = routes.filter((r) => r.route.split(' ')[1].startsWith('/admin/api/'));
+    expect(admin.length).toBeGreaterThan(3);
+    expect(admin.filter((r) => !r.guarded || (r.requirement as { requirement?: unknown }).requirement !== AdminAccess || !(r.requirement as { argument?: { area?: string } }).argument?.area)).toEqual([]);
+  });
+
+  it('protects exactly the data API, client registration, userinfo, SCIM and the admin API', () => {
+    expect(routes.filter((r) => r.guarded && !r.route.split(' ')[1].startsWith('/admin/api/')).map((r) => r.route).sort()).toEqual(
       [
         'DELETE /:collection/:id',
         'DELETE /register/:clientId',

@@ -31,7 +31,7 @@ describe('collections file (COLLECTIONS_FILE)', () => {
 
   it("offers exactly the scopes of the declared collections, besides OpenID Connect's and the client scopes", async () => {
     const metadata = (await (await fetch(app.url('/.well-known/oauth-authorization-server'))).json()) as { scopes_supported: string[] };
-    expect(metadata.scopes_supported).toEqual(['openid', 'profile', 'email', 'offline_access', 'tasks:read', 'tasks:write', 'clients:register', 'tokens:introspect', 'scim']);
+    expect(metadata.scopes_supported).toEqual(['openid', 'profile', 'email', 'offline_access', 'tasks:read', 'tasks:write', 'clients:register', 'tokens:introspect', 'scim', 'admin:read', 'admin:people', 'admin:clients', 'admin:owner']);
     await expect(app.app.get(ClientsService).create({ name: 'x', redirectUris: ['https://a.example/cb'], scope: 'notes:read' })).rejects.toThrow(/Unknown scope\(s\): notes:read/);
     expect((await api('/notes')).status).toBe(404);
   });

@@ -90,8 +90,8 @@ describe('authorization server metadata (RFC 8414)', () => {
       expect(metadata.token_endpoint_auth_signing_alg_values_supported).toEqual(['ES256', 'ES384', 'PS256', 'RS256', 'EdDSA', 'Ed25519']);
     });
 
-    it("lists OpenID Connect's scopes, the scopes of the collections file and the client scopes, no more", () => {
-      expect([...metadata.scopes_supported].sort()).toEqual(['clients:register', 'email', 'notes:read', 'notes:write', 'offline_access', 'openid', 'photos:read', 'photos:write', 'profile', 'scim', 'tokens:introspect']);
+    it("lists OpenID Connect's scopes, the scopes of the collections file, the client scopes and the admin scopes, no more", () => {
+      expect([...metadata.scopes_supported].sort()).toEqual(['admin:clients', 'admin:owner', 'admin:people', 'admin:read', 'clients:register', 'email', 'notes:read', 'notes:write', 'offline_access', 'openid', 'photos:read', 'photos:write', 'profile', 'scim', 'tokens:introspect']);
     });
 
     it('lists the access token types, bearer and mac, and the MAC algorithm (Latchkey extensions)', () => {

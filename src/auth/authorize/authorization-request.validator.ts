@@ -1,3 +1,4 @@
+import { isAdminScope } from '../../scopes/admin-scopes.js';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Client } from '../../clients/client.entity.js';
 import { ClientsService } from '../../clients/clients.service.js';
@@ -172,8 +173,12 @@ export class AuthorizationRequestValidator {
     if (responseType === ResponseType.IdToken && nonce === undefined) fail(new InvalidRequestError('response_type=id_token requires a nonce (OpenID Connect Core §3.2.2.1)'));
 
     // A person grants data scopes the client registered (a scope whose collection was removed no
-    // longer is one) and OpenID Connect's scopes, which every client may ask for.
-    const grantable = [...splitScope(client.scope).filter((s) => this.scopes.isDataScope(s)), ...this.scopes.identityScopes()];
+    // longer is one) and OpenID Connect's scopes, which every client may ask for; with a code (never
+    // through the browser's fragment), the admin scopes the client registered (issue 48), which
+    // AuthorizeService then bounds by the person's administrator roles.
+    const registered = splitScope(client.scope);
+    const adminScopes = responseType === ResponseType.Code ? registered.filter(isAdminScope) : [];
+    const grantable = [...registered.filter((s) => this.scopes.isDataScope(s)), ...adminScopes, ...this.scopes.identityScopes()];
     const scope = this.resolveScope(query.scope as string | undefined, grantable, fail);
     // FAPI 2.0 §5.4.1: an OpenID authentication only for a client whose ID tokens the profile allows.
     const idTokenProblem = scope.includes(OPENID_SCOPE) ? this.profiles.idTokenAlgorithmProblem(client) : undefined;
