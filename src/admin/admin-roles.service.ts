@@ -6,7 +6,7 @@ import { Transactions } from '../database/transactions.js';
 import { isUniqueViolation } from '../database/unique-violation.js';
 import { AdminRoleGrant } from './admin-role.entity.js';
 import { AdminRoleStore } from './admin-role.store.js';
-import { ADMIN_ROLES, isAdminRole, scopesOfRoles, type AdminRole, type AdminScope } from '../scopes/admin-scopes.js';
+import { ADMIN_ROLES, isAdminRole, isAdminScope, scopesOfRoles, type AdminRole, type AdminScope } from '../scopes/admin-scopes.js';
 
 /**
  * Who is an administrator (issue 48): the roles people hold, granted and removed by the CLI
@@ -30,6 +30,17 @@ export class AdminRolesService {
   /** The admin scopes the person's roles allow now. */
   async scopesOf(userId: string): Promise<Set<AdminScope>> {
     return scopesOfRoles(await this.store.rolesOf(userId));
+  }
+
+  /**
+   * The scope with only the admin scopes the person's roles allow now: what the authorization
+   * endpoint issues and a refresh carries (a requested scope lies inside every source that bounds
+   * it, the person included). No query unless the scope holds an admin scope.
+   */
+  async withinRoles(userId: string, scope: readonly string[]): Promise<readonly string[]> {
+    if (!scope.some(isAdminScope)) return scope;
+    const allowed = await this.scopesOf(userId);
+    return scope.filter((s) => !isAdminScope(s) || allowed.has(s as AdminScope));
   }
 
   /** Every grant, for listing administrators. */

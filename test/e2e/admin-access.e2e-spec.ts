@@ -8,6 +8,7 @@ import { ClientsService } from '../../src/clients/clients.service.js';
 import { UsersService } from '../../src/users/users.service.js';
 import { AdminApi, ALL_ADMIN_SCOPES, tableSnapshot } from '../helpers/admin-api.js';
 import { obtainTokens } from '../helpers/api-client.js';
+import { tokenRequest } from '../helpers/oauth-flow.js';
 import { TestApp } from '../helpers/test-app.js';
 
 const ROLE_TABLES = ['admin_roles', 'audit_events', 'users'];
@@ -33,6 +34,25 @@ describe('admin API access (AdminAccess)', () => {
       expect(nobody.scope).toBe('');
       const both = await admin.signIn(['auditor', 'client-admin'], `${ALL_ADMIN_SCOPES} notes:read`);
       expect(both.scope.split(' ').sort()).toEqual(['admin:clients', 'admin:read', 'notes:read']);
+    });
+
+    it('a refresh carries an admin scope only while the person holds the role, and again once it is given back', async () => {
+      const roles = app.app.get(AdminRolesService);
+      const user = await app.createUser();
+      const userId = (await app.app.get(UsersService).require(user.username)).id;
+      await roles.grant(userId, 'auditor', 'cli');
+      const tokens = await obtainTokens(app, admin.console, user, 'admin:read notes:read');
+      expect(tokens.scope.split(' ').sort()).toEqual(['admin:read', 'notes:read']);
+      const refresh = async (refreshToken: string) => {
+        const result = await tokenRequest(app, admin.console, { grant_type: 'refresh_token', refresh_token: refreshToken });
+        expect(result.status).toBe(200);
+        return { scope: String(result.body.scope), refreshToken: String(result.body.refresh_token) };
+      };
+      await roles.revoke(userId, 'auditor', 'cli');
+      const narrowed = await refresh(tokens.refreshToken!);
+      expect(narrowed.scope).toBe('notes:read');
+      await roles.grant(userId, 'auditor', 'cli');
+      expect((await refresh(narrowed.refreshToken)).scope.split(' ').sort()).toEqual(['admin:read', 'notes:read']);
     });
 
     it('GET /me names the caller, their roles and the scopes they may use', async () => {

@@ -1,5 +1,4 @@
 import { AdminRolesService } from '../../admin/admin-roles.service.js';
-import { isAdminScope } from '../../scopes/admin-scopes.js';
 import { ResourceIndicators } from '../resource-indicators.js';
 import { JwtAccessTokens } from '../token/jwt-access-tokens.js';
 import { FAPI2_CODE_TTL_SECONDS, SecurityProfiles } from '../../clients/security-profile.js';
@@ -169,7 +168,8 @@ export class AuthorizeService {
       userId: user.id,
       redirectUri: authorization.redirectUri,
       redirectUriInRequest: authorization.redirectUriInRequest,
-      scope: formatScope(await this.withinAdminRoles(user, authorization.scope)),
+      // Issue 48: only the admin scopes the person's roles allow; the rest stands (RFC 6749 §3.3: the token response names the narrower scope).
+      scope: formatScope(await this.adminRoles.withinRoles(user.id, authorization.scope)),
       codeChallenge: authorization.codeChallenge,
       nonce: authorization.nonce ?? null,
       authTime,
@@ -187,17 +187,6 @@ export class AuthorizeService {
         : await this.transactions.run(async (manager) => ((await this.pushedRequests.consume(pushedRequestId, manager)) ? this.codes.issue(grant, manager) : null));
     if (code === null) throw new UnverifiedClientOrRedirectError('invalid_request_uri', 'This request_uri has been used already or has expired.');
     return deliver(codeResponse(authorization.redirectUri, code, authorization.state, this.app.issuer, authorization.responseMode), status, this.pages);
-  }
-
-  /**
-   * Issue 48: a person gets only the admin scopes their administrator roles allow; the rest of the
-   * request stands (RFC 6749 §3.3: the token response then names the narrower scope). The admin
-   * API checks the roles again on every request, so a role removed later also stops a token issued now.
-   */
-  private async withinAdminRoles(user: User, scope: readonly string[]): Promise<readonly string[]> {
-    if (!scope.some(isAdminScope)) return scope;
-    const allowed = await this.adminRoles.scopesOf(user.id);
-    return scope.filter((s) => !isAdminScope(s) || allowed.has(s));
   }
 
   /**

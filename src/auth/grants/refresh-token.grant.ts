@@ -1,3 +1,4 @@
+import { AdminRolesService } from '../../admin/admin-roles.service.js';
 import { Injectable } from '@nestjs/common';
 import { GrantType } from '../../common/oauth.constants.js';
 import { formatScope, isSubset, parseScope, splitScope } from '../../common/scope.js';
@@ -52,6 +53,7 @@ export class RefreshTokenGrant implements GrantHandler<RefreshTokenParameters> {
     private readonly repeats: RefreshRepeats,
     private readonly signInLevel: GrantSignInLevel,
     private readonly groupAccess: GroupAccessRule,
+    private readonly adminRoles: AdminRolesService,
   ) {}
 
   parameters(form: TokenRequestDto): RefreshTokenParameters {
@@ -91,7 +93,8 @@ export class RefreshTokenGrant implements GrantHandler<RefreshTokenParameters> {
       familyId: token.familyId,
       clientId: client.id,
       userId: token.userId,
-      scope: formatScope(requested),
+      // Issue 48: an admin scope only while the person holds the role; the family keeps it (refreshScope), so a role given back restores it.
+      scope: formatScope(token.userId === null ? requested : await this.adminRoles.withinRoles(token.userId, requested)),
       refreshScope: token.scope,
       tokenType: client.accessTokenType,
       authTime: token.authTime,
