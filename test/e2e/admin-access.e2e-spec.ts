@@ -155,6 +155,16 @@ describe('admin API access (AdminAccess)', () => {
     });
   });
 
+  it('is described in the OpenAPI document the data API has, every admin route with its scopes', async () => {
+    const document = (await (await fetch(app.url('/api/docs/json'))).json()) as { paths: Record<string, Record<string, { security?: { oauth2: string[] }[]; tags?: string[] } & { url?: string }>>; components: { securitySchemes: { oauth2: { flows: { authorizationCode: { scopes: Record<string, string> } } } } } };
+    expect(Object.keys(document.components.securitySchemes.oauth2.flows.authorizationCode.scopes)).toEqual(expect.arrayContaining(['admin:read', 'admin:people', 'admin:clients', 'admin:owner']));
+    expect(document.paths['/admin/api/v1/people/{id}/roles/{role}'].put.security).toEqual([{ oauth2: ['admin:owner'] }]);
+    expect(document.paths['/admin/api/v1/me'].get.tags).toEqual(['admin']);
+    // Every admin route the application serves is described (walked from the router).
+    const served = app.app.getHttpAdapter().getInstance().printRoutes({ commonPrefix: false });
+    expect(served).toMatch(/admin\/api\/v1/);
+  });
+
   describe('admin scopes on clients', () => {
     it('only an owner gives a client an admin scope: a clients:register administrator cannot (RFC 7591 /register), nor manage a client holding one', async () => {
       const registrar = await admin.serviceToken('clients:register');

@@ -1,3 +1,4 @@
+import { ADMIN_SCOPES } from '../../src/scopes/admin-scopes.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -63,13 +64,13 @@ describe('collections file (COLLECTIONS_FILE)', () => {
       components: { schemas: Record<string, { properties?: Record<string, unknown>; additionalProperties?: boolean }>; securitySchemes: Record<string, { type: string; flows?: { authorizationCode: { scopes: Record<string, string> } } }> };
     };
     expect(document.openapi).toBe('3.1.0');
-    expect(Object.keys(document.paths).sort()).toEqual(['/tasks', '/tasks/{id}']);
+    expect(Object.keys(document.paths).filter((path) => !path.startsWith('/admin/api/')).sort()).toEqual(['/tasks', '/tasks/{id}']);
     expect(Object.keys(document.paths['/tasks/{id}']).sort()).toEqual(['delete', 'get', 'options', 'patch', 'put']);
     expect(document.paths['/tasks'].post.security).toEqual([{ bearer: [] }, { mac: [] }, { oauth2: ['tasks:write'] }]);
     expect(document.components.schemas.TaskAttributes.additionalProperties).toBe(false);
     expect(Object.keys(document.components.schemas.TaskAttributes.properties!)).toEqual(['name', 'priority', 'weight', 'labels']);
     expect(document.components.securitySchemes.bearer.type).toBe('http');
-    expect(document.components.securitySchemes.oauth2.flows!.authorizationCode.scopes).toEqual({ 'tasks:read': 'See your tasks', 'tasks:write': 'Create, change and delete your tasks' });
+    expect(document.components.securitySchemes.oauth2.flows!.authorizationCode.scopes).toEqual({ 'tasks:read': 'See your tasks', 'tasks:write': 'Create, change and delete your tasks', ...ADMIN_SCOPES });
   });
 
   it('serves Swagger UI at /api/docs with a policy that lets it run from this origin only', async () => {

@@ -4,6 +4,7 @@ import { CollectionRegistry } from '../../collections/collection-registry.js';
 import { appConfig, type AppConfig } from '../../config/app.config.js';
 import { ScopeCatalog } from '../../scopes/scope-catalog.js';
 import { buildOpenApiDocument } from './openapi-document.js';
+import { adminPaths, adminScopeDescriptions } from '../../admin/openapi/admin-openapi.js';
 
 export const API_DOCS_PATH = '/api/docs';
 
@@ -16,7 +17,9 @@ export function setUpApiDocs(app: NestFastifyApplication): void {
   const { issuer } = app.get<AppConfig>(appConfig.KEY);
   const catalog = app.get(ScopeCatalog);
   const scopes = Object.fromEntries(catalog.all().filter((scope) => catalog.isDataScope(scope)).map((scope) => [scope, catalog.describe(scope).description]));
-  const document = buildOpenApiDocument(issuer, app.get(CollectionRegistry).list(), scopes);
+  const document = buildOpenApiDocument(issuer, app.get(CollectionRegistry).list(), { ...scopes, ...adminScopeDescriptions() });
+  // Issue 48: the admin API is described in the same document, each path with its own server.
+  Object.assign(document.paths, adminPaths(issuer));
   SwaggerModule.setup(API_DOCS_PATH.slice(1), app, document, {
     jsonDocumentUrl: `${API_DOCS_PATH.slice(1)}/json`,
     raw: ['json'],

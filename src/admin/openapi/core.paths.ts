@@ -1,0 +1,40 @@
+import { ADMIN_ERRORS, adminError, adminJson, adminSecurity } from './admin-schema.js';
+
+const ANY = ['admin:read', 'admin:people', 'admin:clients', 'admin:owner'];
+const person = [{ name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }];
+const role = { name: 'role', in: 'path', required: true, schema: { type: 'string', enum: ['auditor', 'helpdesk', 'client-admin', 'owner'] } };
+const roles = { type: 'array', items: { type: 'string' } };
+
+/** Who the caller is, the roles, and who the administrators are (src/admin/admin-roles.controller.ts). */
+export const CORE_PATHS: Record<string, object> = {
+  '/me': {
+    get: {
+      summary: 'Who you are: your person and roles (or your client id) and the admin scopes you may use',
+      security: adminSecurity(ANY),
+      responses: {
+        '200': { description: 'The caller', content: adminJson({ type: 'object', properties: { actor: { type: 'string' }, user: { type: 'object' }, roles, client_id: { type: 'string' }, scopes: roles } }) },
+        ...ADMIN_ERRORS,
+      },
+    },
+  },
+  '/roles': {
+    get: { summary: 'The administrator roles and the scope each carries', security: adminSecurity(ANY), responses: { '200': { description: 'The roles' }, ...ADMIN_ERRORS } },
+  },
+  '/administrators': {
+    get: { summary: 'The people holding a role', security: adminSecurity(['admin:read', 'admin:owner']), responses: { '200': { description: '{ items: [{ id, username, name, roles }] }' }, ...ADMIN_ERRORS } },
+  },
+  '/people/{id}/roles/{role}': {
+    put: {
+      summary: 'Grant a role',
+      security: adminSecurity(['admin:owner']),
+      parameters: [...person, role],
+      responses: { '201': { description: 'Granted' }, '200': { description: 'Already held' }, '400': adminError('Unknown role (invalid_request)'), '404': adminError('No such person (not_found)'), ...ADMIN_ERRORS },
+    },
+    delete: {
+      summary: 'Remove a role',
+      security: adminSecurity(['admin:owner']),
+      parameters: [...person, role],
+      responses: { '204': { description: 'Removed' }, '404': adminError('No such person, or the role is not held (not_found)'), '409': adminError('The last owner (conflict)'), ...ADMIN_ERRORS },
+    },
+  },
+};
