@@ -60,6 +60,15 @@ describe('protected routes', () => {
     expect(admin.filter((r) => !r.guarded || (r.requirement as { requirement?: unknown }).requirement !== AdminAccess || !(r.requirement as { argument?: { area?: string } }).argument?.area)).toEqual([]);
   });
 
+  it('every admin API route is described in the OpenAPI document, and every described admin route is served', async () => {
+    const document = (await (await fetch(app.url('/api/docs/json'))).json()) as { paths: Record<string, Record<string, unknown>> };
+    const described = Object.entries(document.paths)
+      .filter(([path]) => path.startsWith('/admin/api/'))
+      .flatMap(([path, item]) => Object.keys(item).filter((key) => key !== 'servers').map((method) => `${method.toUpperCase()} ${path}`));
+    const served = routes.filter((r) => r.route.split(' ')[1].startsWith('/admin/api/')).map((r) => r.route.replace(/:([A-Za-z]+)/g, '{$1}'));
+    expect(described.sort()).toEqual(served.sort());
+  });
+
   it('protects exactly the data API, client registration, userinfo, SCIM and the admin API', () => {
     expect(routes.filter((r) => r.guarded && !r.route.split(' ')[1].startsWith('/admin/api/')).map((r) => r.route).sort()).toEqual(
       [

@@ -160,9 +160,6 @@ describe('admin API access (AdminAccess)', () => {
     expect(Object.keys(document.components.securitySchemes.oauth2.flows.authorizationCode.scopes)).toEqual(expect.arrayContaining(['admin:read', 'admin:people', 'admin:clients', 'admin:owner']));
     expect(document.paths['/admin/api/v1/people/{id}/roles/{role}'].put.security).toEqual([{ oauth2: ['admin:owner'] }]);
     expect(document.paths['/admin/api/v1/me'].get.tags).toEqual(['admin']);
-    // Every admin route the application serves is described (walked from the router).
-    const served = app.app.getHttpAdapter().getInstance().printRoutes({ commonPrefix: false });
-    expect(served).toMatch(/admin\/api\/v1/);
   });
 
   describe('admin scopes on clients', () => {
