@@ -25,6 +25,8 @@ export class EntityRows<T> {
   readonly table: string;
   /** Every column, aliased to its property name. */
   readonly selectList: string;
+  /** The same, each column named with its table (`"users"."id" AS "id"`), for a SELECT that joins other tables. */
+  readonly qualifiedSelectList: string;
   private readonly decoders: [string, Decode][];
   private readonly Entity: new () => object;
 
@@ -33,6 +35,7 @@ export class EntityRows<T> {
     this.Entity = metadata.target as new () => object;
     this.table = `"${metadata.tableName}"`;
     this.selectList = metadata.columns.map((column) => (column.databaseName === column.propertyName ? `"${column.databaseName}"` : `"${column.databaseName}" AS "${column.propertyName}"`)).join(', ');
+    this.qualifiedSelectList = metadata.columns.map((column) => `${this.table}."${column.databaseName}" AS "${column.propertyName}"`).join(', ');
     this.decoders = metadata.columns.flatMap((column): [string, Decode][] => {
       const decode = DECODERS[String(column.type)];
       return decode ? [[column.propertyName, decode]] : [];

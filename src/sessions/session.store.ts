@@ -14,7 +14,7 @@ import { Session } from './session.entity.js';
  */
 @Injectable()
 export class SessionStore {
-  // Prepared: every authorization request checks its session, and every OpenID one its client record.
+  // Prepared: every signed-in page checks its session, and every OpenID consent its client record (GET /authorize reads both with the consent: ConsentStore.signedIn).
   private readonly live: PreparedStatement<{ live: number }>;
   private readonly clientRecorded: PreparedStatement<{ recorded: number }>;
 
@@ -58,10 +58,11 @@ export class SessionStore {
   /**
    * Records that a client signed the person in through this session (once per pair). It runs on
    * every OpenID authorization, most often finding the pair already there: a prepared read answers
-   * that without a write; the INSERT's ON CONFLICT settles two instances recording the same pair.
+   * that without a write, unless the caller read it already (`recorded`: GET /authorize's one
+   * statement, ConsentStore.signedIn); the INSERT's ON CONFLICT settles two instances recording the same pair.
    */
-  async recordClient(sessionId: string, clientId: string, now: Date): Promise<void> {
-    if ((await this.clientRecorded.one(sessionId, clientId)) !== undefined) return;
+  async recordClient(sessionId: string, clientId: string, now: Date, recorded?: boolean): Promise<void> {
+    if (recorded ?? ((await this.clientRecorded.one(sessionId, clientId)) !== undefined)) return;
     const sql = 'INSERT INTO "session_clients" ("session_id", "client_id", "created_at") VALUES (?, ?, ?) ON CONFLICT DO NOTHING';
     await this.transactions.write((manager) => execute(manager, sql, [sessionId, clientId, dateParameter(now, this.dataSource.options.type)]));
   }

@@ -57,11 +57,12 @@ export class SessionsService {
 
   /**
    * Records that a client signed the person in through the session named by this cookie secret
-   * (for back-channel logout); returns the session's public sid.
+   * (for back-channel logout); returns the session's public sid. `recorded`: whether the pair is
+   * there already, when the caller read it (undefined: the store looks).
    */
-  async recordClient(secret: string, clientId: string): Promise<string> {
+  async recordClient(secret: string, clientId: string, recorded?: boolean): Promise<string> {
     const id = hashSecret(secret);
-    await this.store.recordClient(id, clientId, this.clock.now());
+    await this.store.recordClient(id, clientId, this.clock.now(), recorded);
     return publicSessionId(id);
   }
 

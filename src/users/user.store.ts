@@ -13,7 +13,7 @@ import { User } from './user.entity.js';
 @Injectable()
 export class UserStore {
   private readonly rows: EntityRows<User>;
-  // Prepared: every authorization request in a signed-in session, and every userinfo request, reads the person by id.
+  // Prepared: every signed-in page, every code redeemed and every userinfo request reads the person by id (GET /authorize reads them with its session: ConsentStore.signedIn).
   private readonly byId: PreparedStatement<Record<string, unknown>>;
 
   constructor(

@@ -1,8 +1,9 @@
 /**
  * The plain SQL of the hot paths (the token and code INSERTs, the conditional UPDATEs that redeem a code and rotate a refresh
- * token) and the prepared statements (the token check, the code and client lookups, the item read, and on the authorization
- * endpoint the session, user and consent lookups) (src/database/prepared-statement.ts) must read a row exactly as TypeORM
- * does: same columns, same types, same instants, on SQLite and PostgreSQL.
+ * token) and the prepared statements (the token check, the code and client lookups, the item read, the pages' session, user
+ * and consent lookups; GET /authorize's one statement for those three is pinned in signed-in-consent.e2e-spec.ts)
+ * (src/database/prepared-statement.ts) must read a row exactly as TypeORM does: same columns, same types, same instants, on
+ * SQLite and PostgreSQL.
  */
 import { Client } from '../../src/clients/client.entity.js';
 import { ClientsService } from '../../src/clients/clients.service.js';

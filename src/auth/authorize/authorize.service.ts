@@ -73,16 +73,16 @@ export class AuthorizeService {
   async start(request: FastifyRequest): Promise<InteractionOutcome> {
     const rawQuery = request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '';
     const authorization = await this.validator.validate(request.query as Record<string, unknown>, rawQuery);
-    const user = await this.session.currentUser(request);
-    const consented = user ? await this.consents.covers(user.id, authorization.client.id, authorization.scope) : false;
-    const step = await this.nextStep(request, authorization, user, consented);
+    // The session, its person and their consent in one round trip (issue 47).
+    const signedIn = await this.session.currentUserConsenting(request, authorization.client.id, authorization.scope);
+    const step = await this.nextStep(request, authorization, signedIn?.user ?? null, signedIn?.consented ?? false);
     switch (step.kind) {
       case 'login':
         return this.askSignIn(request, authorization, step.returnTo);
       case 'consent':
         return this.pages.consent(request, step.user, authorization);
       case 'approve':
-        return this.approve(request, step.user, this.session.authTime(request), authorization, 302);
+        return this.approve(request, step.user, this.session.authTime(request), authorization, 302, signedIn?.clientRecorded);
       case 'second_factor':
       case 'enrol':
         return this.askMore(request, step);
@@ -156,12 +156,15 @@ export class AuthorizeService {
     return deliver(errorResponse(authorization.redirectUri, denied, authorization.state, this.app.issuer, authorization.responseMode), 303, this.pages);
   }
 
-  /** Issues the code, or the token or ID token of the implicit flows, and sends it back to the client (RFC 6749 §4.1.2, §4.2.2, Core §3.2.2.5, RFC 9207). */
-  private async approve(request: FastifyRequest, user: User, authTime: Date | null, authorization: AuthorizationRequest, status: 302 | 303): Promise<InteractionOutcome> {
+  /**
+   * Issues the code, or the token or ID token of the implicit flows, and sends it back to the client (RFC 6749 §4.1.2, §4.2.2, Core §3.2.2.5, RFC 9207).
+   * `clientRecorded`: whether the client already signed the person in through this session, when GET /authorize read it.
+   */
+  private async approve(request: FastifyRequest, user: User, authTime: Date | null, authorization: AuthorizationRequest, status: 302 | 303, clientRecorded?: boolean): Promise<InteractionOutcome> {
     this.session.forgetSignInAsked(request);
     if (authorization.responseType === ResponseType.Token) return this.approveImplicit(user, authorization, status);
     // An OpenID authentication ties the client to this sign-in: its ID tokens name the session, and its end reaches the client.
-    const sid = authorization.scope.includes(OPENID_SCOPE) ? await this.session.signedInto(request, authorization.client.id) : null;
+    const sid = authorization.scope.includes(OPENID_SCOPE) ? await this.session.signedInto(request, authorization.client.id, clientRecorded) : null;
     if (authorization.responseType === ResponseType.IdToken) return this.approveIdToken(request, user, authTime, sid, authorization, status);
     const grant = {
       clientId: authorization.client.id,

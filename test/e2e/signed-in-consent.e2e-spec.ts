@@ -1,0 +1,150 @@
+/**
+ * Issue 47: GET /authorize reads the session, its person, their consent and the session's record of
+ * the client in one statement (ConsentStore.signedIn, ConsentsService.signedInConsenting). It must
+ * answer exactly what the separate lookups did (SessionStore.isLive, UserStore.findById, the consent
+ * covering the scope), and refuse a deactivated person, on SQLite and PostgreSQL.
+ */
+import { jest } from '@jest/globals';
+import { ConsentsService } from '../../src/consents/consents.service.js';
+import { SessionClient } from '../../src/sessions/session-client.entity.js';
+import type { Session } from '../../src/sessions/session.entity.js';
+import { SessionStore } from '../../src/sessions/session.store.js';
+import { User } from '../../src/users/user.entity.js';
+import { Browser, isLoginPage } from '../helpers/browser.js';
+import { authorizeAsUser, authorizeUrl, redirectParams } from '../helpers/oauth-flow.js';
+import { TestApp, type RegisteredClient } from '../helpers/test-app.js';
+
+describe(ConsentsService.name, () => {
+  let app: TestApp;
+  let appA: RegisteredClient;
+  let appB: RegisteredClient;
+  let person: User;
+  let other: User;
+  const now = new Date('2030-06-01T12:00:00.000Z');
+  const session = (id: string, userId: string, expiresAt: string, endedAt: string | null = null): Session => ({
+    id,
+    userId,
+    createdAt: new Date('2030-06-01T11:00:00.000Z'),
+    expiresAt: new Date(expiresAt),
+    endedAt: endedAt === null ? null : new Date(endedAt),
+  });
+  const LIVE = 'a'.repeat(64);
+  const EXPIRING_NOW = 'b'.repeat(64);
+  const EXPIRED = 'c'.repeat(64);
+  const ENDED = 'd'.repeat(64);
+  const OTHERS = 'e'.repeat(64);
+
+  const signedIn = (sessionId: string, userId: string, clientId: string, scope: string[]) => app.app.get(ConsentsService).signedInConsenting(sessionId, userId, clientId, scope);
+  const setActive = (userId: string, active: boolean) => app.dataSource.getRepository(User).update(userId, { active });
+
+  beforeAll(async () => {
+    app = await TestApp.start();
+    appA = await app.createClient({ scope: 'notes:read notes:write' });
+    appB = await app.createClient({ scope: 'notes:read notes:write' });
+    const users = app.dataSource.getRepository(User);
+    person = await users.findOneByOrFail({ username: (await app.createUser()).username });
+    other = await users.findOneByOrFail({ username: (await app.createUser()).username });
+    const sessions = app.app.get(SessionStore);
+    await sessions.insert(session(LIVE, person.id, '2030-06-02T00:00:00.000Z'));
+    await sessions.insert(session(EXPIRING_NOW, person.id, '2030-06-01T12:00:00.000Z'));
+    await sessions.insert(session(EXPIRED, person.id, '2030-06-01T11:59:59.999Z'));
+    await sessions.insert(session(ENDED, person.id, '2030-06-02T00:00:00.000Z', '2030-06-01T11:30:00.000Z'));
+    await sessions.insert(session(OTHERS, other.id, '2030-06-02T00:00:00.000Z'));
+    // The person allowed app B only notes:read; app A nothing yet.
+    await app.app.get(ConsentsService).grant(person.id, appB.clientId, ['notes:read']);
+    jest.spyOn(app.clock, 'now').mockReturnValue(now);
+  });
+  afterAll(async () => {
+    jest.restoreAllMocks();
+    await app?.stop();
+  });
+
+  it("answers the live session's person as the users table holds them, consenting to what their consent covers", async () => {
+    const found = await signedIn(LIVE, person.id, appB.clientId, ['notes:read']);
+    expect(found).not.toBeNull();
+    expect(found!.user).toBeInstanceOf(User);
+    expect(found!.user).toEqual(await app.dataSource.getRepository(User).findOneByOrFail({ id: person.id }));
+    expect(found!.user.active).toBe(true);
+    expect(found!.consented).toBe(true);
+    // A request narrower than the consent is covered as well as an equal one; the empty scope too.
+    expect((await signedIn(LIVE, person.id, appB.clientId, []))!.consented).toBe(true);
+  });
+
+  it('does not count a consent narrower than the request, a consent for another client, or none, as consenting; the person is still signed in', async () => {
+    const wider = await signedIn(LIVE, person.id, appB.clientId, ['notes:read', 'notes:write']);
+    expect(wider).toMatchObject({ user: { id: person.id }, consented: false });
+    const otherClient = await signedIn(LIVE, person.id, appA.clientId, ['notes:read']);
+    expect(otherClient).toMatchObject({ user: { id: person.id }, consented: false });
+    const unknownClient = await signedIn(LIVE, person.id, 'no-such-client', []);
+    expect(unknownClient).toMatchObject({ user: { id: person.id }, consented: false });
+    // Another person's consent for the same client is not theirs.
+    await app.app.get(ConsentsService).grant(other.id, appA.clientId, ['notes:read']);
+    expect((await signedIn(LIVE, person.id, appA.clientId, ['notes:read']))!.consented).toBe(false);
+    expect((await signedIn(OTHERS, other.id, appA.clientId, ['notes:read']))!.consented).toBe(true);
+  });
+
+  it('signs nobody in for a session that expired, ended, is unknown or is another person’s; one expiring at this very instant still counts', async () => {
+    expect(await signedIn(EXPIRING_NOW, person.id, appB.clientId, ['notes:read'])).toMatchObject({ user: { id: person.id }, consented: true });
+    expect(await signedIn(EXPIRED, person.id, appB.clientId, ['notes:read'])).toBeNull();
+    expect(await signedIn(ENDED, person.id, appB.clientId, ['notes:read'])).toBeNull();
+    expect(await signedIn('f'.repeat(64), person.id, appB.clientId, ['notes:read'])).toBeNull();
+    expect(await signedIn(OTHERS, person.id, appB.clientId, ['notes:read'])).toBeNull();
+    expect(await signedIn(LIVE, other.id, appB.clientId, ['notes:read'])).toBeNull();
+  });
+
+  it('signs nobody in for a deactivated person whose session is still live, and the same person again once reactivated', async () => {
+    await setActive(person.id, false);
+    try {
+      expect(await signedIn(LIVE, person.id, appB.clientId, ['notes:read'])).toBeNull();
+    } finally {
+      await setActive(person.id, true);
+    }
+    expect(await signedIn(LIVE, person.id, appB.clientId, ['notes:read'])).toMatchObject({ user: { id: person.id, active: true }, consented: true });
+  });
+
+  it("says whether the client signed the person in through this session already, for that session and client only", async () => {
+    expect((await signedIn(LIVE, person.id, appA.clientId, []))!.clientRecorded).toBe(false);
+    await app.app.get(SessionStore).recordClient(LIVE, appA.clientId, now);
+    expect((await signedIn(LIVE, person.id, appA.clientId, []))!.clientRecorded).toBe(true);
+    expect((await signedIn(LIVE, person.id, appB.clientId, []))!.clientRecorded).toBe(false);
+    expect((await signedIn(OTHERS, other.id, appA.clientId, []))!.clientRecorded).toBe(false);
+    // Told the pair is there, recordClient writes nothing; told it is not, it writes it once (ON CONFLICT DO NOTHING).
+    await app.app.get(SessionStore).recordClient(LIVE, appB.clientId, now, true);
+    expect(await app.dataSource.getRepository(SessionClient).countBy({ sessionId: LIVE, clientId: appB.clientId })).toBe(0);
+    await app.app.get(SessionStore).recordClient(LIVE, appA.clientId, now, false);
+    expect(await app.dataSource.getRepository(SessionClient).countBy({ sessionId: LIVE, clientId: appA.clientId })).toBe(1);
+  });
+});
+
+describe('GET /authorize for a signed-in person (one statement)', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await TestApp.start();
+  });
+  afterAll(async () => app?.stop());
+
+  it('approves a consented request at once, asks again for a wider one, and signs a person deactivated behind a live session out', async () => {
+    const client = await app.createClient({ scope: 'openid notes:read notes:write' });
+    const user = await app.createUser();
+    const browser = new Browser(app.baseUrl);
+    const first = await authorizeAsUser(browser, user, authorizeUrl(client, { scope: 'openid notes:read', state: 's1' }));
+    expect(redirectParams(first).get('code')).toBeTruthy();
+
+    // Consented: straight back with a code, for the same scope or a narrower one, prompt=none included.
+    for (const params of [{ scope: 'openid notes:read' }, { scope: 'notes:read' }, { scope: 'notes:read', prompt: 'none' }]) {
+      const page = await browser.get(authorizeUrl(client, { ...params, state: 's2' }));
+      expect(page.status).toBe(302);
+      expect(redirectParams(page).get('code')).toBeTruthy();
+    }
+    // Wider than the consent: the consent page, or consent_required under prompt=none.
+    expect((await browser.get(authorizeUrl(client, { scope: 'notes:read notes:write' }))).body).toContain('action="/consent"');
+    expect(redirectParams(await browser.get(authorizeUrl(client, { scope: 'notes:read notes:write', prompt: 'none' }))).get('error')).toBe('consent_required');
+
+    // Deactivated by a change that did not end the session (the race a sign-in can win against users:deactivate): nobody is signed in.
+    // People are not kept per instance, so there is no notification to wait for.
+    const userId = (await app.dataSource.getRepository(User).findOneByOrFail({ username: user.username })).id;
+    await app.dataSource.getRepository(User).update(userId, { active: false });
+    expect(isLoginPage(await browser.get(authorizeUrl(client, { scope: 'notes:read' })))).toBe(true);
+    expect(redirectParams(await browser.get(authorizeUrl(client, { scope: 'notes:read', prompt: 'none' }))).get('error')).toBe('login_required');
+  });
+});
