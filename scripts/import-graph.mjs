@@ -1,10 +1,10 @@
 #!/usr/bin/env node
-// The folder-level import graph of src/ (README, "Architecture"): which top-level folder's code
+// The folder-level import graph of src/ (docs/architecture.md): which top-level folder's code
 // imports which other's. A folder is a unit of the design (one module, or shared infrastructure);
 // a cycle between folders means neither can be understood, tested or replaced without the other.
 //
 //   node scripts/import-graph.mjs            the edges, as a Mermaid flowchart
-//   node scripts/import-graph.mjs --reduced  without the edges other paths imply (the README's drawing)
+//   node scripts/import-graph.mjs --reduced  without the edges other paths imply (the drawing in docs/architecture.md)
 //   node scripts/import-graph.mjs --check    exit 1, naming them, if the folders form any cycle
 //
 // Only relative imports of .ts files count (type-only ones too: they couple the code just the same);

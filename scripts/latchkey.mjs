@@ -2,7 +2,7 @@
 // Latchkey's admin CLI, as users call it: `npx latchkey <command>`, `npm run -s cli -- <command>`,
 // or this file directly. It builds dist/ with tsc only when dist/ is missing or older than the
 // sources (the first run, or after an edit), then runs the built CLI in this same process, so a
-// call costs one Node start-up and no compiler run. README, "The admin CLI".
+// call costs one Node start-up and no compiler run. docs/reference/cli.md.
 import * as nodeModule from 'node:module';
 import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeSync } from 'node:fs';

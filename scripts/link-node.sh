@@ -33,7 +33,7 @@ if [ -n "$have" ] && [ "${have%%.*}" = "${want%%.*}" ]; then
 fi
 
 if ! dir="$(latchkey_fetch_node)"; then
-  echo "latchkey: this is Node ${have:-(none on PATH)} and Node $want could not be fetched; npm start and npm test need Node ${want%%.*} (README)" >&2
+  echo "latchkey: this is Node ${have:-(none on PATH)} and Node $want could not be fetched; npm start and npm test need Node ${want%%.*} (docs/getting-started.md)" >&2
   exit 0
 fi
 if [ "$(readlink "$link" 2>/dev/null)" != "$dir/bin/node" ]; then

@@ -7,7 +7,7 @@
 // - haproxy-pgbouncer: HAProxy in front (deploy/haproxy.cfg), PgBouncer in transaction mode between
 //   the instances and PostgreSQL (deploy/pgbouncer.ini), the LISTEN connections straight to it;
 // - haproxy-pgbouncer-session: the same with PgBouncer in session mode (named statements and LISTEN
-//   through it), the shared-state spec only: the other mode of the README's table, at little cost.
+//   through it), the shared-state spec only: the other mode of the table in docs/operations/connection-pooler.md, at little cost.
 // Needs nginx, HAProxy, PgBouncer, openssl, and PostgreSQL and Redis on their usual local ports.
 // CLUSTER_TOPOLOGY=<name> runs one topology only. Extra arguments go to Jest.
 //

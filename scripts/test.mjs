@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The test suite in tiers (README, "Development"):
+// The test suite in tiers (docs/development.md):
 //
 //   npm run test:unit       pure logic: no server, no database, no build (seconds)
 //   npm test                what every change must pass: unit, integration, e2e and the attack

@@ -63,7 +63,7 @@ export const dbCopyCommand: StandaloneCommand = {
         notes: [
           `The copy is the database as it was at ${report.snapshotAt.toISOString()}; anything the SQLite server wrote after that is not in it. Stop the server before copying (or copy again into a new, empty database) before you switch.`,
           'Keep every *_ENCRYPTION_KEY and SESSION_SECRET as they are: the copied rows are sealed with them. Keys Latchkey generated itself were copied with the database.',
-          'The migrations are applied: MIGRATIONS_RUN is not needed. For several instances, also set REDIS_URL (rate limits shared) and size DATABASE_POOL_SIZE (README, "Scaling limits").',
+          'The migrations are applied: MIGRATIONS_RUN is not needed. For several instances, also set REDIS_URL (rate limits shared) and size DATABASE_POOL_SIZE (docs/operations/scaling-limits.md).',
           'Then run `npx latchkey doctor` with the new environment.',
         ],
       },

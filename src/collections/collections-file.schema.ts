@@ -1,6 +1,6 @@
 /**
  * The shape of the collections file itself, checked with Ajv before anything else so that a typo
- * stops start-up with a message naming the exact place (README, "Collections").
+ * stops start-up with a message naming the exact place (docs/reference/collections.md).
  */
 export const COLLECTIONS_FILE_SCHEMA = {
   type: 'object',

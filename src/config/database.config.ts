@@ -24,7 +24,7 @@ class DatabaseEnv {
    * RDS Proxy, Supavisor, PgCat), which hands each transaction any server connection. Then no
    * statement is prepared by name (a named statement lives on one server connection: the next
    * transaction may not find it, or find it already there), nothing LISTENs through DATABASE_URL,
-   * and no session setting is made at connection start (README, "Through a connection pooler").
+   * and no session setting is made at connection start (docs/operations/connection-pooler.md).
    */
   @IsOptional() @IsIn(['session', 'transaction'], { message: 'DATABASE_POOL_MODE must be session or transaction' })
   DATABASE_POOL_MODE?: string;

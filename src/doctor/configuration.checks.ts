@@ -63,7 +63,7 @@ export function configurationChecks(results: CheckResult[]): DeploymentSettings 
   };
   for (const namespace of NAMESPACES) read(namespace);
   if (problems.length > 0) {
-    results.push(fail('configuration', `The server would not start: ${problems.join('; ')}`, 'Correct each variable named (README, "Configuration").'));
+    results.push(fail('configuration', `The server would not start: ${problems.join('; ')}`, 'Correct each variable named (docs/operations/configuration.md).'));
     return undefined;
   }
   results.push(ok('configuration', 'Every setting is valid.'));
@@ -82,7 +82,7 @@ function productionCheck({ app, database }: DeploymentSettings): CheckResult {
   const settings = { database, session: sessionConfig(), macToken: macTokenConfig(), openId: openIdConfig(), factors: factorsConfig() };
   const problems = productionProblems({ ...settings, app: { ...app, production: true } });
   if (problems.length === 0) return ok('production', app.production ? 'The production guards pass.' : 'NODE_ENV=production would start with these settings.');
-  const fix = 'Set each variable named, or accept the default knowingly with ALLOW_UNSAFE (README, "Production guards").';
+  const fix = 'Set each variable named, or accept the default knowingly with ALLOW_UNSAFE (docs/operations/production-guards.md).';
   if (app.production) return fail('production', `Start-up refuses: ${problems.join('; ')}`, fix);
   return warn('production', `With NODE_ENV=production start-up would refuse: ${problems.join('; ')}`, fix);
 }
@@ -91,7 +91,7 @@ function productionCheck({ app, database }: DeploymentSettings): CheckResult {
 function transportCheck(app: AppConfig): CheckResult {
   if (app.tls) return ok('tls', 'Latchkey serves HTTPS itself (TLS_CERT_FILE, TLS_KEY_FILE).');
   if (app.trustProxy.length > 0) return ok('tls', `TLS is terminated by a proxy Latchkey trusts (TRUST_PROXY=${app.trustProxy.join(',')}); it must replace X-Forwarded-Proto and X-Forwarded-For, not append to them.`);
-  const fix = 'Terminate TLS at your load balancer and name it in TRUST_PROXY, or set TLS_CERT_FILE and TLS_KEY_FILE (README, "HTTPS").';
+  const fix = 'Terminate TLS at your load balancer and name it in TRUST_PROXY, or set TLS_CERT_FILE and TLS_KEY_FILE (docs/operations/https.md).';
   if (app.issuer.startsWith('https://') && app.production) {
     return fail('tls', `ISSUER is https, but Latchkey neither serves TLS nor trusts a proxy: every request arrives as plain http and is refused with https_required.`, fix);
   }
@@ -100,7 +100,7 @@ function transportCheck(app: AppConfig): CheckResult {
 
 function rateLimitCheck({ app, redis, rateLimit }: DeploymentSettings): CheckResult {
   const off = [rateLimit.clientPerMinute === 0 ? 'RATE_LIMIT_CLIENT_PER_MINUTE' : undefined, rateLimit.apiPerMinute === 0 ? 'RATE_LIMIT_API_PER_MINUTE' : undefined].filter(Boolean);
-  if (off.length > 0) return warn('rate_limits', `Rate limits are off (${off.join(', ')}=0).`, 'Unset them (defaults 600 and 1200 a minute) unless something in front of Latchkey limits instead (README, "Rate limits").');
-  if (!redis.url && app.production) return warn('rate_limits', `${REDIS_UNSET_WARNING}.`, 'Set REDIS_URL when more than one instance runs (README, "Rate limits").');
+  if (off.length > 0) return warn('rate_limits', `Rate limits are off (${off.join(', ')}=0).`, 'Unset them (defaults 600 and 1200 a minute) unless something in front of Latchkey limits instead (docs/operations/rate-limits.md).');
+  if (!redis.url && app.production) return warn('rate_limits', `${REDIS_UNSET_WARNING}.`, 'Set REDIS_URL when more than one instance runs (docs/operations/rate-limits.md).');
   return ok('rate_limits', `${rateLimit.clientPerMinute} a minute per client at /token, /par, /introspect, /revoke; ${rateLimit.apiPerMinute} a minute per token at /api/v1; counted ${redis.url ? 'in Redis' : 'by this instance'}.`);
 }

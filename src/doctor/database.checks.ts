@@ -93,12 +93,12 @@ async function clockCheck(store: DeploymentDatabaseStore): Promise<CheckResult> 
   return Math.abs(skew) >= CLOCK_FAIL_MS ? fail('clock', detail, fix) : Math.abs(skew) >= CLOCK_WARN_MS ? warn('clock', detail, fix) : ok('clock', detail);
 }
 
-/** Each instance opens DATABASE_POOL_SIZE connections and one more to hear of changes (README, "Scaling limits"). */
+/** Each instance opens DATABASE_POOL_SIZE connections and one more to hear of changes (docs/operations/scaling-limits.md). */
 function poolCheck(connections: { max: number; reserved: number; open: number }, poolSize: number): CheckResult {
   const perInstance = poolSize + 1;
   const free = connections.max - connections.reserved - connections.open;
   const detail = `${connections.open} of ${connections.max - connections.reserved} connections in use; each instance needs ${perInstance} (DATABASE_POOL_SIZE + 1): room for ${Math.max(0, Math.floor(free / perInstance))} more.`;
-  const fix = "Raise PostgreSQL's max_connections, lower DATABASE_POOL_SIZE, or put PgBouncer in front (README, \"Scaling limits\").";
+  const fix = "Raise PostgreSQL's max_connections, lower DATABASE_POOL_SIZE, or put PgBouncer in front (docs/operations/scaling-limits.md).";
   if (free < perInstance) return fail('pool', `${detail} Another instance (or a restart while the old one drains) would not get its pool.`, fix);
   if (free < 2 * perInstance) return warn('pool', detail, fix);
   return ok('pool', detail);
@@ -109,7 +109,7 @@ function migrationCheck(applied: string[]): CheckResult {
   const unknown = applied.filter((name) => !known.includes(name));
   if (unknown.length > 0) return fail('migrations', `The database has migrations this version does not know (${unknown.join(', ')}): a newer Latchkey migrated it.`, 'Run the Latchkey version that migrated it; never an older one on a newer schema.');
   const pending = known.filter((name) => !applied.includes(name));
-  if (pending.length > 0) return fail('migrations', `${pending.length} migration(s) not applied: ${pending.join(', ')}.`, 'Run npx latchkey migrations:run (node dist/src/cli/main.js migrations:run in the image) once, before starting this version (README, "Migrations").');
+  if (pending.length > 0) return fail('migrations', `${pending.length} migration(s) not applied: ${pending.join(', ')}.`, 'Run npx latchkey migrations:run (node dist/src/cli/main.js migrations:run in the image) once, before starting this version (docs/operations/upgrades.md).');
   return ok('migrations', `All ${known.length} migrations are applied.`);
 }
 
@@ -125,7 +125,7 @@ function signingKeyCheck(keys: SigningKey[], box: SealedBox, configured: boolean
     return fail(
       'signing_keys',
       `The private half of ${sealedAway.map((key) => `${key.alg} key ${key.kid}`).join(', ')} does not open with ${configured ? 'SIGNING_KEY_ENCRYPTION_KEY' : 'the generated encryption key'}: published, it can never sign.`,
-      'Put the key it was sealed with back into SIGNING_KEY_ENCRYPTION_KEY, after the new one (comma-separated, newest first), or run npx latchkey keys:rotate (README, "Signing keys").',
+      'Put the key it was sealed with back into SIGNING_KEY_ENCRYPTION_KEY, after the new one (comma-separated, newest first), or run npx latchkey keys:rotate (docs/operations/key-rotation.md).',
     );
   }
   const views = signingKeyViews(keys, new Date());
@@ -136,7 +136,7 @@ function signingKeyCheck(keys: SigningKey[], box: SealedBox, configured: boolean
   });
   const detail = summary.map((s) => s.line).join('; ') + '.';
   const missing = summary.filter((s) => !s.signing && !s.next).map((s) => s.alg);
-  if (missing.length > 0) return fail('signing_keys', `${detail} Nothing can sign ${missing.join(', ')} tokens.`, `Run npx latchkey keys:rotate --alg ${missing[0]} (README, "Signing keys").`);
+  if (missing.length > 0) return fail('signing_keys', `${detail} Nothing can sign ${missing.join(', ')} tokens.`, `Run npx latchkey keys:rotate --alg ${missing[0]} (docs/operations/key-rotation.md).`);
   return ok('signing_keys', detail);
 }
 
@@ -145,6 +145,6 @@ function legacyGrantCheck(clients: Client[]): CheckResult {
   const allowed = clients.filter((client) => legacyGrantsOf(client).length > 0);
   if (allowed.length === 0) return ok('legacy_grants', 'No client is allowed the implicit or password grant.');
   const detail = allowed.map((client) => legacyGrantsWarning(client)).join('; ') + '.';
-  const fix = 'Move each application to the authorization code grant with PKCE, then register it again without those grant types (README, "Legacy grants").';
+  const fix = 'Move each application to the authorization code grant with PKCE, then register it again without those grant types (docs/reference/legacy-grants.md).';
   return allowed.some((client) => client.grantTypes.includes(GrantType.Password)) ? fail('legacy_grants', detail, fix) : warn('legacy_grants', detail, fix);
 }

@@ -64,7 +64,7 @@ export async function publicUrlChecks(url: string | undefined, app: AppConfig, m
     const exposed = await get(`${normalized(url)}/metrics`);
     const metricsText = exposed.status === 200 ? await exposed.text() : '';
     if (metricsText.includes('latchkey_')) {
-      results.push(fail('metrics', `${normalized(url)}/metrics serves Latchkey's metrics to anyone.`, 'Keep METRICS_PORT off the public listener and the load balancer (README, "Observability").'));
+      results.push(fail('metrics', `${normalized(url)}/metrics serves Latchkey's metrics to anyone.`, 'Keep METRICS_PORT off the public listener and the load balancer (docs/operations/observability.md).'));
     } else {
       results.push(await metricsListenerCheck(metrics));
     }
@@ -77,7 +77,7 @@ export async function publicUrlChecks(url: string | undefined, app: AppConfig, m
 
 /** The private metrics listener, seen from where doctor runs (on an instance's host, it is there). */
 async function metricsListenerCheck(metrics: MetricsConfig): Promise<CheckResult> {
-  if (!metrics.enabled) return warn('metrics', 'METRICS_ENABLED=false: nothing to scrape.', 'Enable metrics on every instance and scrape them (README, "What to watch").');
+  if (!metrics.enabled) return warn('metrics', 'METRICS_ENABLED=false: nothing to scrape.', 'Enable metrics on every instance and scrape them (docs/operations/observability.md, "What to watch").');
   const host = metrics.host === '0.0.0.0' || metrics.host === '::' ? '127.0.0.1' : metrics.host;
   const at = `http://${host.includes(':') ? `[${host}]` : host}:${metrics.port}/metrics`;
   try {

@@ -2,7 +2,7 @@ import type { DatabaseConfig } from '../config/database.config.js';
 import { fail, ok, warn, type CheckResult } from './check.js';
 import { hearsItsOwnNotification } from './deployment-database.store.js';
 
-const POOL_MODE_FIX = 'README, "Through a connection pooler"';
+const POOL_MODE_FIX = 'docs/operations/connection-pooler.md';
 
 /**
  * `pooler`: what DATABASE_URL reaches, told by whether it delivers notifications, against

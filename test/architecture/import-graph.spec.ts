@@ -2,7 +2,7 @@ import { cycles, folderGraph } from '../../scripts/import-graph.mjs';
 
 /**
  * Issue 17: the folders of src/ import each other without cycles, so each can be read, tested and
- * replaced on its own (README, "Architecture", draws the graph: node scripts/import-graph.mjs).
+ * replaced on its own (docs/architecture.md draws the graph: node scripts/import-graph.mjs).
  */
 describe('the folder import graph', () => {
   it('has no cycle', () => {

@@ -8,7 +8,7 @@
  * and doctor names the pooler's mode. Run by scripts/test-cluster.mjs; this file never stops
  * PostgreSQL.
  *
- * Where an instance keeps a row (README, "Scaling limits"), the test first proves that it does: a
+ * Where an instance keeps a row (docs/operations/scaling-limits.md), the test first proves that it does: a
  * change written with the triggers off (no notification) is not seen by any instance. Then the same
  * change made as the server or the CLI makes it must be: at once on the instance that made it, and
  * on the others within the notification's delivery, which the test measures.
@@ -132,7 +132,7 @@ describe(`state shared through the database on three instances behind ${TOPOLOGY
     const refreshed = await tokenOn(two(), web, form);
     expect(refreshed).toMatchObject({ status: 200, body: { refresh_token: expect.any(String) } });
     expect(refreshed.body.refresh_token).not.toBe(issued.refresh_token);
-    // README "Refresh, twice: one answer": while the successor is unused, the same request on another
+    // docs/reference/token.md, "Refresh, twice: one answer": while the successor is unused, the same request on another
     // instance within REFRESH_REUSE_GRACE_SECONDS gets the same answer (one chain, kept in the database).
     const repeated = await tokenOn(three(), web, form);
     expect(repeated).toMatchObject({ status: 200, body: { access_token: refreshed.body.access_token, refresh_token: refreshed.body.refresh_token } });
@@ -210,7 +210,7 @@ describe(`state shared through the database on three instances behind ${TOPOLOGY
     expect(tokens).toMatchObject({ status: 200, body: { access_token: expect.any(String), refresh_token: expect.any(String), scope: 'notes:read' } });
     const token = String(tokens.body.access_token);
     expect(await everywhere((i) => readsOn(i, token))).toEqual([200, 200, 200]);
-    // README: the device_code then works no more, on any instance, and the repeat revokes nothing.
+    // docs/guides/devices.md: the device_code then works no more, on any instance, and the repeat revokes nothing.
     expect(await poll(one())).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
     expect(await everywhere((i) => readsOn(i, token))).toEqual([200, 200, 200]);
   }));
@@ -238,7 +238,7 @@ describe(`state shared through the database on three instances behind ${TOPOLOGY
     const introspected = await requestTo(cluster, three(), 'POST', '/introspect', { authorization: basicAuth(service.clientId, service.clientSecret) }, { token });
     expect(introspected).toMatchObject({ status: 200, body: { active: true, sub: aliceId, client_id: gateway.clientId, act: { sub: gateway.clientId } } });
 
-    // README: revoking the subject token ends every token exchanged from it, on every instance.
+    // docs/guides/token-exchange.md: revoking the subject token ends every token exchanged from it, on every instance.
     const revoked = await requestTo(cluster, one(), 'POST', '/revoke', { authorization: basicAuth(gateway.clientId, gateway.clientSecret) }, { token: subject, token_type_hint: 'access_token' });
     const since = performance.now();
     expect(revoked.status).toBe(200);

@@ -37,16 +37,9 @@ export function variablesDocumented(markdown: string): Set<string> {
   return names;
 }
 
-/** Where the reference lives: docs/configuration.md once it exists, else README.md's "Configuration" section. */
+/** Where the reference lives: docs/operations/configuration.md (the README's "Configuration" section until issue 49 split it). */
 function reference(): string {
-  try {
-    return readFileSync(join(ROOT, 'docs/configuration.md'), 'utf8');
-  } catch {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    const start = readme.indexOf('\n## Configuration\n');
-    const end = readme.indexOf('\n## ', start + 5);
-    return readme.slice(start, end === -1 ? undefined : end);
-  }
+  return readFileSync(join(ROOT, 'docs/operations/configuration.md'), 'utf8');
 }
 
 describe('the configuration reference', () => {

@@ -1,5 +1,5 @@
 /**
- * The README's "Sign in from a terminal" walk-through against the server started as `npm start`
+ * The walk-through of docs/guides/devices.md against the server started as `npm start`
  * starts it (its environment, Node options and dist/src/main.js, in a child process), with the
  * client made by the admin CLI and the default interval of 5 seconds: the device's requests as
  * curl sends them (form posts), the person's as a browser's; then issue 35's real clients, whole

@@ -494,7 +494,7 @@ describe('MAC tokens (draft-ietf-oauth-v2-http-mac-02)', () => {
   });
 
   describe('documentation', () => {
-    it("the README's shell recipe (printf, openssl, curl) signs a request the server accepts", async () => {
+    it("the shell recipe of docs/reference/mac-tokens.md (printf, openssl, curl) signs a request the server accepts", async () => {
       const script = [
         'TS=$(date +%s); NONCE=$(openssl rand -hex 8)',
         `MAC=$(printf '%s\\n%s\\nGET\\n/api/v1/notes\\n${origin.hostname}\\n${origin.port}\\n\\n' "$TS" "$NONCE" | openssl dgst -sha256 -hmac "$MAC_KEY" -binary | base64)`,

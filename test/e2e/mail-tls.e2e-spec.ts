@@ -1,5 +1,5 @@
 /**
- * Email over TLS, as the README's deployment has it (SMTP_TLS=required, the default): the server,
+ * Email over TLS, as docs/guides/email.md has it (SMTP_TLS=required, the default): the server,
  * started as `npm start` starts it, sends through a real SMTP server offering STARTTLS with a
  * certificate the process trusts (NODE_EXTRA_CA_CERTS, as a company's CA would be), and the message
  * arrives encrypted; a relay that offers no STARTTLS gets nothing, in clear or otherwise.

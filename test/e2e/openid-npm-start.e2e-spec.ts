@@ -1,7 +1,7 @@
 /**
  * The two certified relying-party libraries, unmodified, against the server started as `npm start`
  * starts it (package.json's start script: its environment, Node options and dist/src/main.js, in a
- * child process) with users and clients made by the admin CLI, as the README's walk-through does.
+ * child process) with users and clients made by the admin CLI, as the walk-through of docs/getting-started.md does.
  */
 import type { ChildProcess } from 'node:child_process';
 import * as oauth from 'oauth4webapi';

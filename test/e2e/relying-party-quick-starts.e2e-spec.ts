@@ -1,7 +1,7 @@
 /**
  * Issue 37: two widely used relying-party libraries as their quick-starts configure them, against
  * the server started as `npm start` starts it, with the person and the clients made by the admin
- * CLI as the README's "Connect your app" section says: sign-in, the application seeing the
+ * CLI as docs/guides/connect-your-app.md says: sign-in, the application seeing the
  * person's name and email, its session, and sign-out.
  *
  * - express-openid-connect (Auth0) with its defaults: response_type=id_token and
@@ -24,7 +24,7 @@ interface Registered {
   response_types: string[];
 }
 
-/** clients:create, as the README says for each library; the JSON it prints. */
+/** clients:create, as docs/guides/connect-your-app.md says for each library; the JSON it prints. */
 async function registerWithCli(args: string[]): Promise<Registered> {
   const created = await runCli(['clients:create', ...args]);
   expect({ code: created.code, stderr: created.stderr }).toEqual({ code: 0, stderr: '' });

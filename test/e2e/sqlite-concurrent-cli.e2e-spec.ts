@@ -4,7 +4,7 @@ import { clientCredentialsStatus } from '../helpers/oauth-flow.js';
 import { TestApp, type RegisteredClient } from '../helpers/test-app.js';
 
 /**
- * Issue 43: the admin CLI works while the server runs (README, "The admin CLI"), also when several
+ * Issue 43: the admin CLI works while the server runs (docs/reference/cli.md), also when several
  * calls write at once and the server writes too. On SQLite each CLI process is a second connection
  * to the server's file: a write transaction that began deferred (BEGIN, a SELECT, then the INSERT)
  * could not become a writer once another connection had committed (SQLITE_BUSY_SNAPSHOT), and the
@@ -15,7 +15,7 @@ const ROUNDS = 4;
 /** Concurrent CLI writes per round, users:create and clients:create alternating. */
 const CALLS_PER_ROUND = 8;
 /**
- * Each CLI call is a process of its own (0.6 s on an idle machine: README, "The admin CLI"); on a
+ * Each CLI call is a process of its own (0.6 s on an idle machine: docs/reference/cli.md); on a
  * 2-core machine shared with other test runs, 8 at once took up to 50 s a round, hence the limit.
  */
 const TEST_TIMEOUT_MS = 300_000;

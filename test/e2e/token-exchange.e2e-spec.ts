@@ -206,7 +206,7 @@ describe('Token exchange (RFC 8693)', () => {
       expect(await inactiveSoon(world, [[world.ledger, forLedger], [world.orders, forOrders]])).toBe(true);
     });
 
-    it('a JWT checked offline cannot be recalled: the signature still verifies after revocation, only introspection knows (README)', async () => {
+    it('a JWT checked offline cannot be recalled: the signature still verifies after revocation, only introspection knows (docs/guides/token-exchange.md)', async () => {
       const tokens = await chain();
       await postForm(world, '/revoke', world.gateway, { token: tokens.person.access_token as string });
       expect(await inactiveSoon(world, [[world.ledger, tokens.forLedger]])).toBe(true);

@@ -6,8 +6,9 @@ import { machineNodeRunning, NODE_CACHE, NVMRC, otherLineNode, pathWithoutOurNod
 
 /**
  * scripts/link-node.sh, npm's postinstall step: on a machine whose own Node is not on the release
- * line of .nvmrc, it links node_modules/.bin/node to that release, so npm scripts run on it (README,
- * first section). Run here in a copy of the project's scripts with a .nvmrc of our choosing, with
+ * line of .nvmrc, it links node_modules/.bin/node to that release, so npm scripts run on it
+ * (docs/getting-started.md, "Before you start: Node.js 24"). Run here in a copy of the project's
+ * scripts with a .nvmrc of our choosing, with
  * PATH as npm sets it for a lifecycle script: node_modules/.bin first, then the shell's PATH, whose
  * first `node` is the machine's. The releases come from the npm registry once, into the same cache
  * as scripts/use-node.sh's.

@@ -108,7 +108,7 @@ describe("a client's minimum_acr is a floor, not a default (OpenID Connect Core 
     });
   });
 
-  it("clients:create --require-mfa (the README's \"of everyone using a client\"): a request asking for pwd is asked for the code, refused with prompt=none, gets no code; after the code the ID token says mfa; the client shows minimum_acr", async () => {
+  it("clients:create --require-mfa (docs/guides/second-factors-and-passkeys.md: \"of everyone using a client\"): a request asking for pwd is asked for the code, refused with prompt=none, gets no code; after the code the ID token says mfa; the client shows minimum_acr", async () => {
     const cli = await runCli(['clients:create', '--name', 'Bank', '--redirect-uri', 'https://bank.example/cb', '--scope', 'notes:read', '--require-mfa']);
     expect({ code: cli.code, stderr: cli.stderr }).toEqual({ code: 0, stderr: '' });
     const created = JSON.parse(cli.stdout) as Record<string, unknown>;

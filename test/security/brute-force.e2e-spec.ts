@@ -135,7 +135,7 @@ describe('brute force (RFC 6819 §4.4.3.6, §5.1.4.2.3)', () => {
       // Finding (reported): failures at /token are not counted at all. The client rate limit runs
       // after authentication on purpose (a stranger must not spend a client's budget), and there
       // is no per-address counter of invalid_client. Guessing is defeated by the secret's entropy
-      // alone; the invalid_client metric is the operator's alarm (README "What to watch").
+      // alone; the invalid_client metric is the operator's alarm (docs/operations/observability.md, "What to watch").
       const client = await app.createClient({ grantTypes: ['client_credentials'], scope: 'notes:read', redirectUris: [] });
       const guesses = await Promise.all(
         Array.from({ length: 4 * CLIENT_PER_MINUTE }, (_, i) => postToken(app, { grant_type: 'client_credentials' }, { authorization: basicAuth(client.clientId, `lk_cs_guess_${i}`), 'x-forwarded-for': '203.0.113.99' })),

@@ -19,7 +19,7 @@ import type { Audience } from '../resource-indicators.js';
  * (§2.1: every resource server can check it) by the key that signs ID tokens, with typ at+jwt (§2.1)
  * so that no ID token checker mistakes it for an ID token. The JWT is stored by its hash like any
  * access token, so revocation and introspection still see it; a resource server checking it
- * offline cannot learn of a revocation before it expires (README).
+ * offline cannot learn of a revocation before it expires (docs/reference/resource-indicators.md).
  */
 @Injectable()
 export class JwtAccessTokens {

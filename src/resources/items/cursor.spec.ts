@@ -1,7 +1,7 @@
 import { ApiError } from '../../http/api-error.js';
 import { decodeCursor, encodeCursor, type Cursor } from './cursor.js';
 
-/** The keyset cursor of list pages (README, "Listing"): opaque to clients, checked when it comes back. */
+/** The keyset cursor of list pages (docs/reference/data-api.md, "Paging"): opaque to clients, checked when it comes back. */
 describe('cursor codec', () => {
   const id = '0190a5b2-7c3d-7e4f-8a9b-0c1d2e3f4a5b';
 

@@ -51,8 +51,8 @@ class OwnSchema implements ClusterDatabase {
 
 /**
  * A database of its own (schema public) behind PgBouncer in transaction mode (or in session mode, where
- * the instances need no setting of their own), as README's
- * "Scaling limits" recommends beyond a handful of instances: DATABASE_URL goes through PgBouncer
+ * the instances need no setting of their own), as
+ * docs/operations/scaling-limits.md recommends beyond a handful of instances: DATABASE_URL goes through PgBouncer
  * with DATABASE_POOL_MODE=transaction; the one LISTEN connection per instance goes straight to
  * PostgreSQL (DATABASE_LISTEN_URL), so the per-instance caches stay on. No DATABASE_SCHEMA:
  * PgBouncer 1.18 refuses the `options` startup parameter that would carry it.
@@ -81,7 +81,7 @@ class OwnDatabaseBehindPgBouncer implements ClusterDatabase {
     ];
     this.pgbouncer = new PgBouncer(port, { [RUN_DATABASE]: server.join(' ') }, decodeURIComponent(direct.username || 'postgres'), poolMode);
     // Session mode: a server connection per client connection, so named statements and LISTEN go
-    // through PgBouncer as they would go to PostgreSQL (README, "Through a connection pooler").
+    // through PgBouncer as they would go to PostgreSQL (docs/operations/connection-pooler.md).
     this.env = poolMode === 'transaction' ? { DATABASE_URL: pooled.href, DATABASE_POOL_MODE: 'transaction', DATABASE_LISTEN_URL: this.directUrl } : { DATABASE_URL: pooled.href };
   }
 

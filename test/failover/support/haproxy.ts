@@ -1,7 +1,7 @@
 /**
  * HAProxy in front of the Patroni nodes with deploy/haproxy-postgres.cfg: the sample's every line,
  * its `bind` address and each `server`'s address and check port replaced by the run's loopback
- * ports. So the test exercises the configuration the README recommends, not a copy of it.
+ * ports. So the test exercises the configuration docs/operations/failover.md recommends, not a copy of it.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
