@@ -2,22 +2,13 @@
  * Issue 49: the documentation stays navigable. Every relative link in README.md and docs/ names a
  * file that exists, and every `#anchor` names a heading of that file, as GitHub renders anchors.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import { documentationFiles, ROOT } from './documentation-files.js';
 
-const ROOT = new URL('../../', import.meta.url).pathname;
-
+/** The documentation, and the other Markdown files that link into it. */
 function markdownFiles(): string[] {
-  const files = [join(ROOT, 'README.md')];
-  const walk = (dir: string) => {
-    if (!existsSync(dir)) return;
-    for (const name of readdirSync(dir)) {
-      const path = join(dir, name);
-      if (statSync(path).isDirectory()) walk(path);
-      else if (name.endsWith('.md')) files.push(path);
-    }
-  };
-  walk(join(ROOT, 'docs'));
+  const files = documentationFiles();
   for (const name of ['SECURITY.md', 'CONTRIBUTING.md', 'bench/RESULTS.md']) if (existsSync(join(ROOT, name))) files.push(join(ROOT, name));
   return files;
 }

@@ -5,25 +5,15 @@
  * still be documented somewhere in README.md or docs/. A setting, flag or endpoint removed on
  * purpose later leaves the snapshot with it, in the same change.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { documentationFiles, ROOT } from './documentation-files.js';
 
-const ROOT = new URL('../../', import.meta.url).pathname;
 const BEFORE = join(ROOT, 'test/docs/fixtures/readme-before-split.md');
 
 /** README.md and every page under docs/, as one text. */
 function documentation(): string {
-  const files = [join(ROOT, 'README.md')];
-  const walk = (dir: string) => {
-    if (!existsSync(dir)) return;
-    for (const name of readdirSync(dir)) {
-      const path = join(dir, name);
-      if (statSync(path).isDirectory()) walk(path);
-      else if (name.endsWith('.md')) files.push(path);
-    }
-  };
-  walk(join(ROOT, 'docs'));
-  return files.map((file) => readFileSync(file, 'utf8')).join('\n');
+  return documentationFiles().map((file) => readFileSync(file, 'utf8')).join('\n');
 }
 
 /** The lines of a `## name` section, up to the next `## ` heading (`### ` subsections included). */
