@@ -1,13 +1,12 @@
 import { Controller, Delete, Get, HttpCode, Param, Put, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { validate as isUuid } from 'uuid';
 import { DomainError } from '../common/domain-error.js';
 import { UsersService } from '../users/users.service.js';
 import { adminCaller, AdminRoute } from './admin-access.js';
 import { ADMIN_API, sendAdminJson } from './admin-reply.js';
 import { AdminRolesService } from './admin-roles.service.js';
 import { ADMIN_ROLES, ADMIN_SCOPES } from '../scopes/admin-scopes.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Who the caller is (GET /me: any administrator), and who the administrators are: listed by the
@@ -68,7 +67,7 @@ export class AdminRolesController {
   }
 
   private async person(id: string) {
-    const user = UUID.test(id) ? await this.users.findById(id) : null;
+    const user = isUuid(id) ? await this.users.findById(id) : null;
     if (!user) throw new DomainError('user_not_found', `No person with id "${id}"`);
     return user;
   }

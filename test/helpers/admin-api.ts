@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { GrantType } from '../../src/common/oauth.constants.js';
+import { ADMIN_API as ADMIN_API_PATH } from '../../src/admin/admin-reply.js';
 import { AdminRolesService } from '../../src/admin/admin-roles.service.js';
 import { ADMIN_SCOPES, type AdminRole } from '../../src/scopes/admin-scopes.js';
 import { UsersService } from '../../src/users/users.service.js';
@@ -7,7 +8,8 @@ import { obtainTokens } from './api-client.js';
 import { basicAuth } from './oauth-flow.js';
 import type { RegisteredClient, TestApp, TestUser } from './test-app.js';
 
-export const ADMIN_API = '/admin/api/v1';
+/** Where the admin API is served, as the controllers declare it. */
+export const ADMIN_API = `/${ADMIN_API_PATH}`;
 export const ALL_ADMIN_SCOPES = Object.keys(ADMIN_SCOPES).join(' ');
 
 export interface AdminResponse {
