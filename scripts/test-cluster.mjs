@@ -94,9 +94,13 @@ const outcomes = chosen.map((topology, index) => {
   const args = process.argv.length > 2 ? [] : (ONLY[topology] ?? []);
   const result = spawnSync(process.execPath, [...jest, ...args], {
     stdio: 'inherit',
+    // A topology takes about 5 minutes; a Jest that hangs past this ends here, and CI goes on.
+    timeout: 20 * 60_000,
+    killSignal: 'SIGKILL',
     env: { ...process.env, NODE_EXTRA_CA_CERTS: cert, CLUSTER_DIR: runDir, CLUSTER_CERT: cert, CLUSTER_KEY: key, CLUSTER_TOPOLOGY: topology },
   });
   stopLeftovers(runDir);
+  if (result.error) console.error(`test-cluster: ${topology}: ${result.error.message}`);
   return { topology, passed: result.status === 0, seconds: Math.round((Date.now() - started) / 1000) };
 });
 

@@ -100,10 +100,14 @@ const jest = [
 console.log('\n=== Failover test: 2 instances, HAProxy, Patroni (2 × PostgreSQL 15, synchronous), etcd ===\n');
 const result = spawnSync(process.execPath, jest, {
   stdio: 'inherit',
+  // The run takes about 3 minutes; a Jest that hangs past this ends here, and CI goes on.
+  timeout: 15 * 60_000,
+  killSignal: 'SIGKILL',
   // test/cluster/support/settings.ts (shared with the cluster test) wants a certificate and key:
   // this test has no TLS proxy (its requests go to the instances as nginx would pass them).
   env: { ...process.env, PATH, CLUSTER_DIR: dir, CLUSTER_CERT: 'unused', CLUSTER_KEY: 'unused' },
 });
+if (result.error) console.error(`test-failover: ${result.error.message}`);
 stopLeftovers();
 if (result.status === 0) {
   rmSync(dir, { recursive: true, force: true });

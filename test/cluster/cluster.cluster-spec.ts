@@ -139,7 +139,7 @@ describe(`three instances behind ${TOPOLOGY.label} on one PostgreSQL and one Red
     // Restarted, it rejoins: nginx tries it again after fail_timeout, HAProxy after two good
     // readiness checks, and it serves.
     await victim.start();
-    await eventually(async () => cluster.instanceOf((await serviceToken()).upstream) === victim, 20_000);
+    await eventually(async () => cluster.instanceOf((await serviceToken()).upstream) === victim, 60_000);
   }));
 
   it('retries writes that carry an Idempotency-Key on another instance when one is killed mid-load: no 502, no duplicate item', withLogs(async () => {
@@ -197,7 +197,7 @@ describe(`three instances behind ${TOPOLOGY.label} on one PostgreSQL and one Red
     expect(Object.fromEntries([...byTitle].map(([title, ids]) => [title, ids[0]]))).toEqual(Object.fromEntries(answered));
 
     await victim.start();
-    await eventually(async () => cluster.instanceOf((await serviceToken()).upstream) === victim, 20_000);
+    await eventually(async () => cluster.instanceOf((await serviceToken()).upstream) === victim, 60_000);
   }));
 
   it('goes unready while PostgreSQL is down, and serves again once it is back, without restarting an instance', withLogs(async () => {
@@ -206,7 +206,7 @@ describe(`three instances behind ${TOPOLOGY.label} on one PostgreSQL and one Red
     try {
       stopPostgres();
       expect(isPostgresUp()).toBe(false);
-      await Promise.all(cluster.instances.map((i) => i.waitForReadiness(503, 20_000)));
+      await Promise.all(cluster.instances.map((i) => i.waitForReadiness(503, 45_000)));
       // Told to come back later (503 + Retry-After), not a 500 or a hung request: by the instance
       // itself (through PgBouncer, which cannot reach PostgreSQL either), and through the balancer
       // (HAProxy answers this itself once its checks took every instance out, in the same shape).
@@ -217,8 +217,8 @@ describe(`three instances behind ${TOPOLOGY.label} on one PostgreSQL and one Red
     } finally {
       await startPostgres();
     }
-    await Promise.all(cluster.instances.map((i) => i.waitForReadiness(200, 30_000)));
-    await cluster.balancer.waitUntilServing(10_000);
+    await Promise.all(cluster.instances.map((i) => i.waitForReadiness(200, 60_000)));
+    await cluster.balancer.waitUntilServing(30_000);
     const after = [];
     for (let i = 0; i < 6; i++) after.push(await serviceToken());
     expect(after.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);

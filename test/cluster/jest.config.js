@@ -10,6 +10,10 @@ export default {
   roots: ['<rootDir>/test/cluster'],
   testMatch: ['**/*.cluster-spec.ts'],
   setupFiles: [],
-  // Starting the cluster, the load run and the PostgreSQL restart each take tens of seconds.
-  testTimeout: 120_000,
+  // The processes a spec starts are stopped by its afterAll; a spec that failed half-way may leave a
+  // socket or timer behind, and a Jest waiting on it would hold CI until its time limit.
+  forceExit: true,
+  // Starting the cluster, the load run and the PostgreSQL restart each take tens of seconds, and
+  // several times that on a loaded CI machine (a restarted instance waits for its readiness checks).
+  testTimeout: 180_000,
 };

@@ -10,6 +10,9 @@ export default {
   roots: ['<rootDir>/test/failover'],
   testMatch: ['**/*.failover-spec.ts'],
   setupFiles: [],
+  // The processes a spec starts are stopped by its afterAll; a spec that failed half-way may leave a
+  // socket or timer behind, and a Jest waiting on it would hold CI until its time limit.
+  forceExit: true,
   // The load run spans both failovers: about a minute.
   testTimeout: 150_000,
 };
