@@ -111,9 +111,7 @@ function ensureSimpleSamlPhp() {
 // One Jest process runs a whole group in band, and Jest's ESM module registry keeps each file's
 // modules until the process ends (about 30 MB a file with the app's dependencies): the default
 // heap limit (about 4 GB here) ran out in the SQLite group once it held some 170 files.
-// --forceExit: a file that failed half-way may leave a socket or a timer behind; a Jest waiting on
-// it after the results are printed would hold CI until its time limit, and every later group with it.
-const jest = ['--experimental-vm-modules', '--no-warnings=ExperimentalWarning', '--max-old-space-size=10240', 'node_modules/jest/bin/jest.js', '--runInBand', '--forceExit'];
+const jest = ['--experimental-vm-modules', '--no-warnings=ExperimentalWarning', '--max-old-space-size=10240', 'node_modules/jest/bin/jest.js', '--runInBand'];
 const results = [];
 for (const group of groups) {
   console.log(`\n=== ${group.name} ===\n`);
