@@ -1,3 +1,4 @@
+import type { ValidateFunction } from 'ajv';
 import { ClientAuthMethod, GrantType, TokenType } from '../common/oauth.constants.js';
 import { createAjv, describeSchemaErrors } from '../collections/json-schema-validator.js';
 import { DomainError } from '../common/domain-error.js';
@@ -31,7 +32,10 @@ const METADATA_SCHEMA = {
   },
 } as const;
 
-const validate = createAjv().compile(METADATA_SCHEMA);
+// Compiled on first use, not when the module loads: most CLI commands and many requests never
+// validate a registration, and compiling costs a CLI call a tenth of its start-up (issue 49).
+let compiled: ValidateFunction | undefined;
+const validator = (): ValidateFunction => (compiled ??= createAjv().compile(METADATA_SCHEMA));
 
 /** Every metadata field Latchkey reads (clients:apply refuses others: in a file under version control a misspelt field is a mistake, not an extension). */
 export const CLIENT_METADATA_FIELDS: readonly string[] = Object.keys(METADATA_SCHEMA.properties);
@@ -56,6 +60,7 @@ function openIdMetadataIn(body: Record<string, unknown>): OpenIdClientMetadata |
  * URIs and scopes are then checked by ClientsService like every other registration.
  */
 export function parseClientMetadata(body: Record<string, unknown>): ParsedMetadata {
+  const validate = validator();
   if (!validate(body)) throw new DomainError('invalid_client_metadata', describeSchemaErrors(validate.errors));
   if (!isStorableJson(body)) throw new DomainError('invalid_client_metadata', 'Text must be valid Unicode without NUL characters.');
   const metadata = body as { redirect_uris?: string[]; client_name?: string; grant_types?: string[]; response_types?: string[]; token_endpoint_auth_method?: string; scope?: string; client_id?: string; client_secret?: string; access_token_type?: string } & DescriptiveMetadata;
