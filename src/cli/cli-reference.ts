@@ -31,5 +31,5 @@ function flagList(command: Command): string {
 
 /** Inline code in a table cell: a `|` would end the cell. */
 function code(text: string): string {
-  return `\`${text.replaceAll('|', '\\|')}\``;
+  return `\`${text.replace(/\s+/g, ' ').replaceAll('|', '\\|')}\``;
 }
