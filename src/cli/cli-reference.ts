@@ -29,7 +29,7 @@ function flagList(command: Command): string {
     .join(', ');
 }
 
-/** Inline code in a table cell: a `|` would end the cell. */
+/** Inline code in a table cell, on one line: a line break or a `|` would end the cell. */
 function code(text: string): string {
   return `\`${text.replace(/\s+/g, ' ').replaceAll('|', '\\|')}\``;
 }
