@@ -2,10 +2,14 @@
 // The test suite in tiers (docs/development.md):
 //
 //   npm run test:unit       pure logic: no server, no database, no build (seconds)
-//   npm test                what every change must pass: unit, integration, e2e and the attack
-//                           tests on SQLite, the browser test, and again on PostgreSQL when
-//                           TEST_DATABASE_URL is set; the Redis test when TEST_REDIS_URL is set
-//   npm run test:security   the long fuzz and timing runs (SQLite, and PostgreSQL when set)
+//   npm test                does this checkout work? (under 3 minutes on a 2-core machine): the unit
+//                           tests, one end-to-end file per capability on SQLite (QUICK below), the
+//                           docs and architecture checks, and the browser sign-in in Chromium
+//   npm run test:all        everything CI runs (.ci/run): every file on SQLite, in Chromium, and on
+//                           PostgreSQL when TEST_DATABASE_URL is set; Redis when TEST_REDIS_URL is
+//                           set; the fuzz and timing runs; then, as root, the failover test
+//                           (Patroni) and the cluster test (nginx, HAProxy, PgBouncer)
+//   npm run test:security   the fuzz and timing runs alone
 //
 // Each group runs in its own Jest process, so a group whose dependency is missing (no browser, no
 // Redis) fails alone and the others still run; every group runs, and a summary ends the output.
@@ -16,9 +20,9 @@ import { delimiter, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 // The first argument names a tier when it is one; everything else goes to Jest.
-const TIERS = ['unit', 'all', 'security'];
+const TIERS = ['unit', 'quick', 'all', 'security'];
 const argv = process.argv.slice(2);
-const tier = TIERS.includes(argv[0]) ? argv[0] : 'all';
+const tier = TIERS.includes(argv[0]) ? argv[0] : 'quick';
 const jestArgs = TIERS.includes(argv[0]) ? argv.slice(1) : argv;
 
 // The tests run on the Node release of .nvmrc, the one CI tests and the Docker image ships. On a
@@ -61,10 +65,37 @@ const serverFiles = (exclude, only) => [
   ...exclude,
 ];
 
+/**
+ * `npm test`'s slice: one file per capability, chosen among the fast ones, so that a checkout that
+ * breaks a capability fails here in minutes; test:all runs every file, on both databases.
+ */
+const QUICK = [
+  'test/docs/', 'test/architecture/',
+  // The authorization server: code flow with login and consent, the token endpoint, refresh, MAC tokens, registration, revocation and introspection.
+  'test/e2e/authorization-code-flow', 'test/e2e/token-endpoint', 'test/e2e/refresh-token', 'test/e2e/mac-tokens', 'test/e2e/registration',
+  'test/e2e/revocation-introspection',
+  // Stock client libraries, OpenID Connect, PAR, DPoP, devices, token exchange.
+  'test/e2e/oauth4webapi\\.', 'test/e2e/openid-connect', 'test/e2e/pushed-authorization-requests', 'test/e2e/dpop-proofs',
+  'test/e2e/device-authorization\\.', 'test/e2e/token-exchange\\.',
+  // The resource server, second factors, federation, SCIM, groups, email, the admin API and CLI, operations.
+  'test/e2e/resources-crud', 'test/e2e/second-factor\\.', 'test/e2e/federation-oidc', 'test/e2e/scim-access', 'test/e2e/groups-access',
+  'test/e2e/mail-flows', 'test/e2e/admin-access', 'test/e2e/health', 'test/e2e/malformed-input',
+  // The attacker's view.
+  'test/security/scope-escalation', 'test/security/cross-user-access',
+].map((path) => `/${path}`);
+const QUICK_BROWSER = ['/test/browser/authorization-flow'];
+
 const groups = [];
 const notes = [];
 if (tier === 'unit') {
   groups.push({ name: 'unit', env: sqlite, args: unitFiles() });
+} else if (tier === 'quick') {
+  groups.push({ name: 'unit', env: sqlite, args: unitFiles() });
+  // Two files at a time: each has its own SQLite file and its servers on ports of their own, and
+  // much of a file's time is spent waiting (on argon2 in the servers it starts, on sockets).
+  groups.push({ name: 'one end-to-end file per capability, docs and architecture checks, on SQLite', env: sqlite, args: [...serverFiles([], QUICK), '--maxWorkers=2'], build: true });
+  groups.push({ name: 'browser sign-in (Chromium) on SQLite', env: sqlite, args: serverFiles([], QUICK_BROWSER), build: true });
+  notes.push('This was the quick tier: npm run test:all runs every test, on SQLite and PostgreSQL, with the cluster and failover tests (what CI runs)');
 } else if (tier === 'all') {
   const skip = [...LONG, ...BROWSER, ...(redis ? [] : REDIS)];
   groups.push({ name: 'unit', env: sqlite, args: unitFiles() });
@@ -73,6 +104,14 @@ if (tier === 'unit') {
   if (postgres) groups.push({ name: 'integration and e2e on PostgreSQL', env: postgres, args: serverFiles(skip), build: true });
   else notes.push('PostgreSQL: not run (set TEST_DATABASE_URL, e.g. postgres://postgres@127.0.0.1:5432/test)');
   if (!redis) notes.push('Redis (test/e2e/rate-limits-redis): not run (set TEST_REDIS_URL, e.g. redis://127.0.0.1:6379)');
+  groups.push({ name: 'fuzz and timing on SQLite', env: sqlite, args: serverFiles([], LONG), build: true });
+  if (postgres) groups.push({ name: 'fuzz and timing on PostgreSQL', env: postgres, args: serverFiles([], LONG), build: true });
+  // The real deployments: they need root and Debian's packages (installed below), and stop and
+  // restart the machine's PostgreSQL (the cluster test), so they run last.
+  if (postgres && redis) {
+    groups.push({ name: 'failover (Patroni, etcd, HAProxy)', script: 'scripts/test-failover.mjs', packages: ['haproxy', 'patroni', 'etcd-server'] });
+    groups.push({ name: 'cluster (nginx, HAProxy, PgBouncer)', script: 'scripts/test-cluster.mjs', packages: ['nginx-light', 'haproxy', 'pgbouncer'] });
+  } else notes.push('failover and cluster tests: not run (they need TEST_DATABASE_URL and TEST_REDIS_URL, and root)');
 } else {
   groups.push({ name: 'fuzz and timing on SQLite', env: sqlite, args: serverFiles([], LONG), build: true });
   if (postgres) groups.push({ name: 'fuzz and timing on PostgreSQL', env: postgres, args: serverFiles([], LONG), build: true });
@@ -93,30 +132,40 @@ if (groups.some((g) => g.build)) {
 
 function ensureSimpleSamlPhp() {
   const present = () => existsSync('/usr/share/simplesamlphp/www') && spawnSync('php', ['-m'], { encoding: 'utf8' }).stdout?.split('\n').includes('dom');
-  if (present()) return;
-  const packages = ['simplesamlphp', 'php-cli', 'php-xml', 'php-mbstring'];
+  if (!present()) installDebianPackages(['simplesamlphp', 'php-cli', 'php-xml', 'php-mbstring'], 'the SAML tests');
+}
+
+/** Installs Debian packages (as root) that a group needs and the machine lacks; otherwise says what to install. */
+function installDebianPackages(packages, purpose) {
+  const installed = (pkg) => spawnSync('dpkg-query', ['-W', '-f', '${Status}', pkg], { encoding: 'utf8' }).stdout?.includes('install ok installed');
+  const missing = packages.filter((pkg) => !installed(pkg));
+  if (missing.length === 0) return;
   if (process.getuid?.() !== 0) {
-    console.error(`latchkey: the SAML tests need SimpleSAMLphp and PHP; run as root: apt-get install -y ${packages.join(' ')}`);
+    console.error(`latchkey: ${purpose} need ${missing.join(', ')}; run as root: apt-get install -y ${missing.join(' ')}`);
     return;
   }
-  console.log(`\n=== Installing ${packages.join(' ')} (Debian) for the SAML tests ===\n`);
+  console.log(`\n=== Installing ${missing.join(' ')} (Debian) for ${purpose} ===\n`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  const install = () => spawnSync('apt-get', ['install', '-y', '-q', ...packages], { stdio: 'ignore', env }).status === 0;
+  const install = () => spawnSync('apt-get', ['install', '-y', '-q', ...missing], { stdio: 'ignore', env }).status === 0;
   if (!install()) {
     spawnSync('apt-get', ['update', '-q'], { stdio: 'inherit', env });
-    if (!install()) console.error('latchkey: apt-get could not install SimpleSAMLphp; the SAML tests will fail');
+    if (!install()) console.error(`latchkey: apt-get could not install ${missing.join(' ')}; ${purpose} will fail`);
   }
 }
 
 // One Jest process runs a whole group in band, and Jest's ESM module registry keeps each file's
 // modules until the process ends (about 30 MB a file with the app's dependencies): the default
 // heap limit (about 4 GB here) ran out in the SQLite group once it held some 170 files.
-const jest = ['--experimental-vm-modules', '--no-warnings=ExperimentalWarning', '--max-old-space-size=10240', 'node_modules/jest/bin/jest.js', '--runInBand'];
+const jest = ['--experimental-vm-modules', '--no-warnings=ExperimentalWarning', '--max-old-space-size=10240', 'node_modules/jest/bin/jest.js'];
 const results = [];
 for (const group of groups) {
   console.log(`\n=== ${group.name} ===\n`);
   const started = Date.now();
-  const run = spawnSync(process.execPath, [...jest, ...jestArgs, ...group.args], { stdio: 'inherit', env: group.env });
+  if (group.packages) installDebianPackages(group.packages, `the ${group.name} test`);
+  const inBand = group.args?.some((arg) => arg.startsWith('--maxWorkers')) ? [] : ['--runInBand'];
+  const run = group.script
+    ? spawnSync(process.execPath, [group.script, ...jestArgs], { stdio: 'inherit' })
+    : spawnSync(process.execPath, [...jest, ...inBand, ...jestArgs, ...group.args], { stdio: 'inherit', env: group.env });
   results.push({ name: group.name, ok: run.status === 0, seconds: (Date.now() - started) / 1000 });
 }
 
