@@ -47,6 +47,8 @@ import { FederationModule } from './federation/federation.module.js';
 import { GroupsModule } from './groups/groups.module.js';
 import { ProvisioningModule } from './provisioning/provisioning.module.js';
 import { MailModule } from './mail/mail.module.js';
+import { MailSenderModule } from './mail/mail-sender.module.js';
+import { AdminInvitationsModule } from './email-links/admin-invitations.module.js';
 
 @Module({
   imports: [
@@ -69,7 +71,7 @@ import { MailModule } from './mail/mail.module.js';
     LogoutModule,
     BackchannelLogoutSenderModule,
     AccountsModule,
-    AdminApiModule,
+    AdminApiModule.register(AdminInvitationsModule.register(MailSenderModule)),
     ResourcesModule,
     HealthModule,
     HousekeepingModule,

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { AuditService } from '../audit/audit.service.js';
+import { AuditService, type AuditActor } from '../audit/audit.service.js';
 import { AuthorizationCodeStore } from '../codes/authorization-code.store.js';
 import { Clock } from '../common/clock.js';
 import { DomainError } from '../common/domain-error.js';
@@ -39,11 +39,14 @@ export class AccountsService {
   async setPassword(username: string, password: string): Promise<User> {
     const passwordHash = await this.users.hashNewPassword(password);
     const user = await this.users.require(username);
-    await this.transactions.run(async (manager) => {
-      await this.users.storePasswordHash(user.id, passwordHash, manager);
-      await this.sessions.endAllOf(user.id, { manager });
-    });
+    await this.transactions.run((manager) => this.setPasswordWithin(user.id, passwordHash, manager));
     return Object.assign(user, { passwordHash });
+  }
+
+  /** setPassword() in the caller's transaction (with an administrator's audit event), from a hash of hashNewPassword(); returns how many sessions ended. */
+  async setPasswordWithin(userId: string, passwordHash: string, manager: EntityManager): Promise<number> {
+    await this.users.storePasswordHash(userId, passwordHash, manager);
+    return this.sessions.endAllOf(userId, { manager });
   }
 
   /**
@@ -51,15 +54,18 @@ export class AccountsService {
    * registered for back-channel logout are told (a cascade alone would end them silently); then
    * their codes, tokens, consents and sessions go with them (ON DELETE CASCADE). Audited.
    */
-  async deleteUser(username: string, actor: string): Promise<void> {
+  async deleteUser(username: string, actor: AuditActor): Promise<void> {
     const user = await this.users.require(username);
-    await this.transactions.run(async (manager) => {
-      const ended = await this.sessions.endAllOf(user.id, { manager });
-      // Group memberships name people and groups alike, so no foreign key removes them (groups/).
-      await this.groups.forgetUser(user.id, manager);
-      await this.users.deleteWithin(user.id, manager);
-      await this.audit.record({ actor, action: 'user.deleted', subject: `user:${user.id}`, details: { sessions_ended: ended } }, manager);
-    });
+    await this.transactions.run((manager) => this.deleteUserWithin(user, actor, manager));
+  }
+
+  /** deleteUser() in the caller's transaction (the admin API's, which first checks the person is not the last owner). */
+  async deleteUserWithin(user: User, actor: AuditActor, manager: EntityManager): Promise<void> {
+    const ended = await this.sessions.endAllOf(user.id, { manager });
+    // Group memberships name people and groups alike, so no foreign key removes them (groups/).
+    await this.groups.forgetUser(user.id, manager);
+    await this.users.deleteWithin(user.id, manager);
+    await this.audit.record({ actor, action: 'user.deleted', subject: `user:${user.id}`, details: { sessions_ended: ended } }, manager);
   }
 
   /**
@@ -67,13 +73,16 @@ export class AccountsService {
    * again everywhere, and the applications they signed in to are told (Back-Channel Logout).
    * Audited with the number of sessions ended, in the same transaction.
    */
-  async signOutEverywhere(username: string, actor: string): Promise<number> {
+  async signOutEverywhere(username: string, actor: AuditActor): Promise<number> {
     const user = await this.users.require(username);
-    return this.transactions.run(async (manager) => {
-      const ended = await this.sessions.endAllOf(user.id, { manager });
-      await this.audit.record({ actor, action: 'user.signed_out_everywhere', subject: `user:${user.id}`, details: { sessions_ended: ended } }, manager);
-      return ended;
-    });
+    return this.transactions.run((manager) => this.signOutEverywhereWithin(user, actor, manager));
+  }
+
+  /** signOutEverywhere() in the caller's transaction. */
+  async signOutEverywhereWithin(user: User, actor: AuditActor, manager: EntityManager): Promise<number> {
+    const ended = await this.sessions.endAllOf(user.id, { manager });
+    await this.audit.record({ actor, action: 'user.signed_out_everywhere', subject: `user:${user.id}`, details: { sessions_ended: ended } }, manager);
+    return ended;
   }
 
   /**
@@ -86,13 +95,13 @@ export class AccountsService {
    * until reactivate(): the password check, passkeys, upstream providers and the session's own
    * start (a gated INSERT) all look at `active`.
    */
-  async deactivate(userId: string, actor: string): Promise<{ sessionsEnded: number; tokensRevoked: number }> {
+  async deactivate(userId: string, actor: AuditActor): Promise<{ sessionsEnded: number; tokensRevoked: number }> {
     const user = await this.requireById(userId);
     return this.transactions.run((manager) => this.deactivateWithin(user, actor, manager));
   }
 
   /** deactivate() in the caller's transaction (SCIM: with the rest of the same request's changes). */
-  async deactivateWithin(user: User, actor: string, manager: EntityManager): Promise<{ sessionsEnded: number; tokensRevoked: number }> {
+  async deactivateWithin(user: User, actor: AuditActor, manager: EntityManager): Promise<{ sessionsEnded: number; tokensRevoked: number }> {
     const now = this.clock.now();
     await this.users.setActive(user.id, false, manager);
     // Tokens first, so that the count is every token (the sessions' end revokes their grants too).
@@ -105,13 +114,13 @@ export class AccountsService {
   }
 
   /** The person may sign in again (their old tokens stay revoked). Audited. */
-  async reactivate(userId: string, actor: string): Promise<void> {
+  async reactivate(userId: string, actor: AuditActor): Promise<void> {
     const user = await this.requireById(userId);
     await this.transactions.run((manager) => this.reactivateWithin(user, actor, manager));
   }
 
   /** reactivate() in the caller's transaction. */
-  async reactivateWithin(user: User, actor: string, manager: EntityManager): Promise<void> {
+  async reactivateWithin(user: User, actor: AuditActor, manager: EntityManager): Promise<void> {
     await this.users.setActive(user.id, true, manager);
     await this.audit.record({ actor, action: 'user.reactivated', subject: `user:${user.id}`, details: { was_active: user.active } }, manager);
   }

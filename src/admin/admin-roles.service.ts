@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { AuditService } from '../audit/audit.service.js';
 import { Clock } from '../common/clock.js';
 import { DomainError } from '../common/domain-error.js';
@@ -23,8 +24,18 @@ export class AdminRolesService {
     private readonly clock: Clock,
   ) {}
 
-  rolesOf(userId: string): Promise<AdminRole[]> {
-    return this.store.rolesOf(userId);
+  /** The person's roles, in the caller's transaction when given. */
+  rolesOf(userId: string, manager?: EntityManager): Promise<AdminRole[]> {
+    return this.store.rolesOf(userId, manager);
+  }
+
+  rolesOfMany(userIds: readonly string[]): Promise<Map<string, AdminRole[]>> {
+    return this.store.rolesOfMany(userIds);
+  }
+
+  /** How many active owners there are besides `userId`, in the caller's transaction, read so that two such checks take turns (AdminRoleStore). */
+  activeOwnersBesides(userId: string, manager: EntityManager): Promise<number> {
+    return this.store.activeOwnersBesides(userId, manager);
   }
 
   /** The admin scopes the person's roles allow now. */

@@ -7,9 +7,14 @@ import { Clock } from '../common/clock.js';
 import { Transactions } from '../database/transactions.js';
 import { AuditEvent } from './audit-event.entity.js';
 
+/**
+ * Who made a change: `cli`, `client:<id>` or `user:<id>`; or that with the address the request came
+ * from, when an administrator made it over HTTP (issue 48: every change says who, what and from where).
+ */
+export type AuditActor = string | { readonly actor: string; readonly ip?: string };
+
 export interface AuditRecord {
-  /** `cli`, `client:<id>` or `user:<id>`. */
-  actor: string;
+  actor: AuditActor;
   action: string;
   subject: string;
   details?: Record<string, unknown>;
@@ -32,7 +37,10 @@ export class AuditService {
   /** Records the event in the caller's transaction, or on its own through Transactions. */
   async record(event: AuditRecord, manager?: EntityManager): Promise<void> {
     // UUIDv7: ordered by time, and monotonic within a millisecond, so the newest-first list is stable.
-    const row: AuditEvent = { id: uuidv7(), at: this.clock.now(), actor: event.actor, action: event.action, subject: event.subject, details: event.details ?? {} };
+    const { actor, ip } = typeof event.actor === 'string' ? { actor: event.actor, ip: undefined } : event.actor;
+    // The address goes with the details: the events' columns stay who, what and to what.
+    const details = ip === undefined ? (event.details ?? {}) : { ...event.details, ip };
+    const row: AuditEvent = { id: uuidv7(), at: this.clock.now(), actor, action: event.action, subject: event.subject, details };
     const insert = (within: EntityManager) => within.insert(AuditEvent, row as QueryDeepPartialEntity<AuditEvent>);
     await (manager ? insert(manager) : this.transactions.write(insert));
     this.logger.log(JSON.stringify({ audit: { ...row, at: row.at.toISOString() } }));

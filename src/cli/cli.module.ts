@@ -27,6 +27,7 @@ import { ResourceServersModule } from '../resource-servers/resource-servers.modu
 import { IdentityProvidersModule } from '../identity-providers/identity-providers.module.js';
 import { GroupsModule } from '../groups/groups.module.js';
 import { AdminRolesModule } from '../admin/admin-roles.module.js';
+import { AccountAdministrationModule } from '../admin/people/account-administration.module.js';
 
 /**
  * The database settings for `migrations:run`: the command applies the migrations itself, so the
@@ -51,6 +52,8 @@ export class CliModule {
     const groups = command.startsWith('groups:') || command === 'clients:groups' ? [GroupsModule] : [];
     // Administrator roles (issue 48).
     const adminRoles = command === 'users:roles' ? [AdminRolesModule] : [];
+    // What an administrator does to a person (issue 48): the users:* commands go through the admin API's service.
+    const administration = command.startsWith('users:') ? [AccountAdministrationModule] : [];
     return {
       module: CliModule,
       imports: [
@@ -70,6 +73,7 @@ export class CliModule {
         ...upstream,
         ...groups,
         ...adminRoles,
+        ...administration,
       ],
     };
   }

@@ -4,17 +4,13 @@ import type { AuditService } from '../audit/audit.service.js';
 import type { ClientsService } from '../clients/clients.service.js';
 import { ClientAuthMethod, GrantType, TokenType } from '../common/oauth.constants.js';
 import type { PurgeService } from '../housekeeping/purge.service.js';
-import type { AccountsService } from '../accounts/accounts.service.js';
 import { isSigningAlgorithm, SIGNING_ALGORITHMS } from '../signing/signing-algorithms.js';
 import type { SigningKeyVault } from '../signing/signing-key-vault.js';
 import type { OpenIdClientMetadata } from '../clients/openid-client-settings.js';
 import type { ClientKeyMetadata } from '../clients/client-keys.js';
-import type { ProfileChanges } from '../users/user-profile.js';
-import type { UsersService } from '../users/users.service.js';
-import type { FactorRecords } from '../factors/factor-records.service.js';
 import { ACR } from '../common/authentication-context.js';
 import type { ResourceServersService } from '../resource-servers/resource-servers.service.js';
-import { CommandFailed, required, UsageError, type Command, type Flags } from './command.js';
+import { required, UsageError, type Command, type Flags } from './command.js';
 import { clientsApplyCommand } from './clients-apply.command.js';
 import { dbCopyCommand } from './db-copy.command.js';
 import { doctorCommand } from './doctor.command.js';
@@ -22,45 +18,7 @@ import { IDP_COMMANDS } from './idps.commands.js';
 import { GROUP_COMMANDS } from './groups.commands.js';
 import { MAIL_COMMANDS } from './mail.commands.js';
 import { ADMIN_ROLE_COMMANDS } from './admin-roles.commands.js';
-
-
-/** The password from --password, or from the first line of stdin with --password-stdin (keeps it out of shell history). */
-async function password(flags: Flags): Promise<string> {
-  if (flags['password-stdin']) {
-    const chunks: Buffer[] = [];
-    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks).toString('utf8').split(/\r?\n/)[0];
-  }
-  return required(flags, 'password');
-}
-
-const PROFILE_OPTIONS = {
-  email: { type: 'string' },
-  'email-verified': { type: 'boolean' },
-  'email-unverified': { type: 'boolean' },
-  name: { type: 'string' },
-  'given-name': { type: 'string' },
-  'family-name': { type: 'string' },
-} as const;
-const PROFILE_USAGE = "[--email ADDRESS] [--email-verified | --email-unverified] [--name 'FULL NAME'] [--given-name NAME] [--family-name NAME]";
-
-/** Profile flags (OpenID Connect Core §5.1): an absent flag leaves the attribute alone, an empty one ('') clears it. */
-function profile(flags: Flags): ProfileChanges {
-  if (flags['email-verified'] && flags['email-unverified']) throw new UsageError('--email-verified and --email-unverified contradict each other');
-  const text = (name: string): string | null | undefined => {
-    const value = flags[name];
-    if (value === undefined) return undefined;
-    if (typeof value !== 'string') throw new UsageError(`--${name} takes a value`);
-    return value === '' ? null : value;
-  };
-  return {
-    email: text('email'),
-    emailVerified: flags['email-verified'] ? true : flags['email-unverified'] ? false : undefined,
-    name: text('name'),
-    givenName: text('given-name'),
-    familyName: text('family-name'),
-  };
-}
+import { USER_COMMANDS } from './users.commands.js';
 
 /** OpenID Connect client settings from clients:create's flags; undefined when none is given (every default). */
 function openIdFlags(flags: Flags): OpenIdClientMetadata | undefined {
@@ -102,15 +60,12 @@ function keyFlags(flags: Flags): ClientKeyMetadata {
 
 // Services are imported when a command runs, not with this table: `--help` and a mistyped command
 // line are answered without loading Nest, TypeORM and the rest (main.ts loads them after parsing).
-const accountsService = async (app: INestApplicationContext): Promise<AccountsService> => app.get((await import('../accounts/accounts.service.js')).AccountsService);
 const resourceServersService = async (app: INestApplicationContext): Promise<ResourceServersService> =>
   app.get((await import('../resource-servers/resource-servers.service.js')).ResourceServersService);
-const usersService = async (app: INestApplicationContext): Promise<UsersService> => app.get((await import('../users/users.service.js')).UsersService);
 const clientsService = async (app: INestApplicationContext): Promise<ClientsService> => app.get((await import('../clients/clients.service.js')).ClientsService);
 const auditService = async (app: INestApplicationContext): Promise<AuditService> => app.get((await import('../audit/audit.service.js')).AuditService);
 const purgeService = async (app: INestApplicationContext): Promise<PurgeService> => app.get((await import('../housekeeping/purge.service.js')).PurgeService);
 const signingKeyVault = async (app: INestApplicationContext): Promise<SigningKeyVault> => app.get((await import('../signing/signing-key-vault.js')).SigningKeyVault);
-const factorRecords = async (app: INestApplicationContext): Promise<FactorRecords> => app.get((await import('../factors/factor-records.service.js')).FactorRecords);
 const dataSource = async (app: INestApplicationContext): Promise<DataSource> => app.get<DataSource>((await import('@nestjs/typeorm')).getDataSourceToken());
 
 const GRANT_TYPES = new Set<string>(Object.values(GrantType));
@@ -118,132 +73,7 @@ const TOKEN_TYPES = new Set<string>(Object.values(TokenType));
 const CONFIDENTIAL_AUTH_METHODS = new Set<string>([ClientAuthMethod.ClientSecretBasic, ClientAuthMethod.ClientSecretPost, ClientAuthMethod.PrivateKeyJwt]);
 
 export const COMMANDS: Record<string, Command> = {
-  'users:create': {
-    usage: `users:create --username NAME (--password 'PASSWORD' | --password-stdin) ${PROFILE_USAGE}`,
-    options: { username: { type: 'string' }, password: { type: 'string' }, 'password-stdin': { type: 'boolean' }, ...PROFILE_OPTIONS },
-    async run(app, flags) {
-      const users = await usersService(app);
-      const changes = profile(flags);
-      return users.toView(await users.create(required(flags, 'username'), await password(flags), changes));
-    },
-  },
-  'users:update': {
-    usage: `users:update --username NAME ${PROFILE_USAGE} [--require-mfa | --no-require-mfa]`,
-    options: { username: { type: 'string' }, ...PROFILE_OPTIONS, 'require-mfa': { type: 'boolean' }, 'no-require-mfa': { type: 'boolean' } },
-    async run(app, flags) {
-      const users = await usersService(app);
-      if (flags['require-mfa'] && flags['no-require-mfa']) throw new UsageError('--require-mfa and --no-require-mfa contradict each other');
-      // --require-mfa: the person must use a second factor; without one, they enrol one right after the password.
-      const requireMfa = flags['require-mfa'] ? true : flags['no-require-mfa'] ? false : undefined;
-      return users.toView(await users.updateProfile(required(flags, 'username'), { ...profile(flags), requireMfa }));
-    },
-  },
-  'users:show': {
-    usage: 'users:show --username NAME',
-    options: { username: { type: 'string' } },
-    // The person and their second factors: kinds and dates, never a secret.
-    async run(app, flags) {
-      const users = await usersService(app);
-      const user = await users.require(required(flags, 'username'));
-      const factors = await (await factorRecords(app)).summary(user.id);
-      const upstreamLinks = await app.get((await import('../identity-providers/upstream-accounts.service.js')).UpstreamAccounts).linksOf(user.id);
-      return {
-        ...users.toView(user),
-        // Issue 45: the upstream identities this person signs in with (provider and upstream subject).
-        upstream_links: upstreamLinks,
-        factors: [
-          ...(factors.totp ? [{ kind: 'totp', created_at: factors.totp.createdAt.toISOString(), last_used_at: factors.totp.lastUsedAt?.toISOString() ?? null }] : []),
-          ...(factors.recoveryCodes.createdAt ? [{ kind: 'recovery_codes', created_at: factors.recoveryCodes.createdAt.toISOString(), left: factors.recoveryCodes.left }] : []),
-          // blocked: a copy was detected (WebAuthn §6.1.1); it signs nobody in until removed (users:passkey-remove, by its id).
-          ...factors.passkeys.map((p) => ({
-            kind: 'passkey',
-            id: p.id,
-            name: p.name,
-            created_at: p.createdAt.toISOString(),
-            last_used_at: p.lastUsedAt?.toISOString() ?? null,
-            synced: p.synced,
-            blocked: p.clonedAt ? `a copy was detected on ${p.clonedAt.toISOString()}` : null,
-          })),
-        ],
-      };
-    },
-  },
-  'users:mfa-reset': {
-    usage: 'users:mfa-reset --username NAME',
-    options: { username: { type: 'string' } },
-    // For a person who lost their authenticator, recovery codes or passkeys: removes every factor (audited as factor.removed by cli).
-    async run(app, flags) {
-      const user = await (await usersService(app)).require(required(flags, 'username'));
-      const removed = await (await factorRecords(app)).removeAll(user.id, 'cli');
-      return { username: user.username, one_time_codes_removed: removed.totp, recovery_codes_removed: removed.recoveryCodes, passkeys_removed: removed.passkeys };
-    },
-  },
-  'users:passkey-remove': {
-    usage: 'users:passkey-remove --username NAME --passkey ID',
-    options: { username: { type: 'string' }, passkey: { type: 'string' } },
-    // One passkey (its id from users:show), e.g. one blocked because a copy was detected: the person then enrols a new one (audited as passkey.removed by cli).
-    async run(app, flags) {
-      const user = await (await usersService(app)).require(required(flags, 'username'));
-      const passkey = required(flags, 'passkey');
-      const removed = await (await factorRecords(app)).removePasskey(user.id, passkey, 'cli');
-      if (!removed) throw new CommandFailed(`${user.username} has no passkey ${passkey} (users:show lists their passkeys' ids)`);
-      return { username: user.username, passkey, removed: true };
-    },
-  },
-  'users:list': {
-    usage: 'users:list',
-    options: {},
-    async run(app) {
-      const users = await usersService(app);
-      return (await users.list()).map((u) => users.toView(u));
-    },
-  },
-  'users:delete': {
-    usage: 'users:delete --username NAME',
-    options: { username: { type: 'string' } },
-    async run(app, flags) {
-      const username = required(flags, 'username');
-      // Through the account: their sessions end first, so back-channel logout clients are told.
-      await (await accountsService(app)).deleteUser(username, 'cli');
-      return { deleted: true, username };
-    },
-  },
-  'users:set-password': {
-    usage: "users:set-password --username NAME (--password 'PASSWORD' | --password-stdin)",
-    options: { username: { type: 'string' }, password: { type: 'string' }, 'password-stdin': { type: 'boolean' } },
-    async run(app, flags) {
-      const user = await (await accountsService(app)).setPassword(required(flags, 'username'), await password(flags));
-      return (await usersService(app)).toView(user);
-    },
-  },
-  'users:sign-out': {
-    usage: 'users:sign-out --username NAME',
-    options: { username: { type: 'string' } },
-    // Ends every session of the person; clients registered for back-channel logout are told by the servers.
-    async run(app, flags) {
-      const username = required(flags, 'username');
-      return { username, sessions_ended: await (await accountsService(app)).signOutEverywhere(username, 'cli') };
-    },
-  },
-  'users:deactivate': {
-    usage: 'users:deactivate --username NAME',
-    options: { username: { type: 'string' } },
-    // Deprovisioning (issue 46): sessions end, every token is revoked, sign-in is refused until users:reactivate.
-    async run(app, flags) {
-      const user = await (await usersService(app)).require(required(flags, 'username'));
-      const result = await (await accountsService(app)).deactivate(user.id, 'cli');
-      return { username: user.username, active: false, sessions_ended: result.sessionsEnded, tokens_revoked: result.tokensRevoked };
-    },
-  },
-  'users:reactivate': {
-    usage: 'users:reactivate --username NAME',
-    options: { username: { type: 'string' } },
-    async run(app, flags) {
-      const user = await (await usersService(app)).require(required(flags, 'username'));
-      await (await accountsService(app)).reactivate(user.id, 'cli');
-      return { username: user.username, active: true };
-    },
-  },
+  ...USER_COMMANDS,
   'clients:create': {
     usage:
       'clients:create --name NAME [--redirect-uri URI ...] [--scope "a b"] [--public] [--grant-type TYPE ...] [--response-type TYPE ...] [--token-type bearer|mac] ' +

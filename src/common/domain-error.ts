@@ -24,7 +24,13 @@ export type DomainErrorCode =
   // Administrator roles (issue 48).
   | 'invalid_admin_role'
   | 'last_owner'
-  | 'admin_client_protected';
+  | 'admin_client_protected'
+  // The admin API's people (issue 48).
+  | 'administrator_protected'
+  | 'self_protected'
+  | 'passkey_not_found'
+  | 'session_not_found'
+  | 'grant_not_found';
 
 /**
  * A rule of the domain was broken by the caller's input (a taken username, a malformed redirect

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { AuditService } from '../audit/audit.service.js';
+import { AuditService, type AuditActor } from '../audit/audit.service.js';
 import { ClientStore } from '../clients/client.store.js';
 import { AuthorizationCodeStore } from '../codes/authorization-code.store.js';
 import { Clock } from '../common/clock.js';
@@ -7,6 +7,7 @@ import { splitScope } from '../common/scope.js';
 import { Transactions } from '../database/transactions.js';
 import { DeviceAuthorizationStore } from '../device-codes/device-authorization.store.js';
 import { TokenStore } from '../tokens/token.store.js';
+import type { Consent } from './consent.entity.js';
 import { ConsentStore } from './consent.store.js';
 
 /** An application holding access to a person's data, as the access page shows it. */
@@ -38,7 +39,15 @@ export class AccessWithdrawalService {
   ) {}
 
   async list(userId: string): Promise<GrantedAccess[]> {
-    const consents = await this.consents.listOf(userId);
+    return this.describe(userId, await this.consents.listOf(userId));
+  }
+
+  /** One page of what the person granted, by client id (the admin API, issue 48); `afterClientId`: the last of the previous page. */
+  async page(userId: string, limit: number, afterClientId: string | null): Promise<GrantedAccess[]> {
+    return this.describe(userId, await this.consents.pageOf(userId, limit, afterClientId));
+  }
+
+  private async describe(userId: string, consents: Consent[]): Promise<GrantedAccess[]> {
     if (consents.length === 0) return [];
     const clients = new Map((await this.clients.findByIds(consents.map((c) => c.clientId))).map((c) => [c.id, c]));
     const lastActive = await this.tokens.lastIssuedByClient(userId);
@@ -51,8 +60,11 @@ export class AccessWithdrawalService {
     }));
   }
 
-  /** Withdraws everything the person granted the client. False when there was nothing to withdraw. */
-  async withdraw(userId: string, clientId: string): Promise<boolean> {
+  /**
+   * Withdraws everything the person granted the client. False when there was nothing to withdraw.
+   * `actor`: the person themselves (the access page), or an administrator (the admin API).
+   */
+  async withdraw(userId: string, clientId: string, actor: AuditActor = `user:${userId}`): Promise<boolean> {
     const removed = await this.transactions.run(async (manager) => {
       const now = this.clock.now();
       const deleted = await this.consents.delete(userId, clientId, manager);
@@ -60,7 +72,7 @@ export class AccessWithdrawalService {
       // A device the person allowed but that has not polled yet gets nothing either (RFC 8628).
       await this.devices.denyApprovedOf(userId, clientId, manager);
       const revoked = await this.tokens.revokeAllOf(userId, clientId, now, manager);
-      await this.audit.record({ actor: `user:${userId}`, action: 'consent.withdrawn', subject: `client:${clientId}`, details: { tokens_revoked: revoked } }, manager);
+      await this.audit.record({ actor, action: 'consent.withdrawn', subject: `client:${clientId}`, details: { user: userId, tokens_revoked: revoked } }, manager);
       return deleted;
     });
     return removed;

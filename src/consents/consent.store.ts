@@ -68,6 +68,13 @@ export class ConsentStore {
     return this.dataSource.manager.find(Consent, { where: { userId }, order: { createdAt: 'ASC' } });
   }
 
+  /** One page of the person's consents by client id (the (user, client) unique index), after `afterClientId`. */
+  pageOf(userId: string, limit: number, afterClientId: string | null): Promise<Consent[]> {
+    const query = this.dataSource.manager.createQueryBuilder(Consent, 'consent').where('consent.userId = :userId', { userId }).orderBy('consent.clientId', 'ASC').take(limit);
+    if (afterClientId !== null) query.andWhere('consent.clientId > :afterClientId', { afterClientId });
+    return query.getMany();
+  }
+
   /** An upsert on the (user, client) unique index: two instances granting at once cannot create two rows. */
   async upsert(consent: Pick<Consent, 'id' | 'userId' | 'clientId' | 'scope'>, manager: EntityManager): Promise<void> {
     await manager.upsert(Consent, consent, { conflictPaths: ['userId', 'clientId'] });

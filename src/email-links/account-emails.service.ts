@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { AuditService } from '../audit/audit.service.js';
+import { AuditService, type AuditActor } from '../audit/audit.service.js';
 import { DeliveryRefused } from './delivery-refused.js';
 import { Transactions } from '../database/transactions.js';
 import { mailConfig, type MailConfig } from '../config/mail.config.js';
@@ -39,7 +39,7 @@ export class AccountEmails {
    * (else the person must have no password: an invitation sets the first one), sets the address
    * (unverified until the link is used), and sends a link to choose a password.
    */
-  async invite(username: string, email: string, actor: string, options: { printLink?: boolean } = {}): Promise<LinkDelivery> {
+  async invite(username: string, email: string, actor: AuditActor, options: { printLink?: boolean } = {}): Promise<LinkDelivery> {
     this.assertCanDeliver(options.printLink);
     let user = await this.users.findByUsername(username);
     if (user && user.passwordHash !== '') throw new DeliveryRefused('has_password', `${username} already has a password: they can use "Forgot your password?", or an administrator users:set-password.`);
@@ -72,7 +72,7 @@ export class AccountEmails {
     return this.deliver(user, 'verify', actor, options.printLink);
   }
 
-  private async deliver(user: User, kind: 'invite' | 'verify', actor: string, printLink = false): Promise<LinkDelivery> {
+  private async deliver(user: User, kind: 'invite' | 'verify', actor: AuditActor, printLink = false): Promise<LinkDelivery> {
     const email = user.email as string;
     const invite = kind === 'invite';
     const lifetime = invite ? this.config.invitationSeconds : this.config.verificationSeconds;

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { AuditService } from '../audit/audit.service.js';
+import { AuditService, type AuditActor } from '../audit/audit.service.js';
 import { Transactions } from '../database/transactions.js';
 import { ACR, type Acr } from '../common/authentication-context.js';
 import { PasskeyStore } from './passkey.store.js';
@@ -79,7 +79,7 @@ export class FactorRecords {
    * users:passkey-remove: an administrator removes one passkey of the person (a blocked one, say,
    * so that they can enrol again), audited as passkey.removed; false when it is not theirs.
    */
-  async removePasskey(userId: string, passkeyId: string, actor: string): Promise<boolean> {
+  async removePasskey(userId: string, passkeyId: string, actor: AuditActor): Promise<boolean> {
     return this.transactions.run(async (manager) => {
       if (!(await this.passkeys.removeOf(passkeyId, userId, manager))) return false;
       await this.audit.record({ actor, action: 'passkey.removed', subject: `user:${userId}`, details: { passkey: passkeyId } }, manager);
@@ -88,7 +88,7 @@ export class FactorRecords {
   }
 
   /** users:mfa-reset: removes every factor, one-time codes, recovery codes and passkeys, in one transaction (audited as factor.removed). */
-  async removeAll(userId: string, actor: string): Promise<{ totp: boolean; recoveryCodes: number; passkeys: number }> {
+  async removeAll(userId: string, actor: AuditActor): Promise<{ totp: boolean; recoveryCodes: number; passkeys: number }> {
     return this.transactions.run(async (manager) => {
       const totp = await this.totps.delete(userId, manager);
       const recoveryCodes = await this.recoveryCodes.deleteAll(userId, manager);

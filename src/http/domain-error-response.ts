@@ -26,6 +26,9 @@ export function domainErrorResponse(error: DomainError): JsonError {
     case 'identity_provider_not_found':
     case 'group_not_found':
     case 'member_not_found':
+    case 'passkey_not_found':
+    case 'session_not_found':
+    case 'grant_not_found':
       return { status: 404, error: 'not_found', description: error.message };
     case 'username_taken':
     case 'identity_provider_exists':
@@ -34,6 +37,8 @@ export function domainErrorResponse(error: DomainError): JsonError {
     case 'last_owner':
       return { status: 409, error: 'conflict', description: error.message };
     case 'admin_client_protected':
+    case 'administrator_protected':
+    case 'self_protected':
       return { status: 403, error: 'forbidden', description: error.message };
     default:
       return unreachable(error.code);

@@ -33,6 +33,16 @@ export class Session {
   @Column({ name: 'expires_at', type: TIMESTAMP })
   expiresAt: Date;
 
+  /**
+   * The session's name where an administrator sees it (issue 48: the admin API lists a person's
+   * sessions and ends one): random, so it says nothing of the cookie's secret, whose hash `id` is.
+   * Nullable only because SQLite adds no NOT NULL column without a default: the migration gave
+   * every existing session one, and every session started since gets one.
+   */
+  @Index('IDX_sessions_public_id', { unique: true })
+  @Column({ name: 'public_id', type: UUID, length: UUID_LENGTH, nullable: true })
+  publicId: string | null;
+
   /** When sign-out, a password change or "sign out everywhere else" ended it; null while it lasts. */
   @Column({ name: 'ended_at', type: TIMESTAMP, nullable: true })
   endedAt: Date | null;

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { In, IsNull, MoreThanOrEqual, Not, type DataSource, type EntityManager, type FindOptionsWhere } from 'typeorm';
+import { Brackets, In, IsNull, MoreThanOrEqual, Not, type DataSource, type EntityManager, type FindOptionsWhere } from 'typeorm';
 import { dateParameter, execute, PreparedStatement } from '../database/prepared-statement.js';
 import { Transactions } from '../database/transactions.js';
 import { SessionClient } from './session-client.entity.js';
@@ -39,9 +39,9 @@ export class SessionStore {
   async insert(session: Session): Promise<boolean> {
     const dialect = this.dataSource.options.type;
     const cast = (type: string) => (dialect === 'postgres' ? `?::${type}` : '?');
-    const sql = `INSERT INTO "sessions" ("id", "user_id", "created_at", "expires_at", "ended_at") SELECT ${cast('varchar')}, ${cast('uuid')}, ${cast('timestamptz')}, ${cast('timestamptz')}, ${cast('timestamptz')} WHERE EXISTS (SELECT 1 FROM "users" WHERE "id" = ? AND "active" IS TRUE)`;
+    const sql = `INSERT INTO "sessions" ("id", "user_id", "public_id", "created_at", "expires_at", "ended_at") SELECT ${cast('varchar')}, ${cast('uuid')}, ${cast('uuid')}, ${cast('timestamptz')}, ${cast('timestamptz')}, ${cast('timestamptz')} WHERE EXISTS (SELECT 1 FROM "users" WHERE "id" = ? AND "active" IS TRUE)`;
     const date = (value: Date | null) => (value === null ? null : dateParameter(value, dialect));
-    const parameters = [session.id, session.userId, date(session.createdAt), date(session.expiresAt), date(session.endedAt), session.userId];
+    const parameters = [session.id, session.userId, session.publicId, date(session.createdAt), date(session.expiresAt), date(session.endedAt), session.userId];
     return (await this.transactions.write((manager) => execute(manager, sql, parameters))) === 1;
   }
 
@@ -67,8 +67,30 @@ export class SessionStore {
     await this.transactions.write((manager) => execute(manager, sql, [sessionId, clientId, dateParameter(now, this.dataSource.options.type)]));
   }
 
+  /**
+   * One page of the user's sessions live at `now`, newest first (keyset on created_at, then
+   * public_id: the user_id index narrows it to one person's few rows).
+   */
+  livePageOf(userId: string, now: Date, limit: number, after: { createdAt: Date; publicId: string } | null): Promise<Session[]> {
+    const query = this.dataSource.manager
+      .createQueryBuilder(Session, 'session')
+      .where('session.userId = :userId AND session.endedAt IS NULL AND session.expiresAt >= :now', { userId, now })
+      .orderBy('session.createdAt', 'DESC')
+      .addOrderBy('session.publicId', 'DESC')
+      .take(limit);
+    if (after) {
+      query.andWhere(new Brackets((or) => or.where('session.createdAt < :at', { at: after.createdAt }).orWhere('session.createdAt = :at AND session.publicId < :publicId', { publicId: after.publicId })));
+    }
+    return query.getMany();
+  }
+
+  /** Ends the user's live session named `publicId`, in the caller's transaction; 1 when it did, else 0. */
+  endLiveByPublicId(userId: string, publicId: string, now: Date, manager: EntityManager): Promise<number> {
+    return this.endWhere({ userId, publicId, endedAt: IsNull(), expiresAt: MoreThanOrEqual(now) }, now, manager);
+  }
+
   /** The clients that signed the person in through these sessions. */
-  clientsOf(sessionIds: readonly string[], manager: EntityManager): Promise<SessionClient[]> {
+  clientsOf(sessionIds: readonly string[], manager: EntityManager = this.dataSource.manager): Promise<SessionClient[]> {
     return sessionIds.length === 0 ? Promise.resolve([]) : manager.findBy(SessionClient, { sessionId: In([...sessionIds]) });
   }
 

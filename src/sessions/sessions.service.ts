@@ -1,8 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { Clock } from '../common/clock.js';
 import { generateSecret, hashSecret, SECRET_PREFIX } from '../common/secrets.js';
 import { sessionConfig, type SessionConfig } from '../config/session.config.js';
+import type { SessionClient } from './session-client.entity.js';
 import type { Session } from './session.entity.js';
 import { publicSessionId } from './session-id.js';
 import { SessionStore } from './session.store.js';
@@ -27,7 +29,7 @@ export class SessionsService {
   async start(userId: string): Promise<{ secret: string; createdAt: Date } | null> {
     const secret = generateSecret(SECRET_PREFIX.session);
     const createdAt = this.clock.now();
-    const row: Session = { id: hashSecret(secret), userId, createdAt, expiresAt: new Date(createdAt.getTime() + this.config.ttlSeconds * 1000), endedAt: null };
+    const row: Session = { id: hashSecret(secret), userId, publicId: randomUUID(), createdAt, expiresAt: new Date(createdAt.getTime() + this.config.ttlSeconds * 1000), endedAt: null };
     return (await this.store.insert(row)) ? { secret, createdAt } : null;
   }
 
@@ -74,6 +76,25 @@ export class SessionsService {
   /** The public `sid` of the session named by this cookie secret (ID tokens, logout tokens). */
   publicId(secret: string): string {
     return publicSessionId(hashSecret(secret));
+  }
+
+  /**
+   * One page of the person's live sessions, newest first, with the clients that signed them in
+   * through each (the admin API, issue 48). `after`: the last session of the previous page.
+   */
+  async livePageOf(userId: string, limit: number, after: { createdAt: Date; publicId: string } | null): Promise<{ session: Session; clients: SessionClient[] }[]> {
+    const sessions = await this.store.livePageOf(userId, this.clock.now(), limit, after);
+    const clients = await this.store.clientsOf(sessions.map((session) => session.id));
+    return sessions.map((session) => ({ session, clients: clients.filter((client) => client.sessionId === session.id) }));
+  }
+
+  /**
+   * Ends the person's live session named `publicId` (an administrator, by the name the admin API
+   * lists), in the caller's transaction: the end listeners run as for a sign-out (back-channel
+   * logout). False when no live session of theirs has that name.
+   */
+  async endByPublicId(userId: string, publicId: string, manager: EntityManager): Promise<boolean> {
+    return (await this.store.endLiveByPublicId(userId, publicId, this.clock.now(), manager)) > 0;
   }
 
   /** How many sessions of the user are live, the caller's included. */

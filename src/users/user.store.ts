@@ -60,8 +60,9 @@ export class UserStore {
   }
 
   /** Changes profile attributes; the others stay as they are. */
-  async updateProfile(userId: string, changes: Partial<Pick<User, 'email' | 'emailVerified' | 'name' | 'givenName' | 'familyName' | 'requireMfa'>>): Promise<void> {
-    await this.transactions.write((manager) => manager.update(User, { id: userId }, changes));
+  async updateProfile(userId: string, changes: Partial<Pick<User, 'email' | 'emailVerified' | 'name' | 'givenName' | 'familyName' | 'requireMfa'>>, manager?: EntityManager): Promise<void> {
+    const work = (within: EntityManager) => within.update(User, { id: userId }, changes);
+    await (manager ? work(manager) : this.transactions.write(work));
   }
 
   /**

@@ -39,17 +39,26 @@ export class UsersService {
   ) {}
 
   async create(username: string, password: string, profile: ProfileChanges = {}): Promise<User> {
+    return this.store.insert(await this.prepareNew(username, password, profile));
+  }
+
+  /**
+   * A new person, checked and not yet stored (the caller inserts it with insertWithin, with its
+   * audit event): without a password (`undefined`: an empty hash, which no password matches) the
+   * person signs in once invited, or once an administrator sets one.
+   */
+  async prepareNew(username: string, password: string | undefined, profile: ProfileChanges = {}): Promise<User> {
     if (!USERNAME.test(username)) {
       throw new DomainError('invalid_username', 'Username must be 1 to 64 characters: letters, digits, and . _ @ - (not first).');
     }
-    this.assertPasswordAcceptable(password);
-    const { email = null, emailVerified = false, name = null, givenName = null, familyName = null } = validateProfile(profile);
+    if (password !== undefined) this.assertPasswordAcceptable(password);
+    const { email = null, emailVerified = false, name = null, givenName = null, familyName = null, requireMfa = false } = validateProfile(profile);
     if (await this.store.exists(username)) {
       throw new DomainError('username_taken', `A user named "${username}" already exists.`);
     }
+    const passwordHash = password === undefined ? '' : await this.hasher.hash(password);
     // The id is the OpenID Connect sub (Core §2): random, never reused, never the username.
-    const user = Object.assign(new User(), { id: randomUUID(), username, passwordHash: await this.hasher.hash(password), email, emailVerified: email !== null && emailVerified, name, givenName, familyName });
-    return this.store.insert(user);
+    return Object.assign(new User(), { id: randomUUID(), username, passwordHash, email, emailVerified: email !== null && emailVerified, name, givenName, familyName, requireMfa });
   }
 
   /**
@@ -57,13 +66,17 @@ export class UsersService {
    * is verified: only an administrator vouches for an address (email_verified, Core §5.1).
    */
   async updateProfile(username: string, changes: ProfileChanges): Promise<User> {
-    const user = await this.require(username);
+    return this.applyProfile(await this.require(username), changes);
+  }
+
+  /** updateProfile() for a person already read, in the caller's transaction when given (with its audit event). */
+  async applyProfile(user: User, changes: ProfileChanges, manager?: EntityManager): Promise<User> {
     const checked = validateProfile(changes);
     const email = checked.email === undefined ? user.email : checked.email;
     const emailVerified = email === null ? false : (checked.emailVerified ?? (email === user.email ? user.emailVerified : false));
     // Only what the change names: an attribute left undefined keeps its value.
     const applied = { ...Object.fromEntries(Object.entries(checked).filter(([, value]) => value !== undefined)), emailVerified };
-    await this.store.updateProfile(user.id, applied);
+    await this.store.updateProfile(user.id, applied, manager);
     return Object.assign(user, applied);
   }
 

@@ -4,6 +4,7 @@
  * answer exactly what the separate lookups did (SessionStore.isLive, UserStore.findById, the consent
  * covering the scope), and refuse a deactivated person, on SQLite and PostgreSQL.
  */
+import { randomUUID } from 'node:crypto';
 import { jest } from '@jest/globals';
 import { ConsentsService } from '../../src/consents/consents.service.js';
 import { SessionClient } from '../../src/sessions/session-client.entity.js';
@@ -24,6 +25,7 @@ describe(ConsentsService.name, () => {
   const session = (id: string, userId: string, expiresAt: string, endedAt: string | null = null): Session => ({
     id,
     userId,
+    publicId: randomUUID(),
     createdAt: new Date('2030-06-01T11:00:00.000Z'),
     expiresAt: new Date(expiresAt),
     endedAt: endedAt === null ? null : new Date(endedAt),

@@ -5,7 +5,8 @@ import { AdminRolesService } from '../../src/admin/admin-roles.service.js';
 import { ADMIN_SCOPES, type AdminRole } from '../../src/scopes/admin-scopes.js';
 import { UsersService } from '../../src/users/users.service.js';
 import { obtainTokens } from './api-client.js';
-import { basicAuth } from './oauth-flow.js';
+import { Browser, isLoginPage } from './browser.js';
+import { authorizeAsUser, authorizeUrl, basicAuth, newPkce, redirectParams, tokenRequest } from './oauth-flow.js';
 import type { RegisteredClient, TestApp, TestUser } from './test-app.js';
 
 /** Where the admin API is served, as the controllers declare it. */
@@ -65,15 +66,36 @@ export class AdminApi {
     return { client, token: String(body.access_token) };
   }
 
-  /** A request to the admin API; `token` undefined sends none. */
-  async request(method: string, path: string, token?: string, body?: unknown): Promise<AdminResponse> {
+  /** A request to the admin API; `token` undefined sends none; `contentType` replaces JSON's (a merge patch, a wrong type). */
+  async request(method: string, path: string, token?: string, body?: unknown, contentType = 'application/json'): Promise<AdminResponse> {
     const headers: Record<string, string> = {};
     if (token !== undefined) headers.authorization = `Bearer ${token}`;
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const response = await fetch(this.app.url(ADMIN_API + path), { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    if (body !== undefined) headers['content-type'] = contentType;
+    const response = await fetch(this.app.url(ADMIN_API + path), { method, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
     const text = await response.text();
     return { status: response.status, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>), headers: response.headers };
   }
+}
+
+/**
+ * `user` signs in through `client` in a browser of their own (a session, a consent, tokens): the
+ * person an administrator then looks at. The browser stays signed in; the token response is returned.
+ */
+export async function signInThrough(app: TestApp, client: RegisteredClient, user: TestUser, scope: string): Promise<{ browser: Browser; tokens: Record<string, unknown> }> {
+  const browser = new Browser(app.baseUrl);
+  const pkce = newPkce();
+  const page = await authorizeAsUser(browser, user, authorizeUrl(client, { scope, state: 's', code_challenge: pkce.challenge, code_challenge_method: 'S256' }));
+  const code = redirectParams(page).get('code');
+  if (!code) throw new Error(`No code in ${page.location}`);
+  const result = await tokenRequest(app, client, { grant_type: 'authorization_code', code, redirect_uri: client.redirectUri, code_verifier: pkce.verifier });
+  if (result.status !== 200) throw new Error(`Token request failed with ${result.status}: ${JSON.stringify(result.body)}`);
+  return { browser, tokens: result.body };
+}
+
+/** Whether the browser's session still signs its person in (GET /login redirects instead of showing the form). */
+export async function stillSignedIn(browser: Browser): Promise<boolean> {
+  const page = await browser.get('/login');
+  return page.status === 302 && !isLoginPage(page);
 }
 
 /**

@@ -1,9 +1,10 @@
 import { ADMIN_SCOPES } from '../../scopes/admin-scopes.js';
 import { ADMIN_API } from '../admin-reply.js';
 import { CORE_PATHS } from './core.paths.js';
+import { PEOPLE_PATHS } from './people.paths.js';
 
 /** Every fragment of the admin API's description, one per area. */
-const FRAGMENTS: Record<string, object>[] = [CORE_PATHS];
+const FRAGMENTS: Record<string, object>[] = [CORE_PATHS, PEOPLE_PATHS];
 
 /**
  * The admin API's paths for the OpenAPI document the data API has (issue 48): keyed by their full
