@@ -1,4 +1,5 @@
 import { AdminApiModule } from './admin/admin-api.module.js';
+import { DoctorApiModule } from './doctor/doctor-api.module.js';
 import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { AccountsModule } from './accounts/accounts.module.js';
@@ -72,6 +73,7 @@ import { AdminInvitationsModule } from './email-links/admin-invitations.module.j
     BackchannelLogoutSenderModule,
     AccountsModule,
     AdminApiModule.register(AdminInvitationsModule.register(MailSenderModule)),
+    DoctorApiModule,
     ResourcesModule,
     HealthModule,
     HousekeepingModule,

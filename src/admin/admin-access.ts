@@ -10,12 +10,17 @@ import { UsersService } from '../users/users.service.js';
 import { AdminRolesService } from './admin-roles.service.js';
 import { isAdminScope, permittingScopes, type AdminAction, type AdminArea, type AdminPermission, type AdminScope } from '../scopes/admin-scopes.js';
 
-/** Who is calling the admin API, as AdminAccess established it; what controllers pass to the services as the audit actor. */
+/**
+ * Who is calling the admin API, as AdminAccess established it; what controllers pass to the
+ * services as the audit actor (an AuditOrigin: who, and from where).
+ */
 export interface AdminCaller {
   /** `user:<id>` (an administrator's own sign-in) or `client:<id>` (a service client's token). */
   actor: string;
   /** The admin scopes the call may use: the token's, still allowed by the person's roles or the client's registration. */
   scopes: ReadonlySet<AdminScope>;
+  /** Where the call came from (request.ip: the client's own address once TRUST_PROXY names the proxies), audited with every change. */
+  ip: string;
 }
 
 export type AdminRequest = FastifyRequest & { admin: AdminCaller };
@@ -65,7 +70,7 @@ export class AdminAccess implements AccessRequirement {
       const whose = principal.userId === null ? 'this client is no longer registered for' : 'the person this token speaks for no longer holds an administrator role allowing';
       throw new AccessDenied({ ...needed, description: `The token carries ${held.join(', ')}, but ${whose} it` }, principal.scheme);
     }
-    (request as AdminRequest).admin = { actor: principal.userId === null ? `client:${principal.clientId}` : `user:${principal.userId}`, scopes };
+    (request as AdminRequest).admin = { actor: principal.userId === null ? `client:${principal.clientId}` : `user:${principal.userId}`, scopes, ip: request.ip };
   }
 
   private async personScopes(userId: string): Promise<Set<AdminScope>> {

@@ -9,6 +9,7 @@ import { PeopleAdminModule } from './people/people-admin.module.js';
 import { PeopleController } from './people/people.controller.js';
 import { PersonAccessController } from './people/person-access.controller.js';
 import { PersonSecurityController } from './people/person-security.controller.js';
+import { AdminSystemModule } from './system/admin-system.module.js';
 
 /**
  * The admin API (issue 48) at /admin/api/v1: what the CLI does, over HTTP, for administrators'
@@ -22,7 +23,7 @@ export class AdminApiModule {
   static register(invitations: DynamicModule): DynamicModule {
     return {
       module: AdminApiModule,
-      imports: [AccessModule, AdminRolesModule, ClientsModule, UsersModule, PeopleAdminModule.register(invitations)],
+      imports: [AccessModule, AdminRolesModule, ClientsModule, UsersModule, PeopleAdminModule.register(invitations), AdminSystemModule],
       controllers: [AdminRolesController, PeopleController, PersonSecurityController, PersonAccessController],
       providers: [AdminAccess],
     };

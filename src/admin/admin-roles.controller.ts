@@ -53,7 +53,7 @@ export class AdminRolesController {
   @AdminRoute('system', 'write')
   async grant(@Req() request: FastifyRequest, @Param('id') id: string, @Param('role') role: string, @Res() reply: FastifyReply): Promise<void> {
     const user = await this.person(id);
-    const granted = await this.roles.grant(user.id, this.roles.parseRole(role), adminCaller(request).actor);
+    const granted = await this.roles.grant(user.id, this.roles.parseRole(role), adminCaller(request));
     sendAdminJson(reply, { id: user.id, username: user.username, roles: await this.roles.rolesOf(user.id) }, granted ? 201 : 200);
   }
 
@@ -63,7 +63,7 @@ export class AdminRolesController {
   async revoke(@Req() request: FastifyRequest, @Param('id') id: string, @Param('role') role: string): Promise<void> {
     const user = await this.person(id);
     const parsed = this.roles.parseRole(role);
-    if (!(await this.roles.revoke(user.id, parsed, adminCaller(request).actor))) throw new DomainError('user_not_found', `${user.username} does not hold the role ${parsed}`);
+    if (!(await this.roles.revoke(user.id, parsed, adminCaller(request)))) throw new DomainError('user_not_found', `${user.username} does not hold the role ${parsed}`);
   }
 
   private async person(id: string) {

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { actorName, type AuditActor } from '../audit/audit-actor.js';
 import { AuditService } from '../audit/audit.service.js';
 import { Clock } from '../common/clock.js';
 import { DomainError } from '../common/domain-error.js';
@@ -66,12 +67,12 @@ export class AdminRolesService {
   }
 
   /** Grants the role (audited as admin_role.granted); false when the person already held it. */
-  async grant(userId: string, role: AdminRole, actor: string): Promise<boolean> {
+  async grant(userId: string, role: AdminRole, actor: AuditActor): Promise<boolean> {
     try {
       return await this.transactions.run(async (manager) => {
         // Read first: a refusal thrown inside the unit would roll back its neighbours' work too (Transactions).
         if ((await this.store.rolesOf(userId, manager)).includes(role)) return false;
-        const grant = Object.assign(new AdminRoleGrant(), { userId, role, grantedAt: this.clock.now(), grantedBy: actor });
+        const grant = Object.assign(new AdminRoleGrant(), { userId, role, grantedAt: this.clock.now(), grantedBy: actorName(actor) });
         await this.store.insert(grant, manager);
         await this.audit.record({ actor, action: 'admin_role.granted', subject: `user:${userId}`, details: { role } }, manager);
         return true;
@@ -87,7 +88,7 @@ export class AdminRolesService {
    * last owner is kept (409 last_owner) unless `allowNoOwner` (the CLI, whose operator can always
    * grant the role again from the machine): over HTTP nobody can lock every administrator out.
    */
-  async revoke(userId: string, role: AdminRole, actor: string, { allowNoOwner = false } = {}): Promise<boolean> {
+  async revoke(userId: string, role: AdminRole, actor: AuditActor, { allowNoOwner = false } = {}): Promise<boolean> {
     return this.transactions.run(async (manager) => {
       const removed = await this.store.delete(userId, role, manager);
       if (!removed) return false;

@@ -200,13 +200,16 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'audit:list': {
-    usage: 'audit:list [--limit N]',
-    options: { limit: { type: 'string' } },
+    usage: 'audit:list [--limit N] [--actor ACTOR] [--event NAME | --event PREFIX.] [--person USER_ID] [--client CLIENT_ID] [--since RFC3339] [--until RFC3339]',
+    options: { limit: { type: 'string' }, actor: { type: 'string' }, event: { type: 'string' }, person: { type: 'string' }, client: { type: 'string' }, since: { type: 'string' }, until: { type: 'string' } },
+    // The admin API's filters (GET /admin/api/v1/audit-events), read by the same query.
     async run(app, flags) {
       const raw = (flags.limit as string | undefined) ?? '100';
       if (!/^[0-9]{1,5}$/.test(raw) || Number(raw) < 1) throw new UsageError('--limit must be a positive integer');
-      const events = await (await auditService(app)).list(Number(raw));
-      return events.map((e) => ({ at: e.at.toISOString(), actor: e.actor, action: e.action, subject: e.subject, details: e.details }));
+      const { parseAuditFilter } = await import('../audit/audit-filter.js');
+      const { auditEventView } = await import('../audit/audit.service.js');
+      const filter = parseAuditFilter({ actor: flags.actor, event: flags.event, person: flags.person, client: flags.client, since: flags.since, until: flags.until });
+      return (await (await auditService(app)).list(Number(raw), filter)).map(auditEventView);
     },
   },
   'keys:list': {
@@ -223,10 +226,7 @@ export const COMMANDS: Record<string, Command> = {
     async run(app, flags) {
       const alg = flags.alg as string | undefined;
       if (alg !== undefined && !isSigningAlgorithm(alg)) throw new UsageError(`unsupported --alg ${alg} (supported: ${SIGNING_ALGORITHMS.join(', ')})`);
-      const vault = await signingKeyVault(app);
-      const rotated: string[] = [];
-      for (const each of alg === undefined ? SIGNING_ALGORITHMS : [alg]) rotated.push((await vault.rotate(each, 'cli')).kid);
-      return (await vault.list()).filter((key) => rotated.includes(key.kid));
+      return (await signingKeyVault(app)).rotateEach(alg === undefined ? SIGNING_ALGORITHMS : [alg], 'cli');
     },
   },
   purge: {

@@ -2,6 +2,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import type { ClientsService } from '../clients/clients.service.js';
 import type { GroupsClaimSetting } from '../clients/client.entity.js';
 import type { Group } from '../groups/group.entity.js';
+import { groupView } from '../groups/group-view.js';
 import type { GroupMemberRef, GroupsService } from '../groups/groups.service.js';
 import type { UsersService } from '../users/users.service.js';
 import { required, UsageError, type Command, type Flags } from './command.js';
@@ -11,18 +12,6 @@ const usersService = async (app: INestApplicationContext): Promise<UsersService>
 const clientsService = async (app: INestApplicationContext): Promise<ClientsService> => app.get((await import('../clients/clients.service.js')).ClientsService);
 
 const CLAIM_SETTINGS: readonly string[] = ['none', 'names', 'ids'];
-
-/** A group as the commands print it; with its direct members (by username or group name) when listed. */
-function view(group: Group, members?: { type: string; id: string; name: string | null }[]): Record<string, unknown> {
-  return {
-    id: group.id,
-    display_name: group.displayName,
-    external_id: group.externalId,
-    created_at: group.createdAt.toISOString(),
-    updated_at: group.updatedAt.toISOString(),
-    ...(members ? { members } : {}),
-  };
-}
 
 /** A group named by its id or its name, as an administrator types it. */
 async function findGroup(groups: GroupsService, nameOrId: string): Promise<Group> {
@@ -50,11 +39,8 @@ async function membersFrom(app: INestApplicationContext, flags: Flags): Promise<
 }
 
 async function show(app: INestApplicationContext, group: Group): Promise<Record<string, unknown>> {
-  const [users, groups] = [await usersService(app), await groupsService(app)];
-  const members = await Promise.all(
-    (await groups.members(group.id)).map(async (m) => ({ type: m.type, id: m.id, name: m.type === 'user' ? ((await users.findById(m.id))?.username ?? null) : ((await groups.findById(m.id))?.displayName ?? null) })),
-  );
-  return view((await groups.findById(group.id)) ?? group, members);
+  const groups = await groupsService(app);
+  return groupView((await groups.findById(group.id)) ?? group, await groups.namedMembers(group.id));
 }
 
 const MEMBER_OPTIONS = { group: { type: 'string' }, user: { type: 'string', multiple: true }, 'member-group': { type: 'string', multiple: true } } as const;
@@ -90,7 +76,7 @@ export const GROUP_COMMANDS: Record<string, Command> = {
     usage: 'groups:list',
     options: {},
     async run(app) {
-      return (await (await groupsService(app)).list()).map((group) => view(group));
+      return (await (await groupsService(app)).list()).map((group) => groupView(group));
     },
   },
   'groups:show': {
@@ -119,7 +105,7 @@ export const GROUP_COMMANDS: Record<string, Command> = {
       const groups = await groupsService(app);
       const group = await findGroup(groups, required(flags, 'group'));
       await groups.delete(group.id, 'cli');
-      return { deleted: view(group) };
+      return { deleted: groupView(group) };
     },
   },
   'groups:add-members': memberChange('add'),

@@ -30,7 +30,10 @@ export type DomainErrorCode =
   | 'self_protected'
   | 'passkey_not_found'
   | 'session_not_found'
-  | 'grant_not_found';
+  | 'grant_not_found'
+  // The audit log's filters and signing-key rotation (issue 48).
+  | 'invalid_audit_filter'
+  | 'rotation_conflict';
 
 /**
  * A rule of the domain was broken by the caller's input (a taken username, a malformed redirect

@@ -4,6 +4,7 @@ import { databaseChecks } from './database.checks.js';
 import { identityProviderChecks } from './identity-provider.checks.js';
 import { mailCheck } from './mail.checks.js';
 import { publicUrlChecks, redisCheck } from './network.checks.js';
+import { withoutCredentials } from './without-credentials.js';
 
 export interface DoctorReport {
   /** No failure (warnings allowed). */
@@ -17,7 +18,8 @@ export interface DoctorReport {
  * `latchkey doctor`: what goes wrong in deployments, checked against this environment (the one
  * the instances get) and, with `url`, the deployment as clients reach it. Each check reuses what
  * start-up itself runs (the configuration namespaces, the production guards, the legacy-grant
- * warning, the signing keys' states, the outbound guard); none changes anything.
+ * warning, the signing keys' states, the outbound guard); none changes anything. Run by the CLI
+ * and by GET /admin/api/v1/doctor (issue 48); no finding shows a password of a URL.
  */
 export async function runDoctor(options: { url?: string }): Promise<DoctorReport> {
   const checks: CheckResult[] = [];
@@ -31,5 +33,5 @@ export async function runDoctor(options: { url?: string }): Promise<DoctorReport
     checks.push(await mailCheck());
   }
   const count = (status: CheckResult['status']): number => checks.filter((check) => check.status === status).length;
-  return { ok: count('fail') === 0, failures: count('fail'), warnings: count('warn'), checks };
+  return { ok: count('fail') === 0, failures: count('fail'), warnings: count('warn'), checks: checks.map(withoutCredentials) };
 }

@@ -8,6 +8,9 @@ export type GroupMemberType = 'user' | 'group';
 /** A member as callers name it. */
 export type GroupMemberRef = { type: GroupMemberType; id: string };
 
+/** A member as `groups:show` and the admin API show it: with the person's username or the group's name. */
+export type NamedGroupMember = GroupMemberRef & { name: string | null };
+
 /**
  * One direct member of one group. The member is a person or a group, so member_id has no foreign
  * key: a group member's rows go when that group is deleted (GroupsService.delete), a person's when

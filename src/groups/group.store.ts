@@ -4,7 +4,7 @@ import { In, type DataSource, type EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import { dateParameter, execute, placeholders, rowDate } from '../database/prepared-statement.js';
 import { User } from '../users/user.entity.js';
-import { GroupMember, type GroupMemberRef } from './group-member.entity.js';
+import { GroupMember, type GroupMemberRef, type NamedGroupMember } from './group-member.entity.js';
 import { Group } from './group.entity.js';
 
 /**
@@ -42,6 +42,25 @@ export class GroupStore {
 
   list(): Promise<Group[]> {
     return this.dataSource.manager.find(Group, { order: { displayName: 'ASC' } });
+  }
+
+  /** One page by name (names are unique; the id only makes the order total), after `after`: a range of the name's unique index. */
+  page(limit: number, after: { name: string; id: string } | null): Promise<Group[]> {
+    const query = this.dataSource.manager.createQueryBuilder(Group, 'g').orderBy('"g"."display_name"', 'ASC').addOrderBy('"g"."id"', 'ASC').limit(limit);
+    if (after !== null) query.where('("g"."display_name", "g"."id") > (:name, :id)', after);
+    return query.getMany();
+  }
+
+  /** The direct members with what people know them by: a person's username, a group's name (null if gone meanwhile). */
+  async namedMembers(groupId: string): Promise<NamedGroupMember[]> {
+    const members = await this.members(groupId);
+    const ids = (type: GroupMemberRef['type']) => members.filter((m) => m.type === type).map((m) => m.id);
+    const [users, groups] = [
+      ids('user').length === 0 ? [] : await this.dataSource.manager.find(User, { select: { id: true, username: true }, where: { id: In(ids('user')) } }),
+      ids('group').length === 0 ? [] : await this.dataSource.manager.find(Group, { select: { id: true, displayName: true }, where: { id: In(ids('group')) } }),
+    ];
+    const names = new Map<string, string>([...users.map((u) => [`user:${u.id}`, u.username] as const), ...groups.map((g) => [`group:${g.id}`, g.displayName] as const)]);
+    return members.map((m) => ({ ...m, name: names.get(`${m.type}:${m.id}`) ?? null }));
   }
 
   findByIds(ids: readonly string[]): Promise<Group[]> {

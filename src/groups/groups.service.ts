@@ -1,6 +1,7 @@
 import { MembershipListeners } from './membership-listeners.js';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import type { AuditActor } from '../audit/audit-actor.js';
 import { AuditService } from '../audit/audit.service.js';
 import { Clock } from '../common/clock.js';
 import { DomainError, type DomainErrorCode } from '../common/domain-error.js';
@@ -8,11 +9,11 @@ import { uuidv7 } from '../common/random.js';
 import { isUniqueViolation } from '../database/unique-violation.js';
 import { Transactions } from '../database/transactions.js';
 import { checkedExternalId, checkedGroupName, checkedMembers, isUuid } from './group-input.js';
-import type { GroupMemberRef } from './group-member.entity.js';
+import type { GroupMemberRef, NamedGroupMember } from './group-member.entity.js';
 import { Group } from './group.entity.js';
 import { GroupStore } from './group.store.js';
 
-export type { GroupMemberRef } from './group-member.entity.js';
+export type { GroupMemberRef, NamedGroupMember } from './group-member.entity.js';
 
 /** An expected refusal found inside a transaction: returned, not thrown (Transactions: a throw rolls back the neighbours of a group commit too). */
 type Refusal = { refused: DomainErrorCode; message: string };
@@ -44,7 +45,7 @@ export class GroupsService {
     private readonly membershipListeners: MembershipListeners,
   ) {}
 
-  async create(input: { displayName: string; externalId?: string | null; members?: GroupMemberRef[] }, actor: string): Promise<Group> {
+  async create(input: { displayName: string; externalId?: string | null; members?: GroupMemberRef[] }, actor: AuditActor): Promise<Group> {
     const now = this.clock.now();
     const group = Object.assign(new Group(), { id: uuidv7(), displayName: checkedGroupName(input.displayName), externalId: checkedExternalId(input.externalId), createdAt: now, updatedAt: now });
     const members = checkedMembers(input.members ?? []);
@@ -74,7 +75,7 @@ export class GroupsService {
     return this.store.list();
   }
 
-  async update(id: string, changes: { displayName?: string; externalId?: string | null }, actor: string): Promise<Group> {
+  async update(id: string, changes: { displayName?: string; externalId?: string | null }, actor: AuditActor): Promise<Group> {
     const group = await this.require(id);
     const next: { displayName?: string; externalId?: string | null } = {};
     if (changes.displayName !== undefined) next.displayName = checkedGroupName(changes.displayName);
@@ -91,7 +92,7 @@ export class GroupsService {
     return Object.assign(new Group(), group, changed, { updatedAt });
   }
 
-  async delete(id: string, actor: string): Promise<void> {
+  async delete(id: string, actor: AuditActor): Promise<void> {
     const group = await this.require(id);
     await this.write(async (manager) => {
       if ((await this.store.delete(group.id, manager)) === 0) return refuse('group_not_found');
@@ -100,23 +101,33 @@ export class GroupsService {
     });
   }
 
+  /** One page of groups by name, after the last of the previous page (the admin API's list). */
+  page(limit: number, after: { name: string; id: string } | null): Promise<Group[]> {
+    return this.store.page(limit, after);
+  }
+
+  /** The direct members with their names, people then groups. */
+  async namedMembers(groupId: string): Promise<NamedGroupMember[]> {
+    return this.store.namedMembers((await this.require(groupId)).id);
+  }
+
   /** The direct members, people then groups. */
   async members(groupId: string): Promise<GroupMemberRef[]> {
     return this.store.members((await this.require(groupId)).id);
   }
 
   /** Adds members; those already in are left as they are (idempotent). */
-  async addMembers(groupId: string, members: GroupMemberRef[], actor: string): Promise<void> {
+  async addMembers(groupId: string, members: GroupMemberRef[], actor: AuditActor): Promise<void> {
     return this.changeMembers(groupId, actor, { add: checkedMembers(members) });
   }
 
   /** Removes members; naming one that is not in is no error. */
-  async removeMembers(groupId: string, members: GroupMemberRef[], actor: string): Promise<void> {
+  async removeMembers(groupId: string, members: GroupMemberRef[], actor: AuditActor): Promise<void> {
     return this.changeMembers(groupId, actor, { remove: checkedMembers(members) });
   }
 
   /** Replaces every member with `members` (SCIM PUT). */
-  async setMembers(groupId: string, members: GroupMemberRef[], actor: string): Promise<void> {
+  async setMembers(groupId: string, members: GroupMemberRef[], actor: AuditActor): Promise<void> {
     return this.changeMembers(groupId, actor, { replace: checkedMembers(members) });
   }
 
@@ -139,7 +150,7 @@ export class GroupsService {
     return by === 'name' ? this.store.findByNames(values, manager) : this.store.findByExternalIds(values, manager);
   }
   /** A group an upstream named, created in the caller's transaction (audited as `actor`); null when the name is not a valid group name or is taken meanwhile. */
-  async createInTransaction(displayName: string, actor: string, manager: EntityManager): Promise<Group | null> {
+  async createInTransaction(displayName: string, actor: AuditActor, manager: EntityManager): Promise<Group | null> {
     let name: string;
     try {
       name = checkedGroupName(displayName);
@@ -161,7 +172,7 @@ export class GroupsService {
    * `group.members_changed` by `actor` when something changed (an upstream's sign-in: no cycle is
    * possible, a person holds no group). Whether it changed anything.
    */
-  async setPersonInGroup(groupId: string, userId: string, member: boolean, actor: string, manager: EntityManager): Promise<boolean> {
+  async setPersonInGroup(groupId: string, userId: string, member: boolean, actor: AuditActor, manager: EntityManager): Promise<boolean> {
     const person: GroupMemberRef = { type: 'user', id: userId };
     const changed = member ? await this.store.insertMembers(groupId, [person], manager) : await this.store.deleteMembers(groupId, [person], manager);
     if (changed === 0) return false;
@@ -169,7 +180,7 @@ export class GroupsService {
     await this.audit.record({ actor, action: 'group.members_changed', subject: `group:${groupId}`, details: { added: member ? [person] : [], removed: member ? [] : [person] } }, manager);
     return true;
   }
-  private async changeMembers(groupId: string, actor: string, change: { add?: GroupMemberRef[]; remove?: GroupMemberRef[]; replace?: GroupMemberRef[] }): Promise<void> {
+  private async changeMembers(groupId: string, actor: AuditActor, change: { add?: GroupMemberRef[]; remove?: GroupMemberRef[]; replace?: GroupMemberRef[] }): Promise<void> {
     const group = await this.require(groupId);
     await this.write(async (manager) => {
       const current = await this.store.members(group.id, manager);

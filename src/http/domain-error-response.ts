@@ -19,6 +19,7 @@ export function domainErrorResponse(error: DomainError): JsonError {
     case 'invalid_group':
     case 'group_cycle':
     case 'invalid_admin_role':
+    case 'invalid_audit_filter':
       return { status: 400, error: 'invalid_request', description: error.message };
     case 'client_not_found':
     case 'user_not_found':
@@ -35,6 +36,7 @@ export function domainErrorResponse(error: DomainError): JsonError {
     case 'upstream_link_taken':
     case 'group_name_taken':
     case 'last_owner':
+    case 'rotation_conflict':
       return { status: 409, error: 'conflict', description: error.message };
     case 'admin_client_protected':
     case 'administrator_protected':

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource, EntityManager } from 'typeorm';
+import { MoreThan, type DataSource, type EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import { dateParameter, execute } from '../database/prepared-statement.js';
 import { IdentityProvider } from './identity-provider.entity.js';
@@ -17,6 +17,11 @@ export class IdentityProviderStore {
 
   list(): Promise<IdentityProvider[]> {
     return this.dataSource.manager.find(IdentityProvider, { order: { id: 'ASC' } });
+  }
+
+  /** One page by id (the primary key's range), after `afterId`. */
+  page(limit: number, afterId: string | null): Promise<IdentityProvider[]> {
+    return this.dataSource.manager.find(IdentityProvider, { where: afterId === null ? {} : { id: MoreThan(afterId) }, order: { id: 'ASC' }, take: limit });
   }
 
   async insert(row: IdentityProvider, manager: EntityManager): Promise<void> {

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { AuditActor } from '../audit/audit-actor.js';
 import { AuditService } from '../audit/audit.service.js';
 import { ClientsService } from '../clients/clients.service.js';
 import { DomainError } from '../common/domain-error.js';
@@ -55,7 +56,7 @@ export class IdentityProvidersService {
     this.issuer = app.issuer;
   }
 
-  async create(input: IdentityProviderInput, actor: string): Promise<IdentityProviderView> {
+  async create(input: IdentityProviderInput, actor: AuditActor): Promise<IdentityProviderView> {
     const id = input.id ?? '';
     if (!IDP_ID.test(id)) throw new DomainError('invalid_identity_provider', 'The id must be 1 to 64 lower-case letters, digits and hyphens (not first): it appears in URLs and in idp_hint.');
     const settings = parseSettings(input.protocol, input.settings ?? {});
@@ -70,7 +71,7 @@ export class IdentityProvidersService {
   }
 
   /** Changes what `input` names; the rest stays. The protocol cannot change (delete and create again). */
-  async update(id: string, input: IdentityProviderInput, actor: string): Promise<IdentityProviderView> {
+  async update(id: string, input: IdentityProviderInput, actor: AuditActor): Promise<IdentityProviderView> {
     const current = await this.require(id);
     if (input.protocol !== undefined && input.protocol !== current.protocol) throw new DomainError('invalid_identity_provider', `The protocol of "${id}" is ${current.protocol}; to change it, delete the provider and create it again.`);
     const settings = parseSettings(current.protocol, { ...current.settings, ...(input.settings ?? {}) });
@@ -84,7 +85,7 @@ export class IdentityProvidersService {
   }
 
   /** Deletes the provider and every link to it; the people it created stay (with no way to sign in until linked or given a password). */
-  async delete(id: string, actor: string): Promise<{ deleted: string; links_removed: number }> {
+  async delete(id: string, actor: AuditActor): Promise<{ deleted: string; links_removed: number }> {
     await this.require(id);
     // A client restricted to this provider would be left with no way in, and a provider created later under the same id let in without anyone deciding it.
     const bound = (await this.clients.list()).filter((client) => client.signInRule?.identityProviders?.includes(id)).map((client) => client.id);
@@ -99,6 +100,11 @@ export class IdentityProvidersService {
 
   async list(): Promise<IdentityProviderView[]> {
     return (await this.store.list()).map((row) => this.toView(row));
+  }
+
+  /** One page by id, after the last of the previous page (the admin API's list). */
+  async page(limit: number, afterId: string | null): Promise<IdentityProviderView[]> {
+    return (await this.store.page(limit, afterId)).map((row) => this.toView(row));
   }
 
   async show(id: string): Promise<IdentityProviderView> {

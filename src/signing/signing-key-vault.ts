@@ -1,8 +1,10 @@
 import type { webcrypto } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { calculateJwkThumbprint, importJWK, type JWK } from 'jose';
+import type { AuditActor } from '../audit/audit-actor.js';
 import { AuditService } from '../audit/audit.service.js';
 import { Clock } from '../common/clock.js';
+import { DomainError } from '../common/domain-error.js';
 import type { SealedBox } from '../common/sealed-box.js';
 import { openIdConfig, type OpenIdConfig } from '../config/openid.config.js';
 import { Transactions } from '../database/transactions.js';
@@ -34,8 +36,6 @@ export interface SigningKeyView {
   published_until: string | null;
   state: 'next' | 'signing' | 'retiring' | 'retired';
 }
-
-export class RotationConflictError extends Error {}
 
 /**
  * Each key's place in its algorithm's rotation at `at`: next (published, not signing yet), signing
@@ -92,18 +92,25 @@ export class SigningKeyVault {
    * publish lead later; the keys it replaces stay published until the last token they may sign
    * (up to its activation) has expired.
    */
-  async rotate(alg: SigningAlgorithm, actor: string): Promise<SigningKey> {
+  async rotate(alg: SigningAlgorithm, actor: AuditActor): Promise<SigningKey> {
     const activatesAt = this.clock.inSeconds(this.config.publishLeadSeconds);
     const draft = await this.newKey(alg, 0, activatesAt);
     const retireAt = new Date(activatesAt.getTime() + this.config.idTokenTtlSeconds * 1000);
     return this.transactions.run(async (manager) => {
       const latest = await this.store.latestGeneration(alg, manager);
       const key = { ...draft, generation: (latest?.generation ?? 0) + 1 };
-      if (!(await this.store.insertIfAbsent(key, manager))) throw new RotationConflictError(`Another rotation of ${alg} ran at the same time; run keys:rotate again if you want one more`);
+      if (!(await this.store.insertIfAbsent(key, manager))) throw new DomainError('rotation_conflict', `Another rotation of ${alg} ran at the same time; rotate again if you want one more`);
       await this.store.retireOthers(alg, key.kid, retireAt, manager);
       await this.audit.record({ actor, action: 'signing_key.rotated', subject: `signing_key:${key.kid}`, details: { alg, generation: key.generation, activates_at: activatesAt.toISOString() } }, manager);
       return key;
     });
+  }
+
+  /** `keys:rotate` and POST /admin/api/v1/keys/rotation: a new key for each algorithm named, in turn; the new keys as keys:list shows them. */
+  async rotateEach(algs: readonly SigningAlgorithm[], actor: AuditActor): Promise<SigningKeyView[]> {
+    const rotated: string[] = [];
+    for (const alg of algs) rotated.push((await this.rotate(alg, actor)).kid);
+    return (await this.list()).filter((key) => rotated.includes(key.kid));
   }
 
   /** The published keys, private halves opened (each imported once per process). */

@@ -98,8 +98,8 @@ describe('admin API: a person\'s sessions, grants and invitation', () => {
     const live = (await app.dataSource.query(`SELECT "client_id" FROM "tokens" WHERE "user_id" = '${id}' AND "revoked_at" IS NULL`)) as { client_id: string }[];
     expect(new Set(live.map((row) => row.client_id))).toEqual(new Set([rp.clientId]));
     expect((await admin.request('DELETE', `/people/${id}/grants/${other.clientId}`, helpdesk.token)).status).toBe(404);
-    const [event] = (await app.dataSource.query(`SELECT "actor", "details" FROM "audit_events" WHERE "action" = 'consent.withdrawn' AND "subject" = 'client:${other.clientId}'`)) as { actor: string; details: string }[];
-    expect({ actor: event.actor, details: JSON.parse(event.details) as unknown }).toEqual({ actor: `user:${helpdesk.userId}`, details: { user: id, tokens_revoked: expect.any(Number), ip: '127.0.0.1' } });
+    const [event] = (await app.dataSource.query(`SELECT "actor", "ip", "details" FROM "audit_events" WHERE "action" = 'consent.withdrawn' AND "subject" = 'client:${other.clientId}'`)) as { actor: string; ip: string; details: string }[];
+    expect({ actor: event.actor, ip: event.ip, details: JSON.parse(event.details) as unknown }).toEqual({ actor: `user:${helpdesk.userId}`, ip: '127.0.0.1', details: { user: id, tokens_revoked: expect.any(Number) } });
   });
 
   it('emails an invitation to a person without a password (202), never returning the link; refuses one who has a password (409)', async () => {

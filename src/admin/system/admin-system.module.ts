@@ -1,0 +1,21 @@
+import { Module } from '@nestjs/common';
+import { AccessModule } from '../../access/access.module.js';
+import { AuditModule } from '../../audit/audit.module.js';
+import { GroupsModule } from '../../groups/groups.module.js';
+import { IdentityProvidersModule } from '../../identity-providers/identity-providers.module.js';
+import { SigningModule } from '../../signing/signing.module.js';
+import { AuditEventsController } from './audit-events.controller.js';
+import { AdminGroupsController } from './groups.controller.js';
+import { AdminIdentityProvidersController } from './identity-providers.controller.js';
+import { SigningKeysController } from './signing-keys.controller.js';
+
+/**
+ * The admin API's system and audit areas (issue 48): the audit log, signing keys, groups and
+ * upstream identity providers, each through the service its CLI commands call (doctor's route is
+ * DoctorApiModule's). AdminAccess (AdminApiModule's) decides who may call each route.
+ */
+@Module({
+  imports: [AccessModule, AuditModule, GroupsModule, IdentityProvidersModule, SigningModule],
+  controllers: [AuditEventsController, SigningKeysController, AdminGroupsController, AdminIdentityProvidersController],
+})
+export class AdminSystemModule {}
