@@ -10,6 +10,7 @@ import { PeopleController } from './people/people.controller.js';
 import { PersonAccessController } from './people/person-access.controller.js';
 import { PersonSecurityController } from './people/person-security.controller.js';
 import { AdminSystemModule } from './system/admin-system.module.js';
+import { AdminClientsModule } from './clients/admin-clients.module.js';
 
 /**
  * The admin API (issue 48) at /admin/api/v1: what the CLI does, over HTTP, for administrators'
@@ -23,7 +24,7 @@ export class AdminApiModule {
   static register(invitations: DynamicModule): DynamicModule {
     return {
       module: AdminApiModule,
-      imports: [AccessModule, AdminRolesModule, ClientsModule, UsersModule, PeopleAdminModule.register(invitations), AdminSystemModule],
+      imports: [AccessModule, AdminRolesModule, ClientsModule, UsersModule, PeopleAdminModule.register(invitations), AdminSystemModule, AdminClientsModule],
       controllers: [AdminRolesController, PeopleController, PersonSecurityController, PersonAccessController],
       providers: [AdminAccess],
     };

@@ -22,9 +22,15 @@ export interface AdminCursor {
 export const ADMIN_PAGE_DEFAULT = 50;
 export const ADMIN_PAGE_MAX = 200;
 
-/** The paging parameters of a list request; anything malformed is a 400, never a silent default. */
-export function parseAdminPage(query: Record<string, unknown>): AdminPageQuery {
-  return { limit: parseLimit(query.limit), after: query.cursor === undefined ? null : decodeAdminCursor(query.cursor) };
+/**
+ * The paging parameters of a list request; anything malformed is a 400, never a silent default.
+ * `valid`: what the list's keyset holds (a UUID, a time), so that a forged cursor is that same 400
+ * rather than a value the database refuses.
+ */
+export function parseAdminPage(query: Record<string, unknown>, valid: (cursor: AdminCursor) => boolean = () => true): AdminPageQuery {
+  const after = query.cursor === undefined ? null : decodeAdminCursor(query.cursor);
+  if (after !== null && !valid(after)) throw invalidCursor();
+  return { limit: parseLimit(query.limit), after };
 }
 
 function parseLimit(raw: unknown): number {
@@ -41,27 +47,31 @@ export function encodeAdminCursor(cursor: AdminCursor): string {
 }
 
 export function decodeAdminCursor(raw: unknown): AdminCursor {
-  const invalid = () => new ApiError(400, 'The cursor is not one this server issued: follow the next link of the previous page', { error: 'invalid_request' });
-  if (typeof raw !== 'string' || raw.length === 0 || raw.length > 1024) throw invalid();
+  if (typeof raw !== 'string' || raw.length === 0 || raw.length > 1024) throw invalidCursor();
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
   } catch {
-    throw invalid();
+    throw invalidCursor();
   }
-  if (!Array.isArray(parsed) || parsed.length !== 2 || !parsed.every((part) => typeof part === 'string' && part.length <= 512 && !part.includes('\0'))) throw invalid();
+  if (!Array.isArray(parsed) || parsed.length !== 2 || !parsed.every((part) => typeof part === 'string' && part.length <= 512 && !part.includes('\0'))) throw invalidCursor();
   return { value: parsed[0] as string, id: parsed[1] as string };
+}
+
+function invalidCursor(): ApiError {
+  return new ApiError(400, 'The cursor is not one this server issued: follow the next link of the previous page', { error: 'invalid_request' });
 }
 
 /**
  * One page of a list: `{ items, next }`, where `next` is the path and query of the following page (a
  * link as a field, as the data API's conventions ask) or null on the last page. `rows` holds up
- * to limit + 1 rows: the extra one only says a next page exists.
+ * to limit + 1 rows: the extra one only says a next page exists. `about`: members describing the
+ * whole list (a count), beside the page.
  */
-export function sendAdminPage<Row>(request: FastifyRequest, reply: FastifyReply, rows: Row[], page: AdminPageQuery, shape: (row: Row) => unknown, position: (row: Row) => AdminCursor): void {
+export function sendAdminPage<Row>(request: FastifyRequest, reply: FastifyReply, rows: Row[], page: AdminPageQuery, shape: (row: Row) => unknown, position: (row: Row) => AdminCursor, about: Record<string, unknown> = {}): void {
   const items = rows.slice(0, page.limit);
   const more = rows.length > page.limit;
-  sendAdminJson(reply, { items: items.map(shape), next: more ? nextPageUrl(request, encodeAdminCursor(position(items[items.length - 1]))) : null });
+  sendAdminJson(reply, { ...about, items: items.map(shape), next: more ? nextPageUrl(request, encodeAdminCursor(position(items[items.length - 1]))) : null });
 }
 
 function nextPageUrl(request: FastifyRequest, cursor: string): string {

@@ -195,7 +195,7 @@ export const COMMANDS: Record<string, Command> = {
     options: { uri: { type: 'string' } },
     async run(app, flags) {
       const uri = required(flags, 'uri');
-      await (await resourceServersService(app)).remove(uri, 'cli');
+      await (await resourceServersService(app)).remove({ uri }, 'cli');
       return { deleted: true, uri };
     },
   },

@@ -1,5 +1,5 @@
 import { DomainError } from '../common/domain-error.js';
-import { assertNotWidenedBySelf, type ClientRights } from './client-change-policy.js';
+import { assertNotWidenedBySelf, assertOwnerMayManage, assertOwnerScopesRespected, holdsOwnerOnlyScope, isOwnerOnlyScope, type ClientEditor, type ClientRights } from './client-change-policy.js';
 
 /** Issue 15, §1: what a client managing itself (RFC 7592) may change, as a pure rule. */
 describe('a client managing itself', () => {
@@ -44,5 +44,27 @@ describe('a client managing itself', () => {
     expect(error.code).toBe('invalid_client_metadata');
     expect(error.message.startsWith(`${field} `)).toBe(true);
     expect(error.message).toMatch(why);
+  });
+});
+
+/** Issue 48: owner-only scopes (the admin scopes, scim) are given, and their holders changed, by an owner only. */
+describe('owner-only scopes', () => {
+  const clientAdmin: ClientEditor = { kind: 'administrator', actor: 'user:a' };
+  const owner: ClientEditor = { kind: 'administrator', actor: 'user:o', owner: true };
+
+  it.each(['admin:read', 'admin:owner', 'scim'])('%s is owner-only; a data scope is not', (scope) => {
+    expect(isOwnerOnlyScope(scope)).toBe(true);
+    expect(holdsOwnerOnlyScope(`notes:read ${scope}`)).toBe(true);
+    expect(holdsOwnerOnlyScope('notes:read clients:register')).toBe(false);
+  });
+
+  it('a client administrator neither gives one nor manages a client holding one; an owner and the client itself may', () => {
+    expect(() => assertOwnerScopesRespected(null, ['scim'], clientAdmin)).toThrow(expect.objectContaining({ code: 'invalid_client_metadata' }));
+    expect(() => assertOwnerScopesRespected(['notes:read'], ['notes:read', 'admin:read'], clientAdmin)).toThrow(expect.objectContaining({ code: 'invalid_client_metadata' }));
+    expect(() => assertOwnerMayManage('admin:read', clientAdmin)).toThrow(expect.objectContaining({ code: 'admin_client_protected' }));
+    expect(() => assertOwnerMayManage('scim', clientAdmin)).toThrow(expect.objectContaining({ code: 'admin_client_protected' }));
+    expect(() => assertOwnerMayManage('notes:read', clientAdmin)).not.toThrow();
+    expect(() => assertOwnerScopesRespected(['scim'], ['admin:owner'], owner)).not.toThrow();
+    expect(() => assertOwnerScopesRespected(['admin:read'], [], { kind: 'self', actor: 'client:x' })).not.toThrow();
   });
 });

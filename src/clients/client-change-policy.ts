@@ -3,41 +3,59 @@ import { DomainError } from '../common/domain-error.js';
 import { ADMINISTRATOR_GRANT_TYPES, type GrantType, type TokenType } from '../common/oauth.constants.js';
 import { isAdminScope } from '../scopes/admin-scopes.js';
 import { splitScope } from '../common/scope.js';
-import { CLIENT_SCOPES } from '../scopes/scope-catalog.js';
+import { CLIENT_SCOPES, OWNER_ONLY_CLIENT_SCOPES } from '../scopes/scope-catalog.js';
 
 /**
- * Who changes a client's registration:
- * - an administrator: the CLI (`cli`), or a client holding a `clients:register` token
- *   (`client:<id>`) acting on another client; bound by the rules of every registration only;
+ * Who changes a client's registration, and from where (the caller's address, for the audit trail):
+ * - an administrator: the CLI (`cli`), an admin API caller (`user:<id>`, `client:<id>`), or a
+ *   client holding a `clients:register` token (`client:<id>`) acting on another client; bound by
+ *   the rules of every registration only;
  * - the client itself, with its registration access token (RFC 7592 §2.2), which may narrow what it
  *   has but never widen it.
  */
 export type ClientEditor =
-  /** `owner`: may give, change or take away admin scopes (the CLI, or an admin API caller holding admin:owner). */
-  | { readonly kind: 'administrator'; readonly actor: string; readonly owner?: boolean }
-  | { readonly kind: 'self'; readonly actor: string };
+  /** `owner`: may give, change or take away owner-only scopes (the CLI, or an admin API caller holding admin:owner). */
+  | { readonly kind: 'administrator'; readonly actor: string; readonly owner?: boolean; readonly ip?: string }
+  | { readonly kind: 'self'; readonly actor: string; readonly ip?: string };
 
 export const CLI_ADMINISTRATOR: ClientEditor = { kind: 'administrator', actor: 'cli', owner: true };
 
-/** Whether the client holds an admin scope (issue 48): a standing credential to the admin API. */
-export function holdsAdminScope(scope: string): boolean {
-  return splitScope(scope).some(isAdminScope);
+/**
+ * Scopes only an owner gives (issue 48): the admin scopes, a standing credential to the admin API,
+ * and `scim` (RFC 7644), with which a directory creates, changes and deactivates people and sets
+ * their groups, and group membership opens applications (issue 46): an owner's power too.
+ */
+export function isOwnerOnlyScope(scope: string): boolean {
+  return isAdminScope(scope) || OWNER_ONLY_CLIENT_SCOPES.includes(scope);
+}
+
+/** Whether the client holds an owner-only scope (isOwnerOnlyScope). */
+export function holdsOwnerOnlyScope(scope: string): boolean {
+  return splitScope(scope).some(isOwnerOnlyScope);
 }
 
 /**
- * Issue 48: a client holding an admin scope is, through its secret or its redirect URIs, a way into
- * the admin API. Only an owner gives one (`next` adds an admin scope), and only an owner changes,
- * rotates or deletes such a client: a client administrator (admin:clients, or a `clients:register`
- * token) who could move the console's redirect URI would receive an owner's codes. The client
- * itself may still narrow (drop the scope) under assertNotWidenedBySelf.
+ * Issue 48: a client holding an owner-only scope is, through its secret or its redirect URIs, a way
+ * into the admin API (or into every person's account, for `scim`). Only an owner gives one (`next`
+ * adds one), and only an owner changes, rotates or deletes such a client: a client administrator
+ * (admin:clients, or a `clients:register` token) who could move the console's redirect URI would
+ * receive an owner's codes. The client itself may still narrow (drop the scope) under
+ * assertNotWidenedBySelf. `current` is null for a new client; rotation and deletion pass the
+ * registered scope as both (they add nothing, and may only be an owner's on such a client).
  */
-export function assertAdminScopesRespected(current: readonly string[] | null, next: readonly string[], editor: ClientEditor): void {
+export function assertOwnerScopesRespected(current: readonly string[] | null, next: readonly string[], editor: ClientEditor): void {
   if (editor.kind === 'self' || editor.owner === true) return;
-  if (current !== null && current.some(isAdminScope)) {
-    throw new DomainError('admin_client_protected', 'This client holds an admin scope; only an owner (admin:owner, or the CLI) may change, rotate or delete it');
+  if (current !== null && current.some(isOwnerOnlyScope)) {
+    const held = current.filter(isOwnerOnlyScope).join(', ');
+    throw new DomainError('admin_client_protected', `This client holds ${held}; only an owner (admin:owner, or the CLI) may change, rotate or delete it`);
   }
-  const added = next.filter((scope) => isAdminScope(scope) && !(current ?? []).includes(scope));
+  const added = next.filter((scope) => isOwnerOnlyScope(scope) && !(current ?? []).includes(scope));
   if (added.length > 0) throw new DomainError('invalid_client_metadata', `${added.join(' and ')} can be granted only by an owner (admin:owner, or the CLI)`);
+}
+
+/** Rotating a client's secret, deleting it or withdrawing its grants: an owner's act on a client holding an owner-only scope (assertOwnerScopesRespected). */
+export function assertOwnerMayManage(scope: string, editor: ClientEditor): void {
+  assertOwnerScopesRespected(splitScope(scope), splitScope(scope), editor);
 }
 
 /** What a registration grants, as the rules below compare it. */

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { In, type DataSource, type EntityManager } from 'typeorm';
+import { Brackets, In, type DataSource, type EntityManager } from 'typeorm';
 import { databaseConfig, type DatabaseConfig } from '../config/database.config.js';
 import { CHANGE_CHANNELS } from '../database/change-channels.js';
 import { ChangeNotifications } from '../database/change-notifications.js';
@@ -8,7 +8,17 @@ import { EntityRows } from '../database/entity-rows.js';
 import { EVERY_ROW, type NotifiedCache } from '../database/notified-cache.js';
 import { RowCaches } from '../database/row-caches.js';
 import { dateParameter, execute, PreparedStatement } from '../database/prepared-statement.js';
+import { escapeLike, type KeysetPage } from '../database/keyset-page.js';
+import { ClientAuthMethod, type GrantType } from '../common/oauth.constants.js';
 import { Client } from './client.entity.js';
+
+/** What the admin API's client list may be narrowed to: every condition given must hold. */
+export interface ClientFilter {
+  /** A piece of the client id or of the name, ignoring case. */
+  text?: string;
+  grantType?: GrantType;
+  kind?: 'public' | 'confidential';
+}
 
 /** The channel the clients table's trigger notifies with a client's id (migration ChangeNotifications1765000000000). */
 export const CLIENT_CHANGES_CHANNEL = CHANGE_CHANNELS.clients;
@@ -58,6 +68,24 @@ export class ClientStore {
 
   list(): Promise<Client[]> {
     return this.dataSource.manager.find(Client, { order: { createdAt: 'ASC' } });
+  }
+
+  /**
+   * A page of the clients matching `filter`, by name then id (the keyset: the name is not unique).
+   * grant_types is stored as a JSON array, so a grant type is found as its quoted string in it.
+   */
+  search(filter: ClientFilter, page: KeysetPage): Promise<Client[]> {
+    const query = this.dataSource.manager.createQueryBuilder(Client, 'client');
+    if (filter.text !== undefined) {
+      const text = `%${escapeLike(filter.text.toLowerCase())}%`;
+      query.andWhere(new Brackets((either) => either.where("LOWER(client.name) LIKE :text ESCAPE '\\'").orWhere("LOWER(client.id) LIKE :text ESCAPE '\\'")), { text });
+    }
+    if (filter.grantType !== undefined) query.andWhere("client.grantTypes LIKE :grant ESCAPE '\\'", { grant: `%${escapeLike(JSON.stringify(filter.grantType))}%` });
+    if (filter.kind !== undefined) query.andWhere(`client.tokenEndpointAuthMethod ${filter.kind === 'public' ? '=' : '<>'} :none`, { none: ClientAuthMethod.None });
+    if (page.after !== null) {
+      query.andWhere('(client.name > :name OR (client.name = :name AND client.id > :id))', { name: page.after.value, id: page.after.id });
+    }
+    return query.orderBy('client.name', 'ASC').addOrderBy('client.id', 'ASC').limit(page.limit + 1).getMany();
   }
 
   /** A new client or a changed one, as it was stored (created_at and updated_at filled in). */

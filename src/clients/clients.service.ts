@@ -10,10 +10,11 @@ import { generateSecret, hashSecret, SECRET_PREFIX, secretMatchesHash } from '..
 import { AuditService } from '../audit/audit.service.js';
 import { Transactions } from '../database/transactions.js';
 import { ScopeCatalog } from '../scopes/scope-catalog.js';
-import { assertAdminScopesRespected, assertNotWidenedBySelf, CLI_ADMINISTRATOR, type ClientEditor } from './client-change-policy.js';
+import { assertNotWidenedBySelf, assertOwnerMayManage, assertOwnerScopesRespected, CLI_ADMINISTRATOR, type ClientEditor } from './client-change-policy.js';
 import { Client, type ClientSignInRule, type GroupsClaimSetting } from './client.entity.js';
 import { checkedResponseTypes, clientView, DESCRIPTIVE_FIELDS, descriptiveColumns, newClientId, responseTypesOfClient, type ClientView, type NewClient } from './client-information.js';
-import { ClientStore } from './client.store.js';
+import { ClientStore, type ClientFilter } from './client.store.js';
+import type { KeysetPage } from '../database/keyset-page.js';
 import { ClientChanges } from './client-changes.js';
 import { clientKeysFrom, type ClientKeys } from './client-keys.js';
 import { SecurityProfiles } from './security-profile.js';
@@ -24,6 +25,9 @@ import { assertRedirectUrisAcceptable, descriptiveUriProblem } from './redirect-
 const DEFAULT_GRANT_TYPES: GrantType[] = [GrantType.AuthorizationCode, GrantType.RefreshToken];
 const SUPPORTED_GRANT_TYPES = new Set<string>(Object.values(GrantType));
 const TOKEN_TYPES = new Set<string>(Object.values(TokenType));
+
+/** Who made a change and from where, as the audit trail records it. */
+type AuditOrigin = Pick<ClientEditor, 'actor' | 'ip'>;
 
 /** Registration fields (RFC 7591 names) with their old and new value. */
 export type FieldChanges = Record<string, { old: unknown; new: unknown }>;
@@ -54,13 +58,20 @@ export class ClientsService {
     private readonly clock: Clock,
   ) {}
 
-  /** Registers a client. The secret (confidential clients) is returned here once and stored only as a hash. */
-  async create(input: NewClient, actor = CLI_ADMINISTRATOR.actor, options: { registrationToken?: string; owner?: boolean } = {}): Promise<{ client: Client; secret?: string }> {
+  /**
+   * Registers a client. The secret (confidential clients) is returned here once and stored only as
+   * a hash. Issue 48: an owner-only scope is given only by an owner editor (the CLI, admin:owner).
+   */
+  async create(input: NewClient, editor: ClientEditor = CLI_ADMINISTRATOR, options: { registrationToken?: string } = {}): Promise<{ client: Client; secret?: string }> {
     const { client, secret } = await this.draft(input, options);
-    // Issue 48: the CLI is an owner; anyone else only when the caller says so (an admin:owner token).
-    assertAdminScopesRespected(null, splitScope(client.scope), { kind: 'administrator', actor, owner: actor === CLI_ADMINISTRATOR.actor || options.owner === true });
-    const saved = await this.change([client.id], (manager) => this.saveRegistered(client, actor, manager));
+    assertOwnerScopesRespected(null, splitScope(client.scope), editor);
+    const saved = await this.change([client.id], (manager) => this.saveRegistered(client, editor, manager));
     return { client: saved, secret };
+  }
+
+  /** A page of clients matching `filter`, by name then id (the admin API's list). */
+  search(filter: ClientFilter, page: KeysetPage): Promise<Client[]> {
+    return this.store.search(filter, page);
   }
 
   /**
@@ -105,7 +116,7 @@ export class ClientsService {
   async update(client: Client, input: NewClient, editor: ClientEditor): Promise<Client> {
     const { next, changes } = await this.revise(client, input, editor);
     if (Object.keys(changes).length === 0) return client;
-    return this.change([client.id], (manager) => this.saveUpdated(next, changes, editor.actor, manager));
+    return this.change([client.id], (manager) => this.saveUpdated(next, changes, editor, manager));
   }
 
   /** The client as update() would leave it, with each changed field's old and new value; every rule checked, nothing stored. */
@@ -114,7 +125,7 @@ export class ClientsService {
       throw new DomainError('invalid_client_metadata', 'token_endpoint_auth_method cannot change between "none" and a secret-based method.');
     }
     const { grantTypes, responseTypes, scope, openIdSettings, minimumAcr, method, keys } = this.checked(input);
-    assertAdminScopesRespected(splitScope(client.scope), scope, editor);
+    assertOwnerScopesRespected(splitScope(client.scope), scope, editor);
     // The credential kind is fixed at registration: a secret is never issued by an update, nor a key set turned into one.
     if ((method === ClientAuthMethod.PrivateKeyJwt) !== (client.tokenEndpointAuthMethod === ClientAuthMethod.PrivateKeyJwt)) {
       throw new DomainError('invalid_client_metadata', 'token_endpoint_auth_method cannot change between "private_key_jwt" and another method; register a new client.');
@@ -184,15 +195,18 @@ export class ClientsService {
     return client.secretHash !== null && secretMatchesHash(secret, client.secretHash);
   }
 
-  /** Issues a new secret; the old one stops working at once. */
-  async rotateSecret(clientId: string, actor = 'cli'): Promise<{ client: Client; secret: string }> {
+  /** Issues a new secret; the old one stops working at once. Issue 48: on a client holding an owner-only scope, an owner's act only. */
+  async rotateSecret(clientId: string, editor: ClientEditor = CLI_ADMINISTRATOR): Promise<{ client: Client; secret: string }> {
     const client = await this.require(clientId);
     if (client.isPublic) throw new DomainError('public_client', `Client ${clientId} is public and has no secret.`);
+    // Its keys are its credentials (client-keys.ts): a secret would be a second way in, never asked for.
+    if (client.tokenEndpointAuthMethod === ClientAuthMethod.PrivateKeyJwt) throw new DomainError('public_client', `Client ${clientId} authenticates with its keys (private_key_jwt) and has no secret.`);
+    assertOwnerMayManage(client.scope, editor);
     const secret = generateSecret(SECRET_PREFIX.clientSecret);
     client.secretHash = hashSecret(secret);
     const saved = await this.change([clientId], async (manager) => {
       const stored = await this.store.save(client, manager);
-      await this.audit.record({ actor, action: 'client.secret_rotated', subject: `client:${clientId}` }, manager);
+      await this.audit.record({ actor: { actor: editor.actor, ip: editor.ip }, action: 'client.secret_rotated', subject: `client:${clientId}` }, manager);
       return stored;
     });
     return { client: saved, secret };
@@ -206,7 +220,7 @@ export class ClientsService {
     const client = await this.require(clientId);
     const next = Object.assign(new Client(), client, { signInRule: rule });
     const changes = changedFields(this.toView(client), this.toView(next));
-    return this.change([clientId], (manager) => this.saveUpdated(next, changes, actor, manager));
+    return this.change([clientId], (manager) => this.saveUpdated(next, changes, { actor }, manager));
   }
 
   /**
@@ -221,13 +235,14 @@ export class ClientsService {
       ...(settings.requiredGroups !== undefined ? { requiredGroups: settings.requiredGroups === null || settings.requiredGroups.length === 0 ? null : [...new Set(settings.requiredGroups)] } : {}),
     });
     const changes = changedFields(this.toView(client), this.toView(next));
-    return this.change([clientId], (manager) => this.saveUpdated(next, changes, actor, manager));
+    return this.change([clientId], (manager) => this.saveUpdated(next, changes, { actor }, manager));
   }
 
-  /** Deletes the client with its codes, tokens and consents (ON DELETE CASCADE). */
-  async delete(clientId: string, actor = 'cli'): Promise<void> {
+  /** Deletes the client with its codes, tokens and consents (ON DELETE CASCADE). Issue 48: on a client holding an owner-only scope, an owner's act only. */
+  async delete(clientId: string, editor: ClientEditor = CLI_ADMINISTRATOR): Promise<void> {
     const client = await this.require(clientId);
-    await this.change([clientId], (manager) => this.remove(client, actor, manager));
+    assertOwnerMayManage(client.scope, editor);
+    await this.change([clientId], (manager) => this.remove(client, editor, manager));
   }
 
   /**
@@ -239,31 +254,31 @@ export class ClientsService {
     const ids = [...plan.create, ...plan.update.map((u) => u.next), ...plan.remove].map((c) => c.id);
     if (ids.length === 0) return;
     await this.change(ids, async (manager) => {
-      for (const client of plan.create) await this.saveRegistered(client, actor, manager);
+      for (const client of plan.create) await this.saveRegistered(client, { actor }, manager);
       for (const { next, changes, secretChanged } of plan.update) {
-        await this.saveUpdated(next, changes, actor, manager);
+        await this.saveUpdated(next, changes, { actor }, manager);
         if (secretChanged) await this.audit.record({ actor, action: 'client.secret_rotated', subject: `client:${next.id}` }, manager);
       }
-      for (const client of plan.remove) await this.remove(client, actor, manager);
+      for (const client of plan.remove) await this.remove(client, { actor }, manager);
     });
   }
 
-  private async saveRegistered(client: Client, actor: string, manager: EntityManager): Promise<Client> {
+  private async saveRegistered(client: Client, { actor, ip }: AuditOrigin, manager: EntityManager): Promise<Client> {
     const stored = await this.store.save(client, manager);
-    await this.audit.record({ actor, action: 'client.registered', subject: `client:${stored.id}`, details: { client_name: stored.name, grant_types: stored.grantTypes, scope: stored.scope } }, manager);
+    await this.audit.record({ actor: { actor, ip }, action: 'client.registered', subject: `client:${stored.id}`, details: { client_name: stored.name, grant_types: stored.grantTypes, scope: stored.scope } }, manager);
     return stored;
   }
 
   /** The change and its audit event, which lists each changed field with its old and new value, are stored together. */
-  private async saveUpdated(next: Client, changes: FieldChanges, actor: string, manager: EntityManager): Promise<Client> {
+  private async saveUpdated(next: Client, changes: FieldChanges, { actor, ip }: AuditOrigin, manager: EntityManager): Promise<Client> {
     const saved = await this.store.save(next, manager);
-    if (Object.keys(changes).length > 0) await this.audit.record({ actor, action: 'client.updated', subject: `client:${next.id}`, details: { changes } }, manager);
+    if (Object.keys(changes).length > 0) await this.audit.record({ actor: { actor, ip }, action: 'client.updated', subject: `client:${next.id}`, details: { changes } }, manager);
     return saved;
   }
 
-  private async remove(client: Client, actor: string, manager: EntityManager): Promise<void> {
+  private async remove(client: Client, { actor, ip }: AuditOrigin, manager: EntityManager): Promise<void> {
     await this.store.delete(client.id, this.clock.now(), manager);
-    await this.audit.record({ actor, action: 'client.deleted', subject: `client:${client.id}`, details: { client_name: client.name } }, manager);
+    await this.audit.record({ actor: { actor, ip }, action: 'client.deleted', subject: `client:${client.id}`, details: { client_name: client.name } }, manager);
   }
 
   /** Runs a change of clients atomically, then tells this instance's listeners (ClientChanges) that it committed. */

@@ -7,6 +7,8 @@ import { splitScope } from '../common/scope.js';
 import { Transactions } from '../database/transactions.js';
 import { DeviceAuthorizationStore } from '../device-codes/device-authorization.store.js';
 import { TokenStore } from '../tokens/token.store.js';
+import type { KeysetPage } from '../database/keyset-page.js';
+import type { User } from '../users/user.entity.js';
 import type { Consent } from './consent.entity.js';
 import { ConsentStore } from './consent.store.js';
 
@@ -60,9 +62,19 @@ export class AccessWithdrawalService {
     }));
   }
 
+  /** The people who consented to the client, a page at a time by username (the admin API's list of a client's grants). */
+  grantsOf(clientId: string, page: KeysetPage): Promise<(Consent & { user: User })[]> {
+    return this.consents.pageOfClient(clientId, page);
+  }
+
+  /** What the person allowed the client, or null. */
+  consentOf(userId: string, clientId: string): Promise<Consent | null> {
+    return this.consents.find(userId, clientId);
+  }
+
   /**
    * Withdraws everything the person granted the client. False when there was nothing to withdraw.
-   * `actor`: the person themselves (the access page), or an administrator (the admin API).
+   * `actor`: the person themselves (the access page), or an administrator with their address (the admin API, issue 48).
    */
   async withdraw(userId: string, clientId: string, actor: AuditActor = `user:${userId}`): Promise<boolean> {
     const removed = await this.transactions.run(async (manager) => {
@@ -72,7 +84,7 @@ export class AccessWithdrawalService {
       // A device the person allowed but that has not polled yet gets nothing either (RFC 8628).
       await this.devices.denyApprovedOf(userId, clientId, manager);
       const revoked = await this.tokens.revokeAllOf(userId, clientId, now, manager);
-      await this.audit.record({ actor, action: 'consent.withdrawn', subject: `client:${clientId}`, details: { user: userId, tokens_revoked: revoked } }, manager);
+      await this.audit.record({ actor, action: 'consent.withdrawn', subject: `client:${clientId}`, details: { user_id: userId, tokens_revoked: revoked } }, manager);
       return deleted;
     });
     return removed;

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import { EntityRows } from '../database/entity-rows.js';
+import type { KeysetPage } from '../database/keyset-page.js';
 import { dateParameter, PreparedStatement } from '../database/prepared-statement.js';
 import { User } from '../users/user.entity.js';
 import { Consent } from './consent.entity.js';
@@ -62,6 +63,13 @@ export class ConsentStore {
     const { consentScope, clientRecorded, ...user } = row;
     // SQLite answers the IS NOT NULL with 1 or 0, PostgreSQL with a boolean.
     return { user: this.users.decode(user), consentScope: (consentScope as string | null) ?? null, clientRecorded: clientRecorded === true || clientRecorded === 1 };
+  }
+
+  /** A page of the people who consented to the client, with each person (`user`), by username then person id (one consent per person and client). */
+  pageOfClient(clientId: string, page: KeysetPage): Promise<(Consent & { user: User })[]> {
+    const query = this.dataSource.manager.createQueryBuilder(Consent, 'consent').innerJoinAndSelect('consent.user', 'person').where('consent.clientId = :clientId', { clientId });
+    if (page.after !== null) query.andWhere('(person.username > :username OR (person.username = :username AND person.id > :id))', { username: page.after.value, id: page.after.id });
+    return query.orderBy('person.username', 'ASC').addOrderBy('person.id', 'ASC').limit(page.limit + 1).getMany() as Promise<(Consent & { user: User })[]>;
   }
 
   listOf(userId: string): Promise<Consent[]> {

@@ -39,6 +39,7 @@ export function domainErrorResponse(error: DomainError): JsonError {
     case 'rotation_conflict':
       return { status: 409, error: 'conflict', description: error.message };
     case 'admin_client_protected':
+      return { status: 403, error: 'admin_client_protected', description: error.message };
     case 'administrator_protected':
     case 'self_protected':
       return { status: 403, error: 'forbidden', description: error.message };

@@ -1,18 +1,20 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { In, type Repository } from 'typeorm';
 import { uuidv7 } from '../common/random.js';
 import { AuditService } from '../audit/audit.service.js';
 import { ClientsService } from '../clients/clients.service.js';
 import { absoluteUriProblem } from '../clients/redirect-uri.policy.js';
 import { DomainError } from '../common/domain-error.js';
 import { appConfig, type AppConfig } from '../config/app.config.js';
+import type { KeysetPage } from '../database/keyset-page.js';
 import { Transactions } from '../database/transactions.js';
 import { introspectionRefusal } from './introspector.js';
 import { AccessTokenFormat, ResourceServer } from './resource-server.entity.js';
+import { ResourceServerStore } from './resource-server.store.js';
 
-/** What the CLI shows of a resource server. */
+/** What the CLI and the admin API show of a resource server. */
 export interface ResourceServerView {
+  /** The admin API names it by this id (a URI may be 2,000 characters; the CLI names it by URI). */
+  id: string;
   uri: string;
   name: string;
   access_token_format: AccessTokenFormat;
@@ -31,7 +33,7 @@ export class ResourceServersService {
   readonly localResource: string;
 
   constructor(
-    @InjectRepository(ResourceServer) private readonly servers: Repository<ResourceServer>,
+    private readonly servers: ResourceServerStore,
     private readonly audit: AuditService,
     private readonly clients: ClientsService,
     private readonly transactions: Transactions,
@@ -40,8 +42,11 @@ export class ResourceServersService {
     this.localResource = app.issuer;
   }
 
-  /** `introspector`: the client id this resource server introspects with (a confidential client holding tokens:introspect). */
-  async register(input: { uri: string; name?: string; accessTokenFormat?: string; introspector?: string }, actor: string): Promise<ResourceServer> {
+  /**
+   * `introspector`: the client id this resource server introspects with (a confidential client
+   * holding tokens:introspect). `ip`: where the change came from, over HTTP (the audit trail).
+   */
+  async register(input: { uri: string; name?: string; accessTokenFormat?: string; introspector?: string }, actor: string, ip?: string): Promise<ResourceServer> {
     const { uri } = input;
     const parts = uri.length > 2000 ? { problem: 'is longer than 2000 characters' } : absoluteUriProblem(uri);
     if ('problem' in parts) throw new DomainError('invalid_resource', `The resource URI ${JSON.stringify(uri)} ${parts.problem}.`);
@@ -52,7 +57,7 @@ export class ResourceServersService {
     if (format !== AccessTokenFormat.Opaque && format !== AccessTokenFormat.Jwt) throw new DomainError('invalid_resource', 'The access token format is "opaque" or "jwt".');
     const name = (input.name ?? uri).trim();
     if (name.length === 0 || name.length > 200) throw new DomainError('invalid_resource', 'The name must be 1 to 200 characters.');
-    if (await this.servers.existsBy({ uri })) throw new DomainError('invalid_resource', `A resource server with the URI ${uri} is registered already.`);
+    if (await this.servers.existsWithUri(uri)) throw new DomainError('invalid_resource', `A resource server with the URI ${uri} is registered already.`);
     const introspector = input.introspector ?? null;
     if (introspector !== null) {
       const client = await this.clients.findById(introspector);
@@ -62,33 +67,40 @@ export class ResourceServersService {
     }
     const server = Object.assign(new ResourceServer(), { id: uuidv7(), uri, name, accessTokenFormat: format, introspectionClientId: introspector });
     return this.transactions.run(async (manager) => {
-      const saved = await manager.save(server);
+      const saved = await this.servers.save(server, manager);
       // The subject names the row by its id: a URI may be 2,000 characters, more than an audit subject holds.
-      await this.audit.record({ actor, action: 'resource_server.registered', subject: `resource_server:${saved.id}`, details: { uri, name, access_token_format: format, introspector } }, manager);
+      await this.audit.record({ actor: { actor, ip }, action: 'resource_server.registered', subject: `resource_server:${saved.id}`, details: { uri, name, access_token_format: format, introspector } }, manager);
       return saved;
     });
   }
 
   list(): Promise<ResourceServer[]> {
-    return this.servers.find({ order: { createdAt: 'ASC' } });
+    return this.servers.list();
   }
 
-  /** Removes a registration; tokens already restricted to it keep their audience until they expire. */
-  async remove(uri: string, actor: string): Promise<void> {
+  /** A page by name then id (the admin API's list). */
+  page(page: KeysetPage): Promise<ResourceServer[]> {
+    return this.servers.page(page);
+  }
+
+  /**
+   * Removes a registration, named by its URI (the CLI) or its id (the admin API); tokens already
+   * restricted to it keep their audience until they expire.
+   */
+  async remove(which: { uri: string } | { id: string }, actor: string, ip?: string): Promise<void> {
     await this.transactions.run(async (manager) => {
-      const server = await manager.findOneBy(ResourceServer, { uri });
-      const deleted = server ? await manager.delete(ResourceServer, { id: server.id }) : undefined;
-      if (!server || !deleted?.affected) throw new DomainError('resource_server_not_found', `No resource server with the URI ${uri}.`);
-      await this.audit.record({ actor, action: 'resource_server.deleted', subject: `resource_server:${server.id}`, details: { uri } }, manager);
+      const server = await this.servers.delete(which, manager);
+      if (!server) throw new DomainError('resource_server_not_found', 'uri' in which ? `No resource server with the URI ${which.uri}.` : `No resource server with the id ${JSON.stringify(which.id)}.`);
+      await this.audit.record({ actor: { actor, ip }, action: 'resource_server.deleted', subject: `resource_server:${server.id}`, details: { uri: server.uri } }, manager);
     });
   }
 
   /** The registered servers among `uris`, in one indexed read. */
   findByUris(uris: readonly string[]): Promise<ResourceServer[]> {
-    return uris.length === 0 ? Promise.resolve([]) : this.servers.findBy({ uri: In([...uris]) });
+    return this.servers.findByUris(uris);
   }
 
   view(server: ResourceServer): ResourceServerView {
-    return { uri: server.uri, name: server.name, access_token_format: server.accessTokenFormat, introspector: server.introspectionClientId, created_at: server.createdAt.toISOString() };
+    return { id: server.id, uri: server.uri, name: server.name, access_token_format: server.accessTokenFormat, introspector: server.introspectionClientId, created_at: server.createdAt.toISOString() };
   }
 }

@@ -21,6 +21,12 @@ export const CLIENT_SCOPES: Readonly<Record<string, string>> = {
 };
 
 /**
+ * Client scopes that, like the admin scopes, only an owner (admin:owner, or the CLI) gives, and whose
+ * holders only an owner changes (issue 48; src/clients/client-change-policy.ts says why).
+ */
+export const OWNER_ONLY_CLIENT_SCOPES: readonly string[] = ['scim'];
+
+/**
  * OpenID Connect's scopes (Core §3.1.2.1, §5.4, §11): every client of the authorization code flow
  * may ask a person for them, whatever scope it registered, as with node-oidc-provider and Keycloak.
  */

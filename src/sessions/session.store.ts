@@ -1,11 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Brackets, In, IsNull, MoreThanOrEqual, Not, type DataSource, type EntityManager, type FindOptionsWhere } from 'typeorm';
+import type { KeysetPage } from '../database/keyset-page.js';
 import { dateParameter, execute, PreparedStatement } from '../database/prepared-statement.js';
 import { Transactions } from '../database/transactions.js';
 import { SessionClient } from './session-client.entity.js';
 import { SessionEndListeners } from './session-end-listeners.js';
 import { Session } from './session.entity.js';
+import type { User } from '../users/user.entity.js';
 
 /**
  * The sessions table, by the hash of the cookie's secret. Writes go through Transactions (on SQLite
@@ -92,6 +94,33 @@ export class SessionStore {
   /** The clients that signed the person in through these sessions. */
   clientsOf(sessionIds: readonly string[], manager: EntityManager = this.dataSource.manager): Promise<SessionClient[]> {
     return sessionIds.length === 0 ? Promise.resolve([]) : manager.findBy(SessionClient, { sessionId: In([...sessionIds]) });
+  }
+
+  /**
+   * A page of the sessions live at `now` in which the client signed the person in (session_clients),
+   * each with its session and person, newest sign-in first: the keyset is the session's created_at
+   * (the clock's milliseconds, so its ISO text compares exactly) and row id.
+   */
+  liveWithClient(clientId: string, now: Date, page: KeysetPage): Promise<(SessionClient & { session: Session & { user: User } })[]> {
+    const query = this.liveWithClientQuery(clientId, now).innerJoinAndSelect('session.user', 'person');
+    if (page.after !== null) {
+      query.andWhere('(session.createdAt < :at OR (session.createdAt = :at AND session.id < :id))', { at: new Date(page.after.value), id: page.after.id });
+    }
+    return query.orderBy('session.createdAt', 'DESC').addOrderBy('session.id', 'DESC').limit(page.limit + 1).getMany() as Promise<(SessionClient & { session: Session & { user: User } })[]>;
+  }
+
+  /** How many sessions live at `now` the client signed the person in through. */
+  countLiveWithClient(clientId: string, now: Date): Promise<number> {
+    return this.liveWithClientQuery(clientId, now).getCount();
+  }
+
+  private liveWithClientQuery(clientId: string, now: Date) {
+    return this.dataSource.manager
+      .createQueryBuilder(SessionClient, 'record')
+      .innerJoinAndSelect('record.session', 'session')
+      .where('record.clientId = :clientId', { clientId })
+      .andWhere('session.endedAt IS NULL')
+      .andWhere('session.expiresAt >= :now', { now });
   }
 
   /** Ends one session; an ended or unknown one is left as it is. Its end listeners run in the same transaction. */

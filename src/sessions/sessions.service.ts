@@ -4,6 +4,8 @@ import type { EntityManager } from 'typeorm';
 import { Clock } from '../common/clock.js';
 import { generateSecret, hashSecret, SECRET_PREFIX } from '../common/secrets.js';
 import { sessionConfig, type SessionConfig } from '../config/session.config.js';
+import type { KeysetPage } from '../database/keyset-page.js';
+import type { User } from '../users/user.entity.js';
 import type { SessionClient } from './session-client.entity.js';
 import type { Session } from './session.entity.js';
 import { publicSessionId } from './session-id.js';
@@ -95,6 +97,15 @@ export class SessionsService {
    */
   async endByPublicId(userId: string, publicId: string, manager: EntityManager): Promise<boolean> {
     return (await this.store.endLiveByPublicId(userId, publicId, this.clock.now(), manager)) > 0;
+  }
+
+  /** A page of the live sessions the client signed people in through, newest first, with their people (the admin API). */
+  liveWithClient(clientId: string, page: KeysetPage): Promise<(SessionClient & { session: Session & { user: User } })[]> {
+    return this.store.liveWithClient(clientId, this.clock.now(), page);
+  }
+
+  countLiveWithClient(clientId: string): Promise<number> {
+    return this.store.countLiveWithClient(clientId, this.clock.now());
   }
 
   /** How many sessions of the user are live, the caller's included. */

@@ -151,7 +151,7 @@ describe('admin API: the audit log', () => {
 
   it('holds no secret: not a client secret, a password or a token the tests used', async () => {
     const { client, secret } = await app.app.get(ClientsService).create({ name: 'Audited', redirectUris: ['http://localhost:8080/callback'], scope: 'notes:read' });
-    const { secret: rotated } = await app.app.get(ClientsService).rotateSecret(client.id, 'cli');
+    const { secret: rotated } = await app.app.get(ClientsService).rotateSecret(client.id);
     const response = await fetch(app.url(`${ADMIN_API}/audit-events/export`), { headers: { authorization: `Bearer ${callers.owner}` } });
     const text = await response.text();
     expect(text).toContain(`client:${client.id}`);

@@ -99,7 +99,7 @@ describe('admin API: a person\'s sessions, grants and invitation', () => {
     expect(new Set(live.map((row) => row.client_id))).toEqual(new Set([rp.clientId]));
     expect((await admin.request('DELETE', `/people/${id}/grants/${other.clientId}`, helpdesk.token)).status).toBe(404);
     const [event] = (await app.dataSource.query(`SELECT "actor", "ip", "details" FROM "audit_events" WHERE "action" = 'consent.withdrawn' AND "subject" = 'client:${other.clientId}'`)) as { actor: string; ip: string; details: string }[];
-    expect({ actor: event.actor, ip: event.ip, details: JSON.parse(event.details) as unknown }).toEqual({ actor: `user:${helpdesk.userId}`, ip: '127.0.0.1', details: { user: id, tokens_revoked: expect.any(Number) } });
+    expect({ actor: event.actor, ip: event.ip, details: JSON.parse(event.details) as unknown }).toEqual({ actor: `user:${helpdesk.userId}`, ip: '127.0.0.1', details: { user_id: id, tokens_revoked: expect.any(Number) } });
   });
 
   it('emails an invitation to a person without a password (202), never returning the link; refuses one who has a password (409)', async () => {

@@ -373,7 +373,7 @@ describe('admin CLI', () => {
       const client = await cliJson(['clients:create', '--name', 'Reports API', '--grant-type', 'client_credentials', '--scope', 'tokens:introspect']);
       const uri = `https://reports-${Date.now().toString(36)}.example.com/api`;
       const registered = await cliJson(['resources:register', '--uri', uri, '--name', 'Reports', '--introspector', client.client_id as string]);
-      expect(registered).toEqual({ uri, name: 'Reports', access_token_format: 'opaque', introspector: client.client_id, created_at: expect.any(String) });
+      expect(registered).toEqual({ id: expect.any(String), uri, name: 'Reports', access_token_format: 'opaque', introspector: client.client_id, created_at: expect.any(String) });
       const listed = await cliJson<Record<string, unknown>[]>(['resources:list']);
       expect(listed.find((server) => server.uri === uri)).toEqual(registered);
     });

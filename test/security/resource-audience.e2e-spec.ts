@@ -423,7 +423,7 @@ describe('resource indicators and JWT access tokens under attack (RFC 8707, RFC 
       await servers.register({ uri: gone, name: 'Soon gone' }, 'test');
       const granted = await tokensFor([gone, REPORTS]);
       expect(await introspect(granted.accessToken)).toMatchObject({ aud: [gone, REPORTS] });
-      await servers.remove(gone, 'test');
+      await servers.remove({ uri: gone }, 'test');
       // The access token issued before keeps its audience until it expires (resource-servers.service.ts).
       expect(await introspect(granted.accessToken)).toMatchObject({ active: true, aud: [gone, REPORTS] });
 
@@ -602,10 +602,10 @@ describe('resource indicators and JWT access tokens under attack (RFC 8707, RFC 
     it('resources:list prints JSON; a registration and a deletion through the CLI take effect at once for the running server, and every one is in audit:list', async () => {
       const uri = 'https://cli-made.example.com/api';
       const registered = await cliJson(['resources:register', '--uri', uri, '--name', 'Made by the CLI', '--jwt-access-tokens']);
-      expect(registered).toEqual({ uri, name: 'Made by the CLI', access_token_format: 'jwt', introspector: null, created_at: expect.any(String) });
+      expect(registered).toEqual({ id: expect.any(String), uri, name: 'Made by the CLI', access_token_format: 'jwt', introspector: null, created_at: expect.any(String) });
       const listed = (await cliJson(['resources:list'])) as Record<string, unknown>[];
       expect(listed.map((server) => server.uri)).toEqual(expect.arrayContaining([REPORTS, BILLING, LEDGER, uri]));
-      expect(listed.find((server) => server.uri === LEDGER)).toEqual({ uri: LEDGER, name: 'Ledger', access_token_format: 'jwt', introspector: introspector.id, created_at: expect.any(String) });
+      expect(listed.find((server) => server.uri === LEDGER)).toEqual({ id: expect.any(String), uri: LEDGER, name: 'Ledger', access_token_format: 'jwt', introspector: introspector.id, created_at: expect.any(String) });
       expect(listed.find((server) => server.uri === REPORTS)).toMatchObject({ access_token_format: 'opaque' });
 
       // The running server sees it with no restart: a JWT for it.

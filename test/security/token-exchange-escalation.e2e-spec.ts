@@ -154,7 +154,7 @@ describe('token exchange cannot escalate (RFC 8693 §2.2.2, §4.1)', () => {
 
   it('RFC 7592 self-management cannot add the grant: invalid_client_metadata, the row unchanged', async () => {
     const registrationToken = generateSecret(SECRET_PREFIX.registrationToken);
-    const { client } = await nest.get(ClientsService).create({ name: 'Self-managed', redirectUris: [], scope: 'notes:read', grantTypes: ['client_credentials'] as never }, 'cli', { registrationToken });
+    const { client } = await nest.get(ClientsService).create({ name: 'Self-managed', redirectUris: [], scope: 'notes:read', grantTypes: ['client_credentials'] as never }, undefined, { registrationToken });
     const dataSource = nest.get<DataSource>(getDataSourceToken());
     const row = async (): Promise<unknown> => (await dataSource.query(`SELECT * FROM "clients" WHERE "id" = ${dataSource.options.type === 'postgres' ? '$1' : '?'}`, [client.id]))[0];
     const before = await row();

@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { AccessDenied } from '../../access/access-denied.js';
 import type { AccessRequirement } from '../../access/access-requirement.js';
 import type { Principal } from '../../access/token-principal.js';
-import { holdsAdminScope, type ClientEditor } from '../../clients/client-change-policy.js';
+import { holdsOwnerOnlyScope, type ClientEditor } from '../../clients/client-change-policy.js';
 import type { Client } from '../../clients/client.entity.js';
 import { ClientsService } from '../../clients/clients.service.js';
 import { ApiError } from '../../http/api-error.js';
@@ -37,19 +37,19 @@ export class ClientManagementAccess implements AccessRequirement {
 
   async check(principal: Principal, request: FastifyRequest): Promise<void> {
     const clientId = (request.params as Record<string, string>).clientId;
-    (request as ManagedClientRequest).managed = await this.managed(principal, clientId);
+    (request as ManagedClientRequest).managed = await this.managed(principal, clientId, request.ip);
   }
 
-  private async managed(principal: Principal, clientId: string): Promise<ManagedClient> {
+  private async managed(principal: Principal, clientId: string, ip: string): Promise<ManagedClient> {
     if (principal.kind === 'registration_access_token' && principal.clientId === clientId) {
-      return { client: principal.client, editor: { kind: 'self', actor: `client:${clientId}` } };
+      return { client: principal.client, editor: { kind: 'self', actor: `client:${clientId}`, ip } };
     }
     if (principal.kind === 'access_token' && principal.scopes.has(REGISTRATION_SCOPE) && principal.clientId !== clientId) {
       const client = await this.clients.findById(clientId);
       if (!client) throw new ApiError(404, `No client with id "${clientId}"`);
-      // Issue 48: a client holding an admin scope is an owner's to manage, never a clients:register token's (its GET included: it would show the redirect URIs to move).
-      if (holdsAdminScope(client.scope)) throw new ApiError(403, 'This client holds an admin scope; only an owner manages it (the admin API with admin:owner, or the CLI)');
-      return { client, editor: { kind: 'administrator', actor: `client:${principal.clientId}` } };
+      // Issue 48: a client holding an owner-only scope (an admin scope, scim) is an owner's to manage, never a clients:register token's (its GET included: it would show the redirect URIs to move).
+      if (holdsOwnerOnlyScope(client.scope)) throw new ApiError(403, 'This client holds an owner-only scope; only an owner manages it (the admin API with admin:owner, or the CLI)', { error: 'admin_client_protected' });
+      return { client, editor: { kind: 'administrator', actor: `client:${principal.clientId}`, ip } };
     }
     throw new AccessDenied({ error: 'invalid_token', description: 'The registration access token is not valid for this client' }, principal.scheme);
   }

@@ -19,7 +19,7 @@ export class RegistrationController {
   @Post()
   @RequireScope(REGISTRATION_SCOPE)
   async register(@Req() request: FastifyRequest & { user: TokenPrincipal }, @Res() reply: FastifyReply): Promise<void> {
-    const information = await this.registration.register(request.user.clientId, jsonObjectBody(request, JSON_TYPES));
+    const information = await this.registration.register({ clientId: request.user.clientId, ip: request.ip }, jsonObjectBody(request, JSON_TYPES));
     send(reply.code(201).header('Location', information.registration_client_uri), information);
   }
 

@@ -23,11 +23,14 @@ export class RegistrationService {
     @Inject(appConfig.KEY) private readonly app: AppConfig,
   ) {}
 
-  /** Registers a client for an administrator; the response carries its secret and registration access token, shown this once. */
-  async register(registrarClientId: string, body: Record<string, unknown>): Promise<ClientInformation> {
+  /**
+   * Registers a client for an administrator (a `clients:register` token, never an owner: issue 48);
+   * the response carries its secret and registration access token, shown this once.
+   */
+  async register(registrar: { clientId: string; ip: string }, body: Record<string, unknown>): Promise<ClientInformation> {
     const metadata = parseClientMetadata(body);
     const registrationToken = generateSecret(SECRET_PREFIX.registrationToken);
-    const { client, secret } = await this.clients.create(metadata.client, `client:${registrarClientId}`, { registrationToken });
+    const { client, secret } = await this.clients.create(metadata.client, { kind: 'administrator', actor: `client:${registrar.clientId}`, ip: registrar.ip }, { registrationToken });
     return { ...this.clients.toView(client, secret), registration_access_token: registrationToken, registration_client_uri: this.clientUri(client) };
   }
 
@@ -46,7 +49,7 @@ export class RegistrationService {
   }
 
   async remove({ client, editor }: ManagedClient): Promise<void> {
-    await this.clients.delete(client.id, editor.actor);
+    await this.clients.delete(client.id, editor);
   }
 
   clientUri(client: Pick<Client, 'id'>): string {
