@@ -149,4 +149,22 @@ describe('GET /authorize for a signed-in person (one statement)', () => {
     expect(isLoginPage(await browser.get(authorizeUrl(client, { scope: 'notes:read' })))).toBe(true);
     expect(redirectParams(await browser.get(authorizeUrl(client, { scope: 'notes:read', prompt: 'none' }))).get('error')).toBe('login_required');
   });
+
+  it('POST /consent reads the session the same way: a consent form sent after the person was deactivated behind a live session issues no code', async () => {
+    const client = await app.createClient({ scope: 'openid notes:read notes:write' });
+    const user = await app.createUser();
+    const browser = new Browser(app.baseUrl);
+    expect(redirectParams(await authorizeAsUser(browser, user, authorizeUrl(client, { scope: 'notes:read' }))).get('code')).toBeTruthy();
+    const consentPage = await browser.get(authorizeUrl(client, { scope: 'openid notes:read notes:write', state: 'wider' }));
+    expect(consentPage.body).toContain('action="/consent"');
+
+    const userId = (await app.dataSource.getRepository(User).findOneByOrFail({ username: user.username })).id;
+    await app.dataSource.getRepository(User).update(userId, { active: false });
+    const answer = await browser.submit(consentPage, '/consent', { decision: 'allow' });
+    // Sent to sign in again (which a deactivated person cannot), never back to the client with a code.
+    expect(answer.location ?? '').not.toContain('code=');
+    expect(isLoginPage(answer.status === 200 ? answer : await browser.get(answer.location!))).toBe(true);
+    const consents = (await app.dataSource.query(`SELECT "scope" FROM "consents" WHERE "user_id" = '${userId}' AND "client_id" = '${client.clientId}'`)) as { scope: string }[];
+    expect(consents.map((row) => row.scope)).toEqual(['notes:read']);
+  });
 });

@@ -130,7 +130,10 @@ export class AuthorizeService {
     // The form answers the consent question, not the sign-in one: the request's own prompt=login,
     // max_age and id_token_hint (Core §3.1.2.1: "MUST attempt to actively re-authenticate") decide
     // here exactly as at GET /authorize, so a form taken from the sign-in page cannot skip it.
-    const step = await this.nextStep(request, authorization, await this.session.currentUser(request), true);
+    // The session, its person (active) and whether the client already signed them in through it,
+    // in one round trip, as at GET /authorize (issue 47); the form itself is the consent.
+    const signedIn = await this.session.currentUserConsenting(request, authorization.client.id, authorization.scope);
+    const step = await this.nextStep(request, authorization, signedIn?.user ?? null, true);
     if (step.kind === 'login') return this.askSignIn(request, authorization, step.returnTo);
     if (step.kind === 'second_factor' || step.kind === 'enrol') return this.askMore(request, step);
     // The no-access page's button (issue 46), or any consent form of a person no longer in the client's groups: back to the client with access_denied.
@@ -139,7 +142,7 @@ export class AuthorizeService {
 
     if (form.decision === 'allow') {
       await this.consents.grant(user.id, authorization.client.id, authorization.scope);
-      return this.approve(request, user, this.session.authTime(request), authorization, 303);
+      return this.approve(request, user, this.session.authTime(request), authorization, 303, signedIn?.clientRecorded);
     }
     if (form.decision === 'deny') {
       await this.useUpPushedRequest(authorization);
