@@ -1,3 +1,4 @@
+import type { ValidateFunction } from 'ajv';
 import { readFileSync } from 'node:fs';
 import { AttributeKind, SERVER_MANAGED_FIELDS, type Attribute, type Collection } from './collection.js';
 import { COLLECTIONS_FILE_SCHEMA } from './collections-file.schema.js';
@@ -19,23 +20,33 @@ interface DeclaredCollection {
   sortable?: string[];
 }
 
+/**
+ * When each collection's item schema is compiled: `now` checks every schema as the file is read
+ * (the server's start-up, which must stop on a schema that does not compile); `on first use` when
+ * an item is first validated (the registry: the CLI never validates an item, and compiling the
+ * schemas, JSON Schema's own meta-schema first, was a tenth of a CLI call's time; issue 49).
+ */
+export type SchemaCompilation = 'now' | 'on first use';
+
 /** Reads, checks and compiles the collections file; throws CollectionsFileError on any problem. */
-export function loadCollections(file: string): Map<string, Collection> {
+export function loadCollections(file: string, compilation: SchemaCompilation = 'now'): Map<string, Collection> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(readFileSync(file, 'utf8'));
   } catch (error) {
     throw new CollectionsFileError(file, messageOf(error));
   }
-  const ajv = createAjv();
-  const checkShape = ajv.compile(COLLECTIONS_FILE_SCHEMA);
+  // The file's shape is our own schema, whose validity the unit tests prove: compiled without
+  // checking it against the meta-schema, which only the declared item schemas need.
+  const checkShape = createAjv({ validateSchema: false }).compile(COLLECTIONS_FILE_SCHEMA);
   if (!checkShape(parsed)) throw new CollectionsFileError(file, describeSchemaErrors(checkShape.errors));
 
+  const ajv = createAjv();
   const declared = (parsed as { collections: Record<string, DeclaredCollection> }).collections;
   const collections = new Map<string, Collection>();
   for (const [name, declaration] of Object.entries(declared)) {
     try {
-      collections.set(name, buildCollection(name, declaration, ajv));
+      collections.set(name, buildCollection(name, declaration, ajv, compilation));
     } catch (error) {
       throw new CollectionsFileError(file, `collection "${name}": ${messageOf(error)}`);
     }
@@ -43,7 +54,7 @@ export function loadCollections(file: string): Map<string, Collection> {
   return collections;
 }
 
-function buildCollection(name: string, declared: DeclaredCollection, ajv: ReturnType<typeof createAjv>): Collection {
+function buildCollection(name: string, declared: DeclaredCollection, ajv: ReturnType<typeof createAjv>, compilation: SchemaCompilation): Collection {
   const properties = declared.schema.properties;
   const names = Object.keys(properties);
   for (const field of SERVER_MANAGED_FIELDS) {
@@ -71,18 +82,22 @@ function buildCollection(name: string, declared: DeclaredCollection, ajv: Return
 
   // Unknown attributes are rejected (issue #3): the item schema is closed whatever the file says.
   const schema = { ...declared.schema, additionalProperties: false };
-  let validate;
-  try {
-    validate = ajv.compile(schema);
-  } catch (error) {
-    throw new Error(`schema does not compile: ${messageOf(error)}`, { cause: error });
-  }
+  const compile = (): ValidateFunction => {
+    try {
+      return ajv.compile(schema);
+    } catch (error) {
+      throw new Error(`schema does not compile: ${messageOf(error)}`, { cause: error });
+    }
+  };
+  let validate = compilation === 'now' ? compile() : undefined;
   return {
     name,
     description: declared.description ?? name,
     schema,
     attributes,
-    validate,
+    get validate() {
+      return (validate ??= compile());
+    },
     readScope: `${name}:read`,
     writeScope: `${name}:write`,
   };

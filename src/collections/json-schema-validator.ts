@@ -8,8 +8,8 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
  * One Ajv (JSON Schema 2020-12, the dialect Fastify also uses) with the standard formats, strict
  * so that a misspelt keyword in a collection schema is an error at start-up, not a silent no-op.
  */
-export function createAjv(): Ajv2020 {
-  return addFormats(new Ajv2020({ strict: true, allErrors: true, allowUnionTypes: true }));
+export function createAjv(options: { validateSchema?: boolean } = {}): Ajv2020 {
+  return addFormats(new Ajv2020({ strict: true, allErrors: true, allowUnionTypes: true, ...options }));
 }
 
 /** Ajv's errors in words a client developer can act on: `/title: must be string`. */

@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { Module, type OnModuleInit } from '@nestjs/common';
 import { AccessModule } from '../access/access.module.js';
 import { ItemsModule } from '../items/items.module.js';
 import { CollectionScope } from './collection-scope.js';
@@ -10,6 +10,7 @@ import { ResourceLinks } from './items/resource-links.js';
 import { ResourceRoutes } from './resource-routes.js';
 import { CommonModule } from '../common/common.module.js';
 import { CollectionsModule } from '../collections/collections.module.js';
+import { CollectionRegistry } from '../collections/collection-registry.js';
 import { RateLimitModule } from '../rate-limit/rate-limit.module.js';
 import { IdempotencyModule } from '../idempotency/idempotency.module.js';
 
@@ -20,4 +21,11 @@ import { IdempotencyModule } from '../idempotency/idempotency.module.js';
   providers: [CollectionScope, ItemsService, ListQueryParser, ResourceLinks, ResourceRoutes],
   exports: [ResourceRoutes],
 })
-export class ResourcesModule {}
+export class ResourcesModule implements OnModuleInit {
+  constructor(private readonly collections: CollectionRegistry) {}
+
+  /** The item schemas compiled as the server starts, not on the first write to each collection. */
+  onModuleInit(): void {
+    this.collections.compileAll();
+  }
+}
