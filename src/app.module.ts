@@ -1,4 +1,6 @@
 import { AdminApiModule } from './admin/admin-api.module.js';
+import { AdminConsoleModule } from './admin-console/admin-console.module.js';
+import { adminConsoleConfig } from './config/admin-console.config.js';
 import { DoctorApiModule } from './doctor/doctor-api.module.js';
 import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
@@ -53,7 +55,7 @@ import { AdminInvitationsModule } from './email-links/admin-invitations.module.j
 
 @Module({
   imports: [
-    ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [apiConfig, appConfig, clientAuthConfig, corsConfig, databaseConfig, deviceConfig, dpopConfig, factorsConfig, fapiConfig, housekeepingConfig, legacyGrantsConfig, logoutConfig, outboundConfig, macTokenConfig, metricsConfig, oauthConfig, openIdConfig, parConfig, rateLimitConfig, redisConfig, sessionConfig, passkeyConfig, mailConfig, scimConfig] }),
+    ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [adminConsoleConfig, apiConfig, appConfig, clientAuthConfig, corsConfig, databaseConfig, deviceConfig, dpopConfig, factorsConfig, fapiConfig, housekeepingConfig, legacyGrantsConfig, logoutConfig, outboundConfig, macTokenConfig, metricsConfig, oauthConfig, openIdConfig, parConfig, rateLimitConfig, redisConfig, sessionConfig, passkeyConfig, mailConfig, scimConfig] }),
     CommonModule,
     MetricsModule,
     CollectionsModule,
@@ -73,6 +75,7 @@ import { AdminInvitationsModule } from './email-links/admin-invitations.module.j
     BackchannelLogoutSenderModule,
     AccountsModule,
     AdminApiModule.register(AdminInvitationsModule.register(MailSenderModule)),
+    AdminConsoleModule,
     DoctorApiModule,
     ResourcesModule,
     HealthModule,

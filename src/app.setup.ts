@@ -18,6 +18,7 @@ import { sendJsonError } from './http/json-error.js';
 import { isCookieForm } from './http/cookie-forms.js';
 import { loadCollections } from './collections/collections-loader.js';
 import { apiConfig } from './config/api.config.js';
+import { adminConsoleConfig } from './config/admin-console.config.js';
 import { corsConfig } from './config/cors.config.js';
 import { appConfig, type AppConfig } from './config/app.config.js';
 import { databaseConfig, readDatabaseConfig } from './config/database.config.js';
@@ -51,7 +52,7 @@ export type CreateAppOptions = LoggingOptions;
 export async function createApp(options: CreateAppOptions = {}): Promise<NestFastifyApplication> {
   // Every config namespace, and the collections file, is checked before anything connects: a wrong
   // value stops start-up here with its message, leaving no database connection open behind it.
-  for (const validate of [corsConfig, databaseConfig, housekeepingConfig, legacyGrantsConfig, logoutConfig, outboundConfig, macTokenConfig, metricsConfig, oauthConfig, openIdConfig, rateLimitConfig, redisConfig, sessionConfig, passkeyConfig]) validate();
+  for (const validate of [adminConsoleConfig, corsConfig, databaseConfig, housekeepingConfig, legacyGrantsConfig, logoutConfig, outboundConfig, macTokenConfig, metricsConfig, oauthConfig, openIdConfig, rateLimitConfig, redisConfig, sessionConfig, passkeyConfig]) validate();
   loadCollections(apiConfig().collectionsFile);
   const app = appConfig();
   assertSafeForProduction({ app, database: readDatabaseConfig(), session: sessionConfig(), macToken: macTokenConfig(), openId: openIdConfig(), factors: factorsConfig() });

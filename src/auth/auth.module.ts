@@ -42,6 +42,7 @@ import { AccessController } from './interaction/access.controller.js';
 import { HomeController } from './interaction/home.controller.js';
 import { LoginController } from './interaction/login.controller.js';
 import { LoginService } from './interaction/login.service.js';
+import { FailedSignIns } from './interaction/failed-sign-ins.js';
 import { LoginSession } from './interaction/login-session.js';
 import { PageRenderer } from './interaction/page-renderer.js';
 import { Pages } from './interaction/pages.js';
@@ -85,6 +86,7 @@ import { AccountFactorsService } from './interaction/account-factors.service.js'
     AuthenticationPolicy,
     EndSessionService,
     LoginService,
+    FailedSignIns,
     SecondFactorService,
     AccountFactorsService,
     LoginSession,

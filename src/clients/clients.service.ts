@@ -61,8 +61,10 @@ export class ClientsService {
   /**
    * Registers a client. The secret (confidential clients) is returned here once and stored only as
    * a hash. Issue 48: an owner-only scope is given only by an owner editor (the CLI, admin:owner).
+   * `clientId` and `secret`, as draft() takes them: the admin console's own client, whose id is
+   * known and whose secret every instance derives (admin-console/console-client.ts).
    */
-  async create(input: NewClient, editor: ClientEditor = CLI_ADMINISTRATOR, options: { registrationToken?: string } = {}): Promise<{ client: Client; secret?: string }> {
+  async create(input: NewClient, editor: ClientEditor = CLI_ADMINISTRATOR, options: { registrationToken?: string; clientId?: string; secret?: string } = {}): Promise<{ client: Client; secret?: string }> {
     const { client, secret } = await this.draft(input, options);
     assertOwnerScopesRespected(null, splitScope(client.scope), editor);
     const saved = await this.change([client.id], (manager) => this.saveRegistered(client, editor, manager));
@@ -195,14 +197,17 @@ export class ClientsService {
     return client.secretHash !== null && secretMatchesHash(secret, client.secretHash);
   }
 
-  /** Issues a new secret; the old one stops working at once. Issue 48: on a client holding an owner-only scope, an owner's act only. */
-  async rotateSecret(clientId: string, editor: ClientEditor = CLI_ADMINISTRATOR): Promise<{ client: Client; secret: string }> {
+  /**
+   * Issues a new secret; the old one stops working at once. Issue 48: on a client holding an
+   * owner-only scope, an owner's act only. `chosen`: the secret the admin console derives, set on its own client.
+   */
+  async rotateSecret(clientId: string, editor: ClientEditor = CLI_ADMINISTRATOR, chosen?: string): Promise<{ client: Client; secret: string }> {
     const client = await this.require(clientId);
     if (client.isPublic) throw new DomainError('public_client', `Client ${clientId} is public and has no secret.`);
     // Its keys are its credentials (client-keys.ts): a secret would be a second way in, never asked for.
     if (client.tokenEndpointAuthMethod === ClientAuthMethod.PrivateKeyJwt) throw new DomainError('public_client', `Client ${clientId} authenticates with its keys (private_key_jwt) and has no secret.`);
     assertOwnerMayManage(client.scope, editor);
-    const secret = generateSecret(SECRET_PREFIX.clientSecret);
+    const secret = chosen ?? generateSecret(SECRET_PREFIX.clientSecret);
     client.secretHash = hashSecret(secret);
     const saved = await this.change([clientId], async (manager) => {
       const stored = await this.store.save(client, manager);

@@ -22,7 +22,7 @@ export function enforceTransportSecurity(fastify: FastifyInstance, config: AppCo
   fastify.addHook('onRequest', (request, reply, done) => {
     if (request.protocol === 'https') {
       void reply.header('Strict-Transport-Security', HSTS);
-    } else if (requireHttps && !PLAIN_HTTP_PATHS.has(request.url.split('?')[0])) {
+    } else if (requireHttps && !PLAIN_HTTP_PATHS.has(request.url.split('?')[0]) && !isInProcess(request.raw)) {
       void reply
         .code(400)
         .header('Content-Type', 'application/json;charset=UTF-8')
@@ -32,4 +32,14 @@ export function enforceTransportSecurity(fastify: FastifyInstance, config: AppCo
     }
     done();
   });
+}
+
+/**
+ * A request the admin console makes to this server while serving an administrator's request
+ * (admin-console/in-process-http.ts: Fastify's inject). Only code in this process can make one:
+ * light-my-request marks its request object, which no network request reaches. It never left the
+ * process, and the request it serves passed this check.
+ */
+function isInProcess(raw: object): boolean {
+  return (raw as { isLightMyRequest?: unknown }).isLightMyRequest === true;
 }

@@ -37,10 +37,12 @@ export function isAdminRole(role: string): role is AdminRole {
  * - people: people, their factors, sessions and grants (help desk);
  * - clients: OAuth clients and resource servers (client administrator);
  * - audit: the audit log, append-only, read by every administrator ("why did that sign-in fail");
+ * - overview: how many people, clients and live sessions there are (the console's dashboard), read
+ *   by every administrator: counts, never who or which;
  * - system: signing keys, identity providers, groups (membership opens applications), administrator
  *   roles and doctor: the owner's, read by the auditor.
  */
-export type AdminArea = 'self' | 'people' | 'clients' | 'audit' | 'system';
+export type AdminArea = 'self' | 'people' | 'clients' | 'audit' | 'overview' | 'system';
 export type AdminAction = 'read' | 'write';
 
 export interface AdminPermission {
@@ -54,6 +56,7 @@ const PERMITTING: Readonly<Record<AdminArea, Readonly<Record<AdminAction, readon
   people: { read: ['admin:read', 'admin:people', 'admin:owner'], write: ['admin:people', 'admin:owner'] },
   clients: { read: ['admin:read', 'admin:clients', 'admin:owner'], write: ['admin:clients', 'admin:owner'] },
   audit: { read: ['admin:read', 'admin:people', 'admin:clients', 'admin:owner'], write: [] },
+  overview: { read: ['admin:read', 'admin:people', 'admin:clients', 'admin:owner'], write: [] },
   system: { read: ['admin:read', 'admin:owner'], write: ['admin:owner'] },
 };
 

@@ -17,6 +17,26 @@ export const CORE_PATHS: Record<string, object> = {
       },
     },
   },
+  '/overview': {
+    get: {
+      summary: "How many people, clients and live sessions there are (the admin console's dashboard): counts only",
+      security: adminSecurity(ANY),
+      responses: {
+        '200': {
+          description: 'The counts',
+          content: adminJson({
+            type: 'object',
+            properties: {
+              people: { type: 'object', properties: { total: { type: 'integer' }, active: { type: 'integer' } } },
+              clients: { type: 'object', properties: { total: { type: 'integer' } } },
+              sessions: { type: 'object', properties: { live: { type: 'integer' } } },
+            },
+          }),
+        },
+        ...ADMIN_ERRORS,
+      },
+    },
+  },
   '/roles': {
     get: { summary: 'The administrator roles and the scope each carries', security: adminSecurity(ANY), responses: { '200': { description: 'The roles' }, ...ADMIN_ERRORS } },
   },

@@ -11,6 +11,7 @@ import { AuthorizationRequestValidator } from '../authorize/authorization-reques
 import type { InteractionOutcome } from './interaction-responder.js';
 import { LoginSession } from './login-session.js';
 import { Pages } from './pages.js';
+import { FailedSignIns } from './failed-sign-ins.js';
 
 /** Where a person enrols one-time codes (also where one who must have a second factor is sent). */
 export const ONE_TIME_CODES_PAGE = '/account/one-time-codes';
@@ -44,6 +45,7 @@ export class LoginService {
     private readonly factors: SecondFactors,
     private readonly signInMethods: SignInMethods,
     private readonly signOutRedirects: SignOutRedirects,
+    private readonly failures: FailedSignIns,
   ) {}
 
   /**
@@ -81,6 +83,7 @@ export class LoginService {
     if (wait > 0) return this.pages.loginThrottled(wait, returnTo);
     const user = guessing ? await this.users.authenticate(username, password) : null;
     if (!user) {
+      if (guessing) void this.failures.note(username, clientAddress(request));
       const authorization = returnTo.startsWith('/authorize?') ? await this.authorizationFor(returnTo) : undefined;
       return this.pages.login(request, { returnTo, authorization, username, failed: true });
     }

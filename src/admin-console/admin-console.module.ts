@@ -1,0 +1,48 @@
+import { Module } from '@nestjs/common';
+import { ClientsModule } from '../clients/clients.module.js';
+import { CommonModule } from '../common/common.module.js';
+import { IdentityProvidersModule } from '../identity-providers/identity-providers.module.js';
+import { KeysModule } from '../keys/keys.module.js';
+import { ConsoleAuditController } from './console-audit.controller.js';
+import { ConsoleClientActionsController } from './console-client-actions.controller.js';
+import { ConsoleClient } from './console-client.js';
+import { ConsoleClientsController } from './console-clients.controller.js';
+import { ConsoleCookie } from './console-cookie.js';
+import { ConsoleDashboardController } from './console-dashboard.controller.js';
+import { ConsoleEnabled } from './console-enabled.guard.js';
+import { ConsoleExceptionFilter } from './console-exception.filter.js';
+import { ConsoleKeys } from './console-keys.js';
+import { ConsoleKeysController } from './console-keys.controller.js';
+import { ConsoleOpenId } from './console-openid.js';
+import { ConsolePages } from './console-pages.js';
+import { ConsolePeopleController } from './console-people.controller.js';
+import { ConsolePersonActionsController } from './console-person-actions.controller.js';
+import { ConsoleSessions } from './console-sessions.js';
+import { ConsoleSignInController } from './console-sign-in.controller.js';
+import { InProcessHttp } from './in-process-http.js';
+
+/** The console's routes, by controller (test/e2e/admin-console checks every POST among them is a cookie form). */
+export const CONSOLE_CONTROLLERS = [
+  ConsoleSignInController,
+  ConsoleDashboardController,
+  ConsolePeopleController,
+  ConsolePersonActionsController,
+  ConsoleClientsController,
+  ConsoleClientActionsController,
+  ConsoleAuditController,
+  ConsoleKeysController,
+];
+
+/**
+ * The admin console at /admin (issue 48): server-rendered pages on the admin API, signed in with
+ * this server as an OpenID Connect client of its own. It reads and changes nothing itself: every
+ * page calls the admin API with the administrator's access token, so AdminAccess decides. Off
+ * (every route 404: ConsoleEnabled) with ADMIN_CONSOLE_ENABLED=false; the admin API stays.
+ */
+@Module({
+  // The discovery document, the token and revocation endpoints and the admin API are this app's own routes, reached over HTTP (InProcessHttp).
+  imports: [ClientsModule, CommonModule, IdentityProvidersModule, KeysModule],
+  controllers: CONSOLE_CONTROLLERS,
+  providers: [ConsoleEnabled, ConsoleKeys, ConsoleCookie, ConsoleClient, ConsoleOpenId, InProcessHttp, ConsoleSessions, ConsolePages, ConsoleExceptionFilter],
+})
+export class AdminConsoleModule {}

@@ -1,0 +1,43 @@
+import { Controller, Get, Param, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { sendOutcome } from '../auth/interaction/interaction-responder.js';
+import { listPage, textParam } from './console-lists.js';
+import { ConsoleEnabled } from './console-enabled.guard.js';
+import { ConsoleExceptionFilter } from './console-exception.filter.js';
+import { ConsolePages } from './console-pages.js';
+import { CONSOLE, segment } from './console-paths.js';
+import { ConsoleSessions } from './console-sessions.js';
+
+const PEOPLE = `${CONSOLE}/people`;
+
+/**
+ * People (issue 48): the list with search, a status filter and paging; one person with their
+ * profile, second factors, live sessions and applications, and the actions their role allows
+ * (ConsolePersonActionsController does them).
+ */
+@Controller()
+@UseFilters(ConsoleExceptionFilter)
+@UseGuards(ConsoleEnabled)
+export class ConsolePeopleController {
+  constructor(
+    private readonly sessions: ConsoleSessions,
+    private readonly pages: ConsolePages,
+  ) {}
+
+  @Get(PEOPLE.slice(1))
+  async list(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Query() query: Record<string, unknown>): Promise<void> {
+    const visit = await this.sessions.visit(request, reply);
+    const filters = { q: textParam(query.q), active: query.active === 'true' || query.active === 'false' ? query.active : '' };
+    const page = await listPage(visit.api, '/people', PEOPLE, filters, query.cursor);
+    sendOutcome(reply, await this.pages.page(visit, 'people', 'People', { ...filters, people: page.items, next: page.next, first: page.first }, { section: PEOPLE }));
+  }
+
+  @Get(`${PEOPLE.slice(1)}/:id`)
+  async show(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Param('id') id: string): Promise<void> {
+    const visit = await this.sessions.visit(request, reply);
+    const path = `/people/${segment(id)}`;
+    const [person, sessions, grants] = await Promise.all([visit.api.get(path), visit.api.get<{ items: unknown[] }>(`${path}/sessions`), visit.api.get<{ items: unknown[] }>(`${path}/grants`)]);
+    const data = { person, sessions: sessions.items, grants: grants.items, canWrite: visit.can('people', 'write') };
+    sendOutcome(reply, await this.pages.page(visit, 'person', String(person.username), data, { section: PEOPLE }));
+  }
+}

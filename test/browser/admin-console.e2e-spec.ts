@@ -1,0 +1,190 @@
+/**
+ * Issue 48, the admin console in a real Chromium (support/chromium.ts, driven by playwright-core):
+ * an owner signs in with a password and a one-time code, finds a failed sign-in in the audit log,
+ * registers a client from the keyboard alone and copies its secret (shown once), resets a person's
+ * second factors and ends one of their sessions, then signs out. Every console page is checked for
+ * the accessibility basics and by axe-core (support/page-checks.ts), and photographed into
+ * /tmp/console-<page>.png for a person to look at.
+ */
+import { jest } from '@jest/globals';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { Browser as Chromium, BrowserContext, Page as PlaywrightPage } from 'playwright-core';
+import { AuditService } from '../../src/audit/audit.service.js';
+import { Clock } from '../../src/common/clock.js';
+import { SecondFactors } from '../../src/factors/second-factors.service.js';
+import { SessionsService } from '../../src/sessions/sessions.service.js';
+import { consolePerson, followSignIn, type ConsolePerson } from '../helpers/admin-console.js';
+import { startAtIssuer } from '../helpers/app-at-issuer.js';
+import { Browser, hiddenFields } from '../helpers/browser.js';
+import { dropTestDatabase } from '../helpers/test-database.js';
+import { totpCode } from '../helpers/totp.js';
+import { launchChromium } from './support/chromium.js';
+import { expectAccessible, openWindowAt } from './support/page-checks.js';
+
+jest.setTimeout(180_000);
+
+/** The first stop of Tab on every console page: the link past the navigation. */
+const SKIP_LINK = 'a "Skip to the content"';
+
+describe('the admin console in a real browser (issue 48; WCAG 2.1 A and AA by axe-core)', () => {
+  let nest: NestFastifyApplication;
+  let issuer: URL;
+  let chromium: Chromium;
+  const contexts: BrowserContext[] = [];
+  let offset = 0;
+  const now = () => new Date(Date.now() + offset);
+
+  beforeAll(async () => {
+    const started = await Promise.allSettled([
+      startAtIssuer({ LOGIN_THROTTLE_ENABLED: 'false' }).then((value) => ({ nest, issuer } = value)),
+      launchChromium().then((value) => (chromium = value.browser)),
+    ]);
+    const failure = started.find((result) => result.status === 'rejected');
+    if (failure) throw failure.reason;
+    jest.spyOn(nest.get(Clock), 'now').mockImplementation(now);
+  });
+  afterAll(async () => {
+    await Promise.allSettled(contexts.map((context) => context.close()));
+    await chromium?.close();
+    await nest?.close();
+    await dropTestDatabase();
+    delete process.env.LOGIN_THROTTLE_ENABLED;
+  });
+
+  const heading = (page: PlaywrightPage): Promise<string | null> => page.getByRole('heading', { level: 1 }).textContent();
+  const shoot = (page: PlaywrightPage, name: string) => page.screenshot({ path: `/tmp/console-${name}.png`, fullPage: true });
+
+  /** Clicks the link or button named `name` and waits for the page at `path`. */
+  async function follow(page: PlaywrightPage, role: 'link' | 'button', name: string | RegExp, path: RegExp | string): Promise<void> {
+    const matches = (url: URL) => (typeof path === 'string' ? url.pathname === path : path.test(url.pathname));
+    await Promise.all([page.waitForURL(matches), page.getByRole(role, { name, exact: typeof name === 'string' }).click()]);
+  }
+
+  /** Presses Tab until the element with this id, name=value or text has the focus: the keyboard alone. */
+  async function tabTo(page: PlaywrightPage, target: string): Promise<void> {
+    for (let i = 0; i < 60; i++) {
+      await page.keyboard.press('Tab');
+      const here = await page.evaluate(() => {
+        const active = (globalThis as unknown as { document: { activeElement: { id: string; textContent: string | null; getAttribute(n: string): string | null; value?: string } | null } }).document.activeElement;
+        return active ? [active.id, `${active.getAttribute('name')}=${active.value ?? ''}`, (active.textContent ?? '').trim()] : [];
+      });
+      if (here.includes(target)) return;
+    }
+    throw new Error(`Tab never reached ${target}`);
+  }
+
+  /** A person with one-time codes, signed in on a browser of their own (a live session the owner will see). */
+  async function personWithSession(): Promise<ConsolePerson> {
+    const person = await consolePerson(nest, []);
+    offset += 30_000;
+    const phone = new Browser(issuer.origin);
+    await followSignIn(phone, await phone.get('/login'), person, now);
+    return person;
+  }
+
+  it('an owner signs in, finds a failed sign-in, registers a client by keyboard and copies its secret once, resets factors, ends a session, signs out', async () => {
+    const owner = await consolePerson(nest, ['owner']);
+    const person = await personWithSession();
+    await personWithSession();
+    // Someone tries the person's account with a wrong password.
+    const guesser = new Browser(issuer.origin);
+    const login = await guesser.get('/login');
+    await guesser.post('/login', { ...hiddenFields(login.body, '/login'), username: person.username, password: 'not the password' });
+    // Recorded after the answer (FailedSignIns.note): wait for the row.
+    const recorded = () => nest.get(AuditService).list(1, { event: { exact: 'user.sign_in_failed' }, person: person.userId });
+    for (let tries = 0; tries < 100 && (await recorded()).length === 0; tries++) await new Promise((resolve) => setTimeout(resolve, 20));
+
+    const { page, watcher } = await openWindowAt(chromium, contexts, issuer.origin);
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: issuer.origin });
+
+    // Sign in: the password, then the one-time code, then the console's scopes allowed once.
+    await page.goto(`${issuer.origin}/admin`);
+    expect(await heading(page)).toBe('Sign in');
+    await page.getByLabel('Username').fill(owner.username);
+    await page.getByLabel('Password').fill(owner.password);
+    await Promise.all([page.waitForURL((url) => url.pathname === '/login/code'), page.getByRole('button', { name: 'Sign in', exact: true }).click()]);
+    offset += 30_000;
+    await page.locator('input#code').fill(totpCode(owner.key!, now()));
+    await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Continue' }).click()]);
+    await shoot(page, 'consent');
+    await follow(page, 'button', 'Allow', '/admin');
+    expect(await heading(page)).toBe('Dashboard');
+    await expect(page.locator('main').textContent()).resolves.toContain('user.sign_in_failed');
+    await shoot(page, 'dashboard');
+    await expectAccessible(page, watcher, SKIP_LINK);
+
+    // The audit log, filtered to failed sign-ins: the attempt on the person's account.
+    await follow(page, 'link', 'Audit log', '/admin/audit');
+    await page.getByLabel('Event').fill('user.sign_in_failed');
+    await follow(page, 'button', 'Filter', '/admin/audit');
+    const row = page.locator('tbody tr').filter({ hasText: `user:${person.userId}` });
+    await expect(row.count()).resolves.toBe(1);
+    await expect(row.textContent()).resolves.toContain('wrong_password');
+    await shoot(page, 'audit');
+    await expectAccessible(page, watcher, SKIP_LINK);
+
+    // Register a client from the keyboard alone; the secret is shown once, and copied.
+    await page.goto(`${issuer.origin}/admin/clients`);
+    await shoot(page, 'clients');
+    await expectAccessible(page, watcher, SKIP_LINK);
+    await page.mouse.click(1, 1);
+    await tabTo(page, 'Register a client');
+    await Promise.all([page.waitForURL((url) => url.pathname === '/admin/clients/new'), page.keyboard.press('Enter')]);
+    await tabTo(page, 'client_name');
+    await page.keyboard.type('Reports robot');
+    await tabTo(page, 'grant_types=authorization_code');
+    await page.keyboard.press('Space');
+    await tabTo(page, 'grant_types=client_credentials');
+    await page.keyboard.press('Space');
+    await tabTo(page, 'scope');
+    await page.keyboard.type('notes:read');
+    await shoot(page, 'client-new');
+    await Promise.all([page.waitForURL((url) => /^\/admin\/clients\/[^/]+$/.test(url.pathname) && url.pathname !== '/admin/clients/new'), page.keyboard.press('Enter')]);
+    expect(await heading(page)).toBe('Reports robot');
+    const secret = await page.getByRole('textbox', { name: 'Client secret' }).inputValue();
+    expect(secret).toMatch(/^lk_cs_/);
+    await tabTo(page, 'Copy');
+    await page.keyboard.press('Enter');
+    await page.getByRole('status').filter({ hasText: 'Copied.' }).waitFor();
+    expect(await page.evaluate(() => (globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }).navigator.clipboard.readText())).toBe(secret);
+    await shoot(page, 'client-secret');
+    await expectAccessible(page, watcher, SKIP_LINK);
+    await page.reload();
+    await expect(page.getByRole('textbox', { name: 'Client secret' }).count()).resolves.toBe(0);
+    expect(await page.content()).not.toContain(secret);
+
+    // Reset the person's second factors, after the confirmation page.
+    await follow(page, 'link', 'People', '/admin/people');
+    await page.getByLabel('Search').fill(person.username);
+    await follow(page, 'button', 'Search', '/admin/people');
+    await shoot(page, 'people');
+    await expectAccessible(page, watcher, SKIP_LINK);
+    await follow(page, 'link', person.username, `/admin/people/${person.userId}`);
+    await shoot(page, 'person');
+    await expectAccessible(page, watcher, SKIP_LINK);
+    await follow(page, 'link', 'Reset second factors', /\/confirm\/reset-factors$/);
+    await shoot(page, 'confirm');
+    await expectAccessible(page, watcher, SKIP_LINK);
+    await follow(page, 'button', 'Reset second factors', `/admin/people/${person.userId}`);
+    await expect(page.getByRole('status').textContent()).resolves.toContain(`Second factors of ${person.username} removed`);
+    expect(await nest.get(SecondFactors).hasSecondFactor(person.userId)).toBe(false);
+
+    // End the session the person's browser holds.
+    expect(await nest.get(SessionsService).countActive(person.userId)).toBe(1);
+    await follow(page, 'link', /^End the session started/, /\/sessions\/[^/]+\/end$/);
+    await follow(page, 'button', 'End the session', `/admin/people/${person.userId}`);
+    await expect(page.getByRole('status').textContent()).resolves.toBe('The session ended.');
+    expect(await nest.get(SessionsService).countActive(person.userId)).toBe(0);
+    await shoot(page, 'person-after');
+    await expectAccessible(page, watcher, SKIP_LINK);
+
+    await follow(page, 'link', 'Signing keys', '/admin/keys');
+    await shoot(page, 'keys');
+    await expectAccessible(page, watcher, SKIP_LINK);
+
+    await follow(page, 'button', 'Sign out', '/admin/signed-out');
+    expect(await heading(page)).toBe('You are signed out');
+    await shoot(page, 'signed-out');
+    await expectAccessible(page, watcher, SKIP_LINK);
+  });
+});

@@ -1,0 +1,258 @@
+/**
+ * Issue 48, the admin console: who may use it and what each role may do there, decided by the
+ * admin API (AdminAccess) that every page calls with the administrator's own token; forms that
+ * need the console's CSRF token and come from its own pages (Fetch Metadata); a new client's secret
+ * shown once. The real app on a real port, at its issuer (the console's redirect URI is under it).
+ * Sessions, sign-out and re-authentication: admin-console-sessions.e2e-spec.ts.
+ */
+import { jest } from '@jest/globals';
+import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
+import { RequestMethod } from '@nestjs/common';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { FASTIFY_ROUTE_CONFIG_METADATA } from '@nestjs/platform-fastify/constants.js';
+import type { DataSource } from 'typeorm';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import { CONSOLE_CONTROLLERS } from '../../src/admin-console/admin-console.module.js';
+import { Clock } from '../../src/common/clock.js';
+import { SecondFactors } from '../../src/factors/second-factors.service.js';
+import { SESSION_COOKIE_USE, SessionCookieUse } from '../../src/http/cookie-forms.js';
+import { ClientsService } from '../../src/clients/clients.service.js';
+import { UsersService } from '../../src/users/users.service.js';
+import { tableSnapshot } from '../helpers/admin-api.js';
+import { consoleCsrf, consolePerson, secretShownOn, signInToConsole, type ConsolePerson } from '../helpers/admin-console.js';
+import { startAtIssuer } from '../helpers/app-at-issuer.js';
+import { basicAuth } from '../helpers/oauth-flow.js';
+import { Browser, type Page } from '../helpers/browser.js';
+import { dropTestDatabase } from '../helpers/test-database.js';
+
+const FACTOR_TABLES = ['totp_factors', 'recovery_codes', 'passkeys', 'users', 'admin_roles'];
+
+describe('the admin console: roles, forms and secrets (issue 48)', () => {
+  let nest: NestFastifyApplication;
+  let issuer: URL;
+  let db: DataSource;
+  let offset = 0;
+  const now = () => new Date(Date.now() + offset);
+
+  beforeAll(async () => {
+    ({ nest, issuer } = await startAtIssuer({ LOGIN_THROTTLE_ENABLED: 'false' }));
+    db = nest.get<DataSource>(getDataSourceToken());
+    jest.spyOn(nest.get(Clock), 'now').mockImplementation(now);
+  });
+  afterAll(async () => {
+    await nest?.close();
+    await dropTestDatabase();
+    delete process.env.LOGIN_THROTTLE_ENABLED;
+  });
+
+  /** A fresh browser signed in to the console as `person` (the clock moved on a code step first, so their one-time code is new). */
+  async function signIn(person: ConsolePerson, path = '/admin'): Promise<{ browser: Browser; page: Page }> {
+    offset += 30_000;
+    const browser = new Browser(issuer.origin);
+    return { browser, page: await signInToConsole(browser, person, now, path) };
+  }
+
+  const h1 = (page: Page) => /<h1 id="page-title">([^<]*)<\/h1>/.exec(page.body)?.[1];
+  const auditRows = (action: string, subject: string) => db.query(`SELECT "actor", "ip" FROM "audit_events" WHERE "action" = '${action}' AND "subject" = '${subject}'`) as Promise<{ actor: string; ip: string | null }[]>;
+
+  it('sends someone signed out to sign in with a second factor and every admin scope, then back to the page they asked for', async () => {
+    const owner = await consolePerson(nest, ['owner']);
+    const browser = new Browser(issuer.origin);
+    const start = await browser.get('/admin/people?q=x');
+    expect(start.status).toBe(303);
+    expect(start.location).toBe('/admin/sign-in?return_to=%2Fadmin%2Fpeople%3Fq%3Dx');
+    const authorize = await browser.get(start.location!);
+    const request = new URL(authorize.location!);
+    expect(`${request.origin}${request.pathname}`).toBe(`${issuer.origin}/authorize`);
+    expect(Object.fromEntries(request.searchParams)).toMatchObject({
+      client_id: 'latchkey-admin-console',
+      redirect_uri: `${issuer.origin}/admin/callback`,
+      response_type: 'code',
+      scope: 'openid admin:read admin:people admin:clients admin:owner',
+      acr_values: 'urn:latchkey:acr:mfa',
+      code_challenge_method: 'S256',
+    });
+    offset += 30_000;
+    const page = await signInToConsole(browser, owner, now, '/admin/people?q=x');
+    expect(page.status).toBe(200);
+    expect(h1(page)).toBe('People');
+    // Registered on first use: confidential, its redirect URI under the issuer, a second factor as its floor.
+    const client = await nest.get(ClientsService).findById('latchkey-admin-console');
+    expect(client).toMatchObject({ redirectUris: [`${issuer.origin}/admin/callback`], minimumAcr: 'urn:latchkey:acr:mfa', tokenEndpointAuthMethod: 'client_secret_basic' });
+  });
+
+  it('requires a second factor of an administrator: one without is taken to set it up before the console opens', async () => {
+    const owner = await consolePerson(nest, ['owner'], false);
+    const { page } = await signIn(owner);
+    expect(page.body).toContain('action="/account/one-time-codes"');
+  });
+
+  it('gives a person without an administrator role a 403 page, closes their console session, and changes nothing', async () => {
+    const target = await consolePerson(nest, []);
+    const nobody = await consolePerson(nest, []);
+    const { browser, page } = await signIn(nobody);
+    expect(page.status).toBe(403);
+    expect(page.body).toContain('Not an administrator');
+    // Taken after their sign-in, which used their one-time code.
+    const before = await tableSnapshot(db, FACTOR_TABLES);
+    const refused = await browser.post(`/admin/people/${target.userId}/reset-factors`, { csrf_token: 'anything' });
+    expect(refused.status).toBe(303);
+    expect(refused.location).toMatch(/^\/admin\/sign-in\?/);
+    expect(await tableSnapshot(db, FACTOR_TABLES)).toBe(before);
+    expect(await nest.get(SecondFactors).hasSecondFactor(target.userId)).toBe(true);
+  });
+
+  it('lets a help desk find a person and reset their factors, audited with who and from where; the clients pages refuse it, and change nothing', async () => {
+    const helpdesk = await consolePerson(nest, ['helpdesk']);
+    const target = await consolePerson(nest, []);
+    const { browser, page } = await signIn(helpdesk);
+    expect(page.body).toContain('href="/admin/people"');
+    expect(page.body).not.toContain('href="/admin/clients"');
+    const list = await browser.get(`/admin/people?q=${target.username}`);
+    expect(list.body).toContain(`href="/admin/people/${target.userId}"`);
+    const confirm = await browser.get(`/admin/people/${target.userId}/confirm/reset-factors`);
+    expect(h1(confirm)).toBe('Reset second factors');
+    const done = await browser.submit(confirm, `/admin/people/${target.userId}/reset-factors`);
+    expect(done).toMatchObject({ status: 303, location: `/admin/people/${target.userId}` });
+    expect((await browser.get(done.location!)).body).toContain(`Second factors of ${target.username} removed`);
+    expect(await nest.get(SecondFactors).hasSecondFactor(target.userId)).toBe(false);
+    expect(await auditRows('factor.removed', `user:${target.userId}`)).toEqual([{ actor: `user:${helpdesk.userId}`, ip: '127.0.0.1' }]);
+
+    const { client } = await nest.get(ClientsService).create({ name: 'Payroll', redirectUris: ['https://payroll.example/cb'], scope: 'notes:read' });
+    const clientsBefore = await tableSnapshot(db, ['clients']);
+    expect((await browser.get('/admin/clients')).status).toBe(403);
+    const csrf = consoleCsrf(await browser.get('/admin'));
+    const create = await browser.post('/admin/clients', { csrf_token: csrf, client_name: 'Sneaky', client_type: 'confidential', grant_types: 'client_credentials' });
+    expect(create.status).toBe(403);
+    expect(create.body).toContain('Not allowed');
+    const rotate = await browser.post(`/admin/clients/${client.id}/rotate-secret`, { csrf_token: csrf });
+    expect(rotate.status).toBe(403);
+    expect(await tableSnapshot(db, ['clients'])).toBe(clientsBefore);
+  });
+
+  it('lets an owner register a client and see its secret once: a reload does not show it, and the secret works', async () => {
+    const owner = await consolePerson(nest, ['owner']);
+    const { browser } = await signIn(owner);
+    const form = await browser.get('/admin/clients/new');
+    expect(h1(form)).toBe('Register a client');
+    const created = await browser.submit(form, '/admin/clients', { client_name: 'Reports robot', client_type: 'confidential', grant_types: 'client_credentials', scope: 'notes:read', redirect_uris: '' });
+    expect(created.status).toBe(303);
+    const clientId = decodeURIComponent(created.location!.replace('/admin/clients/', ''));
+    const shown = await browser.get(created.location!);
+    expect(shown.headers.get('cache-control')).toBe('no-store');
+    const secret = secretShownOn(shown);
+    expect(secret).toMatch(/^lk_cs_/);
+    expect(shown.headers.get('content-security-policy')).toContain("script-src 'self'");
+    const reloaded = await browser.get(created.location!);
+    expect(reloaded.status).toBe(200);
+    expect(secretShownOn(reloaded)).toBeUndefined();
+    expect(reloaded.body).not.toContain(secret);
+    const token = await fetch(`${issuer.origin}/token`, { method: 'POST', headers: { authorization: basicAuth(clientId, secret!), 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials&scope=notes%3Aread' });
+    expect(token.status).toBe(200);
+    expect(await auditRows('client.registered', `client:${clientId}`)).toEqual([{ actor: `user:${owner.userId}`, ip: '127.0.0.1' }]);
+
+    // A rotation: the new secret shown once, the old one refused from now on.
+    const rotate = await browser.get(`/admin/clients/${encodeURIComponent(clientId)}/confirm/rotate-secret`);
+    expect(h1(rotate)).toBe('Rotate the secret');
+    const rotated = await browser.get((await browser.submit(rotate, `/admin/clients/${encodeURIComponent(clientId)}/rotate-secret`)).location!);
+    const fresh = secretShownOn(rotated);
+    expect(fresh).toMatch(/^lk_cs_/);
+    expect(fresh).not.toBe(secret);
+    expect(secretShownOn(await browser.get(created.location!))).toBeUndefined();
+    const withSecret = (value: string) => fetch(`${issuer.origin}/token`, { method: 'POST', headers: { authorization: basicAuth(clientId, value), 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials&scope=notes%3Aread' });
+    expect((await withSecret(secret!)).status).toBe(401);
+    expect((await withSecret(fresh!)).status).toBe(200);
+  });
+
+  it('lets a help desk lock and unlock a person (their sessions end), but not an owner: the API says why', async () => {
+    const helpdesk = await consolePerson(nest, ['helpdesk']);
+    const target = await consolePerson(nest, []);
+    const owner = await consolePerson(nest, ['owner']);
+    const { browser } = await signIn(helpdesk);
+    const lock = await browser.get(`/admin/people/${target.userId}/confirm/lock`);
+    const locked = await browser.submit(lock, `/admin/people/${target.userId}/lock`);
+    expect(locked).toMatchObject({ status: 303, location: `/admin/people/${target.userId}` });
+    const page = await browser.get(locked.location!);
+    expect(page.body).toContain(`${target.username} is locked`);
+    expect((await nest.get(UsersService).findById(target.userId))?.active).toBe(false);
+    const unlocked = await browser.submit(page, `/admin/people/${target.userId}/unlock`);
+    expect(unlocked.status).toBe(303);
+    expect((await nest.get(UsersService).findById(target.userId))?.active).toBe(true);
+
+    const before = await tableSnapshot(db, FACTOR_TABLES);
+    const refused = await browser.submit(await browser.get(`/admin/people/${owner.userId}/confirm/lock`), `/admin/people/${owner.userId}/lock`);
+    expect(refused.status).toBe(403);
+    expect(refused.body).toContain('owner');
+    expect(await tableSnapshot(db, FACTOR_TABLES)).toBe(before);
+  });
+
+  it("shows the API's refusal on the form, keeping what was typed, and registers nothing", async () => {
+    const owner = await consolePerson(nest, ['owner']);
+    const { browser } = await signIn(owner);
+    const before = await tableSnapshot(db, ['clients']);
+    const form = await browser.get('/admin/clients/new');
+    const refused = await browser.submit(form, '/admin/clients', { client_name: 'Plain http', client_type: 'confidential', grant_types: 'authorization_code', redirect_uris: 'http://app.example/cb' });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toContain('role="alert"');
+    expect(refused.body).toMatch(/must use https/);
+    expect(refused.body).toContain('value="Plain http"');
+    expect(await tableSnapshot(db, ['clients'])).toBe(before);
+  });
+
+  it('refuses a form without the console session\'s CSRF token (403) and changes nothing', async () => {
+    const owner = await consolePerson(nest, ['owner']);
+    const target = await consolePerson(nest, []);
+    const { browser } = await signIn(owner);
+    const before = await tableSnapshot(db, ['clients', ...FACTOR_TABLES]);
+    const fields = { client_name: 'No token', client_type: 'confidential', grant_types: 'client_credentials' };
+    for (const csrf of [{}, { csrf_token: 'forged' }] as Record<string, string>[]) {
+      const create = await browser.post('/admin/clients', { ...csrf, ...fields });
+      expect(create.status).toBe(403);
+      expect(create.body).toContain('This form has expired or was not sent from the admin console');
+      expect((await browser.post(`/admin/people/${target.userId}/reset-factors`, csrf)).status).toBe(403);
+    }
+    expect(await tableSnapshot(db, ['clients', ...FACTOR_TABLES])).toBe(before);
+  });
+
+  it('refuses a cross-site POST to every console form before it runs, even with a valid cookie and token', async () => {
+    const posts = CONSOLE_CONTROLLERS.flatMap((controller) =>
+      Object.getOwnPropertyNames(controller.prototype)
+        .map((name) => (controller.prototype as unknown as Record<string, object>)[name])
+        .filter((handler) => typeof handler === 'function' && Reflect.getMetadata(METHOD_METADATA, handler) === RequestMethod.POST)
+        .map((handler) => ({ path: `/${String(Reflect.getMetadata(PATH_METADATA, handler))}`, use: (Reflect.getMetadata(FASTIFY_ROUTE_CONFIG_METADATA, handler) as Record<string, unknown> | undefined)?.[SESSION_COOKIE_USE] })),
+    );
+    expect(posts.map((post) => post.path)).toEqual(expect.arrayContaining(['/admin/sign-out', '/admin/clients', '/admin/people/:id/:action', '/admin/keys/rotation']));
+    expect(posts.filter((post) => post.use !== SessionCookieUse.Form)).toEqual([]);
+    const owner = await consolePerson(nest, ['owner']);
+    const { browser } = await signIn(owner);
+    const csrf = consoleCsrf(await browser.get('/admin'));
+    const before = await tableSnapshot(db, ['clients', 'signing_keys', ...FACTOR_TABLES]);
+    for (const { path } of posts) {
+      const refused = await browser.post(path.replace(/:[a-zA-Z]+/g, 'x'), { csrf_token: csrf }, { 'sec-fetch-site': 'cross-site', origin: 'https://evil.example' });
+      expect([path, refused.status, /Cross-origin request detected/.test(refused.body)]).toEqual([path, 403, true]);
+    }
+    const create = await browser.post('/admin/clients', { csrf_token: csrf, client_name: 'Cross', client_type: 'confidential', grant_types: 'client_credentials' }, { 'sec-fetch-site': 'cross-site' });
+    expect(create.status).toBe(403);
+    expect(await tableSnapshot(db, ['clients', 'signing_keys', ...FACTOR_TABLES])).toBe(before);
+  });
+
+  it('serves the pages with a strict policy: no inline script, never framed, never cached', async () => {
+    const owner = await consolePerson(nest, ['owner']);
+    const { browser } = await signIn(owner);
+    for (const path of ['/admin', '/admin/people', '/admin/clients', '/admin/audit', '/admin/keys', '/admin/clients/new']) {
+      const page = await browser.get(path);
+      expect([path, page.status]).toEqual([path, 200]);
+      const csp = page.headers.get('content-security-policy')!;
+      expect(csp).toContain("default-src 'none'");
+      expect(csp).toContain("frame-ancestors 'none'");
+      expect(csp).not.toContain('unsafe-inline');
+      expect(page.headers.get('x-frame-options')).toBe('DENY');
+      expect(page.headers.get('cache-control')).toBe('no-store');
+      expect(page.body).not.toMatch(/<script(?![^>]*\bsrc=)/);
+    }
+    const cookie = (await new Browser(issuer.origin).get('/admin/sign-in')).headers.getSetCookie().find((line) => line.startsWith('latchkey_admin='));
+    expect(cookie).toMatch(/Path=\/admin/);
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).toMatch(/SameSite=Lax/);
+  });
+});

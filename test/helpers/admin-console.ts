@@ -1,0 +1,73 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { AdminRolesService } from '../../src/admin/admin-roles.service.js';
+import { Clock } from '../../src/common/clock.js';
+import { SecondFactors } from '../../src/factors/second-factors.service.js';
+import type { AdminRole } from '../../src/scopes/admin-scopes.js';
+import { UsersService } from '../../src/users/users.service.js';
+import { Browser, hiddenFields, isConsentPage, isLoginPage, type Page } from './browser.js';
+import { totpCode } from './totp.js';
+
+/** The console's cookie (src/admin-console/console-cookie.ts). */
+export const CONSOLE_COOKIE = 'latchkey_admin';
+
+/** A person for the console tests: their roles (granted as `users:roles` grants them) and the key of the one-time codes they enrolled. */
+export interface ConsolePerson {
+  username: string;
+  password: string;
+  userId: string;
+  /** Base32 key of their authenticator app; undefined when they enrolled none. */
+  key?: string;
+}
+
+/** A person holding `roles`, with one-time codes enrolled (as the console's second-factor floor needs) unless `secondFactor` is false. */
+export async function consolePerson(nest: NestFastifyApplication, roles: readonly AdminRole[], secondFactor = true): Promise<ConsolePerson> {
+  const username = `${roles.length > 0 ? 'admin' : 'person'}_${Math.random().toString(36).slice(2, 10)}`;
+  const password = 'correct horse battery staple';
+  const user = await nest.get(UsersService).create(username, password);
+  for (const role of roles) await nest.get(AdminRolesService).grant(user.id, role, 'cli');
+  if (!secondFactor) return { username, password, userId: user.id };
+  const factors = nest.get(SecondFactors);
+  const key = factors.newSecret();
+  const codes = await factors.confirm(user, key, totpCode(key, nest.get(Clock).now()), '127.0.0.1');
+  if (!codes) throw new Error('Enrolling one-time codes failed');
+  return { username, password, userId: user.id, key };
+}
+
+/** Whether a page is the second step of a sign-in (the one-time code). */
+export function isCodePage(page: Page): boolean {
+  return page.status === 200 && page.body.includes('action="/login/code"');
+}
+
+/**
+ * Follows the browser from `page` as a person would: redirects, the sign-in form (password), the
+ * one-time code (at the app's clock: a code is accepted once per 30-second step, so callers move the
+ * clock between sign-ins), the consent page (allowed); until a page that is none of those.
+ */
+export async function followSignIn(browser: Browser, page: Page, person: ConsolePerson, now: () => Date): Promise<Page> {
+  let current = page;
+  for (let hop = 0; hop < 25; hop++) {
+    if (current.status >= 300 && current.status < 400 && current.location) current = await browser.get(current.location);
+    else if (isLoginPage(current)) current = await browser.submit(current, '/login', { username: person.username, password: person.password });
+    else if (isCodePage(current)) current = await browser.post('/login/code', { ...hiddenFields(current.body, '/login/code'), code: totpCode(person.key!, now()) });
+    else if (isConsentPage(current)) current = await browser.submit(current, '/consent', { decision: 'allow' });
+    else return current;
+  }
+  throw new Error(`The sign-in did not end: ${current.status} ${current.location ?? ''}`);
+}
+
+/** Signs `person` in to the console from a fresh visit of `path`; the console page it ends on. */
+export async function signInToConsole(browser: Browser, person: ConsolePerson, now: () => Date, path = '/admin'): Promise<Page> {
+  return followSignIn(browser, await browser.get(path), person, now);
+}
+
+/** The CSRF token of the console's forms on a page (every form carries the same one). */
+export function consoleCsrf(page: Page): string {
+  const match = /name="csrf_token" value="([^"]+)"/.exec(page.body);
+  if (!match) throw new Error(`No CSRF token on the page (${page.status}):\n${page.body.slice(0, 2000)}`);
+  return match[1];
+}
+
+/** The client secret shown once on a client's page, or undefined. */
+export function secretShownOn(page: Page): string | undefined {
+  return /id="client-secret" value="([^"]+)"/.exec(page.body)?.[1];
+}
