@@ -7,6 +7,7 @@ import { ConfigModule } from '@nestjs/config';
 import { AccountsModule } from './accounts/accounts.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { PasskeysModule } from './passkeys/passkeys.module.js';
+import { AccountModule } from './account/account.module.js';
 import { DeviceModule } from './device/device.module.js';
 import { AuditModule } from './audit/audit.module.js';
 import { CollectionsModule } from './collections/collections.module.js';
@@ -66,6 +67,7 @@ import { AdminInvitationsModule } from './email-links/admin-invitations.module.j
     AuthModule,
     CorsModule,
     PasskeysModule,
+    AccountModule,
     FederationModule,
     GroupsModule,
     ProvisioningModule,

@@ -10,6 +10,7 @@ import { TokenStore } from '../tokens/token.store.js';
 import { Transactions } from '../database/transactions.js';
 import { SessionsService } from '../sessions/sessions.service.js';
 import type { User } from '../users/user.entity.js';
+import type { ProfileChanges } from '../users/user-profile.js';
 import { UsersService } from '../users/users.service.js';
 
 const UUID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -47,6 +48,52 @@ export class AccountsService {
   async setPasswordWithin(userId: string, passwordHash: string, manager: EntityManager): Promise<number> {
     await this.users.storePasswordHash(userId, passwordHash, manager);
     return this.sessions.endAllOf(userId, { manager });
+  }
+
+  /**
+   * The person changes their own password (issue 48, the account page; the current one checked by
+   * the caller): every other session ends in the same transaction (OWASP ASVS 3.3.3), the one the
+   * change was made in (`keepRow`, its sessions row) goes on. Audited as user.password_changed.
+   */
+  changeOwnPassword(userId: string, passwordHash: string, keepRow: string, actor: AuditActor): Promise<number> {
+    return this.transactions.run(async (manager) => {
+      await this.users.storePasswordHash(userId, passwordHash, manager);
+      const ended = await this.sessions.endAllOf(userId, { exceptRow: keepRow, manager });
+      await this.audit.record({ actor, action: 'user.password_changed', subject: `user:${userId}`, details: { sessions_ended: ended } }, manager);
+      return ended;
+    });
+  }
+
+  /** The person's own profile (the account page), audited as user.updated with the attributes changed, never their values. */
+  updateOwnProfile(user: User, changes: ProfileChanges, changed: string[], actor: AuditActor): Promise<User> {
+    return this.transactions.run(async (manager) => {
+      const updated = await this.users.applyProfile(user, changes, manager);
+      await this.audit.record({ actor, action: 'user.updated', subject: `user:${user.id}`, details: { changed } }, manager);
+      return updated;
+    });
+  }
+
+  /** "Sign out everywhere else" (OWASP ASVS 3.3.4): every session of the person but `keepRow` ends, audited with how many. */
+  signOutElsewhere(userId: string, keepRow: string, actor: AuditActor): Promise<number> {
+    return this.transactions.run(async (manager) => {
+      const ended = await this.sessions.endAllOf(userId, { exceptRow: keepRow, manager });
+      await this.audit.record({ actor, action: 'user.signed_out_elsewhere', subject: `user:${userId}`, details: { sessions_ended: ended } }, manager);
+      return ended;
+    });
+  }
+
+  /**
+   * Ends the person's live session named `publicId` (the person on the account page, an
+   * administrator over the admin API), audited as session.ended; false, with nothing changed and
+   * nothing recorded, when no live session of theirs has that name.
+   */
+  endSession(userId: string, publicId: string, actor: AuditActor): Promise<boolean> {
+    if (!UUID_SHAPE.test(publicId)) return Promise.resolve(false);
+    return this.transactions.run(async (manager) => {
+      if (!(await this.sessions.endByPublicId(userId, publicId, manager))) return false;
+      await this.audit.record({ actor, action: 'session.ended', subject: `user:${userId}`, details: { session: publicId } }, manager);
+      return true;
+    });
   }
 
   /**

@@ -38,7 +38,6 @@ import { DeviceCodesModule } from '../device-codes/device-codes.module.js';
 import { DeviceAuthorizationController } from './device-authorization/device-authorization.controller.js';
 import { DeviceAuthorizationService } from './device-authorization/device-authorization.service.js';
 import { TokenExchangeModule } from '../token-exchange/token-exchange.module.js';
-import { AccessController } from './interaction/access.controller.js';
 import { HomeController } from './interaction/home.controller.js';
 import { LoginController } from './interaction/login.controller.js';
 import { LoginService } from './interaction/login.service.js';
@@ -78,7 +77,7 @@ import { AccountFactorsService } from './interaction/account-factors.service.js'
 /** The authorization server: authorization and token endpoints, login and consent, metadata. */
 @Module({
   imports: [CommonModule, AuditModule, MetricsModule, RateLimitModule, PassportModule, AccessModule, UsersModule, SessionsModule, ClientsModule, CodesModule, TokensModule, ConsentsModule, ScopesModule, OpenIdModule, PushedRequestsModule, DpopModule, ReplayModule, ResourceServersModule, FactorsModule, TokenExchangeModule, DeviceCodesModule, IdentityProvidersModule, GroupsModule, AdminRolesModule],
-  controllers: [EndSessionController, AuthorizeController, TokenController, ParController, DeviceAuthorizationController, RevocationController, IntrospectionController, RegistrationController, LoginController, SecondFactorController, HomeController, AccessController, MetadataController],
+  controllers: [EndSessionController, AuthorizeController, TokenController, ParController, DeviceAuthorizationController, RevocationController, IntrospectionController, RegistrationController, LoginController, SecondFactorController, HomeController, MetadataController],
   providers: [
     AuthorizationRequestValidator,
     GrantSignInLevel,
@@ -125,7 +124,7 @@ import { AccountFactorsService } from './interaction/account-factors.service.js'
       useFactory: (...handlers: GrantHandler[]) => handlers,
     },
   ],
-  // The sign-in session and the pages, for capabilities built on them in their own folders (passkeys/).
+  // The sign-in session and the pages, for capabilities built on them in their own folders (passkeys/, account/).
   exports: [LoginSession, Pages, PageRenderer, AuthorizationRequestValidator],
 })
 export class AuthModule {}

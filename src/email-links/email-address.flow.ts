@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { LoginSession } from '../auth/interaction/login-session.js';
 import type { InteractionOutcome } from '../auth/interaction/interaction-responder.js';
+import { ACCOUNT_PAGE } from '../auth/interaction/login.service.js';
 import { AuditService } from '../audit/audit.service.js';
 import { mailConfig, type MailConfig } from '../config/mail.config.js';
 import type { User } from '../users/user.entity.js';
@@ -47,7 +48,7 @@ export class EmailAddressFlow {
       notes: user.email && !user.emailVerified ? [`To confirm ${user.email} instead, send the form with that same address.`] : [],
       error: options.error,
       status: options.status,
-      back: { href: '/', label: 'Back to your account' },
+      back: { href: ACCOUNT_PAGE, label: 'Back to your account' },
     });
   }
 
@@ -71,7 +72,7 @@ export class EmailAddressFlow {
       if (user.email) this.mail.sendLater({ template: 'change-email-notice', to: user.email, values: { username: user.username, email } });
       await this.audit.record({ actor: `user:${user.id}`, action: 'email.change_requested', subject: `user:${user.id}` });
     }
-    return this.pages.message(200, { title: 'Check your inbox', status: `We sent a link to ${email}. It works once, for ${expires}.`, link: { href: '/', label: 'Back to your account' } });
+    return this.pages.message(200, { title: 'Check your inbox', status: `We sent a link to ${email}. It works once, for ${expires}.`, link: { href: ACCOUNT_PAGE, label: 'Back to your account' } });
   }
 
   async confirmPage(request: FastifyRequest, purpose: 'verify' | 'change', token: unknown): Promise<InteractionOutcome> {
@@ -93,14 +94,14 @@ export class EmailAddressFlow {
     if (purpose === 'verify') return this.verified(user, link.email);
     await this.users.updateProfile(user.username, { email: link.email, emailVerified: true });
     await this.audit.record({ actor: `user:${user.id}`, action: 'email.changed', subject: `user:${user.id}` });
-    return this.pages.message(200, { title: 'Your address was changed', status: `Your email address is now ${link.email}.`, link: { href: '/', label: 'Your account' } });
+    return this.pages.message(200, { title: 'Your address was changed', status: `Your email address is now ${link.email}.`, link: { href: ACCOUNT_PAGE, label: 'Your account' } });
   }
 
   /** email_verified follows only while the address is the one the link was sent to. */
   private async verified(user: User, email: string): Promise<InteractionOutcome> {
-    if (!sameAddress(user.email, email)) return this.pages.message(409, { title: 'Your address has changed', alert: `This link confirmed ${email}, which is no longer your account's address. Nothing was changed.`, link: { href: '/', label: 'Your account' } });
+    if (!sameAddress(user.email, email)) return this.pages.message(409, { title: 'Your address has changed', alert: `This link confirmed ${email}, which is no longer your account's address. Nothing was changed.`, link: { href: ACCOUNT_PAGE, label: 'Your account' } });
     await this.users.updateProfile(user.username, { emailVerified: true });
     await this.audit.record({ actor: `user:${user.id}`, action: 'email.verified', subject: `user:${user.id}` });
-    return this.pages.message(200, { title: 'Address confirmed', status: `${email} is confirmed as your address.`, link: { href: '/', label: 'Your account' } });
+    return this.pages.message(200, { title: 'Address confirmed', status: `${email} is confirmed as your address.`, link: { href: ACCOUNT_PAGE, label: 'Your account' } });
   }
 }

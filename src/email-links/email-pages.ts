@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { FastifyRequest } from 'fastify';
 import { LoginSession } from '../auth/interaction/login-session.js';
 import type { InteractionOutcome } from '../auth/interaction/interaction-responder.js';
+import { ACCOUNT_PAGE } from '../auth/interaction/login.service.js';
 import { PROJECT_ROOT } from '../common/project-root.js';
 import { FORM_TEMPLATE, MESSAGE_TEMPLATE } from './email-page-templates.js';
 
@@ -61,15 +62,15 @@ export class EmailPages {
 
   /**
    * A link that is unknown, used or expired: one page for all three (which it was tells an attacker
-   * nothing useful either). Without a way to ask again, the way on is the home page (the account,
-   * or the sign-in button), never a dead end.
+   * nothing useful either). Without a way to ask again, the way on is the account page (or, signed
+   * out, the sign-in form that leads there), never a dead end.
    */
   invalidLink(retry?: { href: string; label: string }): InteractionOutcome {
     return this.message(400, {
       title: 'This link no longer works',
       alert: 'This link was already used, has expired, or is not complete. Each link works once, for a limited time.',
       paragraphs: retry ? [] : ['If you already used it, there is nothing more to do. Otherwise, ask for a new link from where you got this one.'],
-      link: retry ?? { href: '/', label: 'Go to your account' },
+      link: retry ?? { href: ACCOUNT_PAGE, label: 'Go to your account' },
     });
   }
 

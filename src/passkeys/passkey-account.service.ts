@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
+import { ACCOUNT_ROUTES, afterForm, DONE } from '../account/account-routes.js';
 import type { InteractionOutcome } from '../auth/interaction/interaction-responder.js';
 import { LoginSession } from '../auth/interaction/login-session.js';
 import { PageRenderer } from '../auth/interaction/page-renderer.js';
@@ -66,8 +67,9 @@ export class PasskeyAccount {
     return { kind: 'page', page };
   }
 
-  /** POST /account/passkeys/remove: a form with the CSRF token and the passkey's id. */
+  /** POST /account/passkeys/remove: a form with the CSRF token and the passkey's id, from this page or the account page's list (`return_to`). */
   async remove(request: FastifyRequest, form: Record<string, unknown> | undefined): Promise<InteractionOutcome> {
+    const fromAccount = form?.return_to === ACCOUNT_ROUTES.page;
     const user = await this.session.currentUser(request);
     if (!user) return this.pages.login(request, { returnTo: PASSKEY_ROUTES.account });
     if (!this.session.csrfMatches(request, form?.csrf_token)) {
@@ -80,8 +82,8 @@ export class PasskeyAccount {
     if (!blocked && (await this.factors.removalWouldLeaveNone(user))) {
       return this.pages.error(403, 'access_denied', 'Your account must have a second factor, and this passkey is your only one. Add another passkey or one-time codes first.', { retryUrl: PASSKEY_ROUTES.account });
     }
-    if (!(await this.passkeys.remove(user.id, id))) return this.pages.error(404, 'not_found', 'There is no such passkey on your account.', { retryUrl: PASSKEY_ROUTES.account });
-    return { kind: 'redirect', status: 303, location: `${PASSKEY_ROUTES.account}?done=removed` };
+    if (!(await this.passkeys.remove(user.id, id, { actor: `user:${user.id}`, ip: request.ip }))) return this.pages.error(404, 'not_found', 'There is no such passkey on your account.', { retryUrl: PASSKEY_ROUTES.account });
+    return { kind: 'redirect', status: 303, location: fromAccount ? afterForm(DONE.passkeyRemoved) : `${PASSKEY_ROUTES.account}?done=removed` };
   }
 
   /** POST /account/passkeys/registration/options (JSON): the creation options, with a challenge for this person. */

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { AuditService } from '../audit/audit.service.js';
+import { AuditService, type AuditActor } from '../audit/audit.service.js';
 import { PasskeyStore } from '../factors/passkey.store.js';
 
 /** What the rest of Latchkey may know of a passkey: never its key material. */
@@ -31,10 +31,10 @@ export class PasskeysService {
     return this.store.countFor(userId);
   }
 
-  /** Removes one of the person's own passkeys; false when `passkeyId` is not theirs (or no longer exists). */
-  async remove(userId: string, passkeyId: string): Promise<boolean> {
+  /** Removes one of the person's own passkeys; false when `passkeyId` is not theirs (or no longer exists). `actor`: the person, with their address. */
+  async remove(userId: string, passkeyId: string, actor: AuditActor = `user:${userId}`): Promise<boolean> {
     const removed = await this.store.removeOf(passkeyId, userId);
-    if (removed) await this.audit.record({ actor: `user:${userId}`, action: 'passkey.removed', subject: `user:${userId}`, details: { passkey: passkeyId } });
+    if (removed) await this.audit.record({ actor, action: 'passkey.removed', subject: `user:${userId}`, details: { passkey: passkeyId } });
     return removed;
   }
 }

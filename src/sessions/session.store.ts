@@ -38,23 +38,24 @@ export class SessionStore {
    * row in the same statement, so a sign-in that races a deactivation starts nothing once the
    * deactivation commits, on any instance. False when the person is inactive or gone.
    */
-  async insert(session: Session): Promise<boolean> {
+  async insert(session: Session, alsoWithin?: (manager: EntityManager) => Promise<void>): Promise<boolean> {
     const dialect = this.dataSource.options.type;
     const cast = (type: string) => (dialect === 'postgres' ? `?::${type}` : '?');
     const sql = `INSERT INTO "sessions" ("id", "user_id", "public_id", "created_at", "expires_at", "ended_at") SELECT ${cast('varchar')}, ${cast('uuid')}, ${cast('uuid')}, ${cast('timestamptz')}, ${cast('timestamptz')}, ${cast('timestamptz')} WHERE EXISTS (SELECT 1 FROM "users" WHERE "id" = ? AND "active" IS TRUE)`;
     const date = (value: Date | null) => (value === null ? null : dateParameter(value, dialect));
     const parameters = [session.id, session.userId, session.publicId, date(session.createdAt), date(session.expiresAt), date(session.endedAt), session.userId];
-    return (await this.transactions.write((manager) => execute(manager, sql, parameters))) === 1;
+    if (!alsoWithin) return (await this.transactions.write((manager) => execute(manager, sql, parameters))) === 1;
+    // `alsoWithin` commits with the session or not at all (the sign-in's audit event, issue 48): only once the gated INSERT started one.
+    return this.transactions.run(async (manager) => {
+      if ((await execute(manager, sql, parameters)) !== 1) return false;
+      await alsoWithin(manager);
+      return true;
+    });
   }
 
   /** Whether a session with this id, of this user, has neither ended nor expired at `now`. */
   async isLive(id: string, userId: string, now: Date): Promise<boolean> {
     return (await this.live.one(id, userId, dateParameter(now, this.dataSource.options.type))) !== undefined;
-  }
-
-  /** How many sessions of the user are live at `now`. */
-  countLive(userId: string, now: Date): Promise<number> {
-    return this.dataSource.manager.countBy(Session, { userId, endedAt: IsNull(), expiresAt: MoreThanOrEqual(now) });
   }
 
   /**

@@ -26,13 +26,14 @@ export class SessionsService {
 
   /**
    * Starts a session for the user; returns the secret for the cookie (only its hash is stored), or
-   * null when the person is deactivated (issue 46: the store's INSERT is gated on it).
+   * null when the person is deactivated (issue 46: the store's INSERT is gated on it). `alsoWithin`
+   * runs in the session's transaction, only when one started (the sign-in's audit event).
    */
-  async start(userId: string): Promise<{ secret: string; createdAt: Date } | null> {
+  async start(userId: string, alsoWithin?: (manager: EntityManager) => Promise<void>): Promise<{ secret: string; createdAt: Date } | null> {
     const secret = generateSecret(SECRET_PREFIX.session);
     const createdAt = this.clock.now();
     const row: Session = { id: hashSecret(secret), userId, publicId: randomUUID(), createdAt, expiresAt: new Date(createdAt.getTime() + this.config.ttlSeconds * 1000), endedAt: null };
-    return (await this.store.insert(row)) ? { secret, createdAt } : null;
+    return (await this.store.insert(row, alsoWithin)) ? { secret, createdAt } : null;
   }
 
   /** Whether the cookie's secret names a session of this user that has neither ended nor expired. */
@@ -52,11 +53,13 @@ export class SessionsService {
 
   /**
    * Ends every session of the user (a password change), or every one but the caller's ("sign out
-   * everywhere else"). Given a manager, it runs inside that transaction, so that a new password and
-   * the end of the sessions the old one opened commit together. Returns how many ended.
+   * everywhere else"), named by its cookie secret (`except`) or its row (`exceptRow`). Given a
+   * manager, it runs inside that transaction, so that a new password and the end of the sessions
+   * the old one opened commit together. Returns how many ended.
    */
-  async endAllOf(userId: string, options: { except?: string; manager?: EntityManager } = {}): Promise<number> {
-    return this.store.endAllOf(userId, this.clock.now(), { exceptId: options.except === undefined ? undefined : hashSecret(options.except), manager: options.manager });
+  async endAllOf(userId: string, options: { except?: string; exceptRow?: string; manager?: EntityManager } = {}): Promise<number> {
+    const exceptId = options.except === undefined ? options.exceptRow : hashSecret(options.except);
+    return this.store.endAllOf(userId, this.clock.now(), { exceptId, manager: options.manager });
   }
 
   /**
@@ -106,10 +109,5 @@ export class SessionsService {
 
   countLiveWithClient(clientId: string): Promise<number> {
     return this.store.countLiveWithClient(clientId, this.clock.now());
-  }
-
-  /** How many sessions of the user are live, the caller's included. */
-  countActive(userId: string): Promise<number> {
-    return this.store.countLive(userId, this.clock.now());
   }
 }

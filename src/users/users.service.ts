@@ -82,13 +82,21 @@ export class UsersService {
 
   /** The user whose password this is, or null; unknown usernames cost as much as wrong passwords. */
   async authenticate(username: string, password: string): Promise<User | null> {
+    return (await this.checkPassword(username, password)).user;
+  }
+
+  /**
+   * authenticate(), also naming the person a refused attempt was for (`named`; null for an unknown
+   * username), so that the sign-in page can record it among that person's security events (issue 48).
+   */
+  async checkPassword(username: string, password: string): Promise<{ user: User | null; named: User | null }> {
     const found = USERNAME.test(username) && password.length <= PASSWORD_MAX ? await this.store.findByUsername(username) : null;
     // A deactivated person (issue 46) is checked against the decoy like an unknown one: the same
     // answer, at the same cost, so a password guesser learns nothing about who was deactivated.
     const user = found?.active ? found : null;
     // An empty hash: a person from an upstream identity provider, with no password here (checked against the decoy, so it costs the same).
     const ok = await this.hasher.verify(user?.passwordHash || undefined, password);
-    return ok ? user : null;
+    return { user: ok ? user : null, named: found };
   }
 
   /**

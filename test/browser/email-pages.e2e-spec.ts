@@ -166,7 +166,7 @@ describe('the email pages in a real browser (issue 46; WCAG 2.1 A and AA by axe-
     await screenshot(page, 'reset-second-factor');
     await page.locator('input#code').fill(recoveryCodes[0]);
     await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Continue' }).click()]);
-    expect(await heading(page)).toBe('You are signed in');
+    expect(await heading(page)).toBe('Your account');
 
     // The link a second time: a clear page, and a way to ask for a new one.
     expect((await page.goto(link))?.status()).toBe(400);
@@ -201,16 +201,16 @@ describe('the email pages in a real browser (issue 46; WCAG 2.1 A and AA by axe-
 
     await follow(page, 'link', 'Sign in', '/login');
     await signIn(page, 'ivan', NEW_PASSWORD);
-    expect(await heading(page)).toBe('You are signed in');
-    await expect(page.locator('.lead').textContent()).resolves.toBe('as ivan');
+    expect(await heading(page)).toBe('Your account');
+    await expect(page.locator('.lead').textContent()).resolves.toBe('You are signed in as ivan.');
 
     expect((await page.goto(link))?.status()).toBe(400);
     expect(await heading(page)).toBe('This link no longer works');
     // Not a dead end: the way on is the home page, here the signed-in account.
     await screenshot(page, 'invitation-used');
     await expectAccessible(page, watcher, 'a "Go to your account"');
-    await follow(page, 'link', 'Go to your account', '/');
-    expect(await heading(page)).toBe('You are signed in');
+    await follow(page, 'link', 'Go to your account', '/account');
+    expect(await heading(page)).toBe('Your account');
   });
 
   it('verification: the emailed link, the page that confirms, the address verified', async () => {
@@ -240,7 +240,7 @@ describe('the email pages in a real browser (issue 46; WCAG 2.1 A and AA by axe-
     const { page, watcher } = await openWindow();
     await page.goto(new URL('/login', issuer).href);
     await signIn(page, 'bob', PASSWORD);
-    expect(await heading(page)).toBe('You are signed in');
+    expect(await heading(page)).toBe('Your account');
 
     expect(await follow(page, 'link', 'Your email address', '/account/email')).toBe(200);
     expect(await heading(page)).toBe('Your email address');
@@ -271,7 +271,7 @@ describe('the email pages in a real browser (issue 46; WCAG 2.1 A and AA by axe-
     expect(await users.findByUsername('bob')).toMatchObject({ email: 'bob@example.net', emailVerified: true });
 
     // Back on the account page, the new address, confirmed.
-    await follow(page, 'link', 'Your account', '/');
+    await follow(page, 'link', 'Your account', '/account');
     await follow(page, 'link', 'Your email address', '/account/email');
     await expect(page.locator('main').textContent()).resolves.toContain('Your address is bob@example.net (confirmed).');
   });
@@ -316,7 +316,7 @@ describe('the email pages in a real browser (issue 46; WCAG 2.1 A and AA by axe-
 
     await follow(page, 'link', 'Sign in', '/login');
     await signIn(page, 'dora', NEW_PASSWORD);
-    expect(await heading(page)).toBe('You are signed in');
-    await expect(page.locator('.lead').textContent()).resolves.toBe('as dora');
+    expect(await heading(page)).toBe('Your account');
+    await expect(page.locator('.lead').textContent()).resolves.toBe('You are signed in as dora.');
   });
 });

@@ -189,15 +189,15 @@ describe('sign-in through an upstream SAML 2.0 provider (SimpleSAMLphp, another 
     await navigations();
   });
 
-  it('"Sign out" on our home page goes through SimpleSAMLphp\'s Single Logout (our signed LogoutRequest, its LogoutResponse) and back home, signed out there too', async () => {
-    await page.goto(new URL('/', issuer).href);
-    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('You are signed in');
+  it('"Sign out" on our account page goes through SimpleSAMLphp\'s Single Logout (our signed LogoutRequest, its LogoutResponse) and back home, signed out there too', async () => {
+    await page.goto(new URL('/account', issuer).href);
+    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Your account');
     // The POST's redirects lead through SimpleSAMLphp and back, never stopping there: CSP form-action must list its origin, or Chromium stops at that hop.
     await Promise.all([page.waitForResponse((response) => response.url().startsWith(`${issuer.origin}/federation/${IDP}/saml/slo`)), page.getByRole('button', { name: 'Sign out', exact: true }).click()]);
     await page.waitForURL((at) => at.origin === issuer.origin && at.pathname === '/');
     await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Latchkey');
     expect((await navigations()).map(line)).toEqual([
-      'GET latchkey/ 200 (our cookie)',
+      'GET latchkey/account 200 (our cookie)',
       'POST latchkey/logout 303 (our cookie)',
       // SimpleSAMLphp checks our LogoutRequest's signature (our certificate is in its metadata), ends its session, answers by HTTP-Redirect.
       'GET idp/saml2/idp/SingleLogoutService.php 302',

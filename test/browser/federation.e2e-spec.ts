@@ -157,8 +157,8 @@ describe('sign-in through an upstream OpenID Connect provider in a real browser 
     // No password: home-realm discovery. The POST's redirects lead to Contoso's form.
     await Promise.all([page.waitForURL((url) => url.origin === contoso.issuer), page.getByRole('button', { name: 'Sign in' }).click()]);
     await page.locator('input[name="login"]').fill('ana');
-    await Promise.all([page.waitForURL((url) => url.origin === issuer.origin && url.pathname === '/'), page.getByRole('button', { name: 'Sign in' }).click()]);
-    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('You are signed in');
+    await Promise.all([page.waitForURL((url) => url.origin === issuer.origin && url.pathname === '/account'), page.getByRole('button', { name: 'Sign in' }).click()]);
+    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Your account');
 
     // Sign out here: the POST goes on to Contoso's sign-out, then back home, signed out.
     await Promise.all([page.waitForURL((url) => url.origin === contoso.issuer), page.getByRole('button', { name: 'Sign out', exact: true }).click()]);

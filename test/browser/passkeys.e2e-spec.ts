@@ -88,8 +88,8 @@ describe('passkeys in a real browser with a virtual authenticator', () => {
     await page.goto(`${app.origin}/login`);
     await page.getByLabel('Username').fill(user.username);
     await page.getByLabel('Password').fill(user.password);
-    await Promise.all([page.waitForURL(`${app.origin}/`), page.getByRole('button', { name: 'Sign in', exact: true }).click()]);
-    await Promise.all([page.waitForURL(`${app.origin}/account/passkeys`), page.getByRole('link', { name: /Passkeys/ }).click()]);
+    await Promise.all([page.waitForURL(`${app.origin}/account`), page.getByRole('button', { name: 'Sign in', exact: true }).click()]);
+    await Promise.all([page.waitForURL(`${app.origin}/account/passkeys`), page.getByRole('link', { name: 'Add a passkey' }).click()]);
     await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Passkeys');
 
     // Add a named passkey: the browser creates it on the virtual authenticator.
@@ -167,7 +167,7 @@ describe('passkeys in a real browser with a virtual authenticator', () => {
     await page.goto(`${app.origin}/login`);
     await page.getByLabel('Username').fill(user.username);
     await page.getByLabel('Password').fill(user.password);
-    await Promise.all([page.waitForURL(`${app.origin}/`), page.getByRole('button', { name: 'Sign in', exact: true }).click()]);
+    await Promise.all([page.waitForURL(`${app.origin}/account`), page.getByRole('button', { name: 'Sign in', exact: true }).click()]);
     await page.goto(`${app.origin}/account/passkeys`);
     await page.getByLabel('Name of the new passkey').fill('Autofill key');
     await Promise.all([page.waitForURL(`${app.origin}/account/passkeys?done=added`), page.getByRole('button', { name: 'Add a passkey' }).click()]);
@@ -179,8 +179,8 @@ describe('passkeys in a real browser with a virtual authenticator', () => {
 
     // Nothing clicked: the autofill request, answered by the authenticator (presence simulated), signs in.
     const logIn = jest.spyOn(app.nest.get(LoginSession), 'logIn');
-    await Promise.all([page.waitForURL(`${app.origin}/`), page.goto(`${app.origin}/login`)]);
-    await expect(page.locator('.lead').textContent()).resolves.toBe(`as ${user.username}`);
+    await Promise.all([page.waitForURL(`${app.origin}/account`), page.goto(`${app.origin}/login`)]);
+    await expect(page.locator('.lead').textContent()).resolves.toBe(`You are signed in as ${user.username}.`);
     expect(logIn.mock.calls.map((call) => call[2])).toEqual([['hwk', 'user', 'mfa']]);
     logIn.mockRestore();
 

@@ -3,8 +3,12 @@ import { Browser } from '../helpers/browser.js';
 import { authorizeAsUser, authorizeUrl, newPkce, redirectParams, tokenRequest } from '../helpers/oauth-flow.js';
 import { TestApp, type RegisteredClient, type TestUser } from '../helpers/test-app.js';
 
-/** The access page (issue #4): a person sees which applications hold access and withdraws it, like a browser would. */
-describe('withdrawing access at /account/access', () => {
+/**
+ * The access page (issue #4): a person sees which applications hold access and withdraws it, like a
+ * browser would. Since issue 48 it is the account page's "Applications with access" section:
+ * /account/access sends there.
+ */
+describe('withdrawing access on the account page (formerly /account/access)', () => {
   let app: TestApp;
   let user: TestUser;
   let browser: Browser;
@@ -33,14 +37,16 @@ describe('withdrawing access at /account/access', () => {
 
   it('asks a signed-out visitor to sign in, then comes back to the page', async () => {
     browser = new Browser(app.baseUrl);
-    const page = await browser.get('/account/access');
+    expect(await browser.get('/account/access')).toMatchObject({ status: 303, location: '/account#applications' });
+    expect(await browser.get('/account')).toMatchObject({ status: 303, location: '/login?return_to=%2Faccount' });
+    const page = await browser.get('/login?return_to=%2Faccount');
     expect(page.status).toBe(200);
     expect(page.body).toContain('action="/login"');
-    expect(page.body).toContain('<input type="hidden" name="return_to" value="/account/access">');
+    expect(page.body).toContain('<input type="hidden" name="return_to" value="/account">');
     const afterLogin = await browser.submit(page, '/login', { username: user.username, password: user.password });
     expect(afterLogin.status).toBe(303);
-    expect(afterLogin.location).toBe('/account/access');
-    const empty = await browser.get('/account/access');
+    expect(afterLogin.location).toBe('/account');
+    const empty = await browser.get('/account');
     expect(empty.body).toContain('No application has access to your data.');
     expect(empty.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
   });
@@ -52,7 +58,7 @@ describe('withdrawing access at /account/access', () => {
     const pkce = newPkce();
     const pending = redirectParams(await authorizeAsUser(browser, user, authorizeUrl(photoApp, { scope: 'notes:read', code_challenge: pkce.challenge, code_challenge_method: 'S256' }))).get('code')!;
 
-    const page = await browser.get('/account/access');
+    const page = await browser.get('/account');
     expect(page.status).toBe(200);
     expect(page.body).toContain('Photo &lt;App&gt;');
     expect(page.body).toContain('Note App');
@@ -62,7 +68,7 @@ describe('withdrawing access at /account/access', () => {
 
     const withdrawn = await browser.post('/account/access/withdraw', { csrf_token: csrfOf(page.body), client_id: photoApp.clientId });
     expect(withdrawn.status).toBe(303);
-    expect(withdrawn.location).toBe(`/account/access?withdrawn=${photoApp.clientId}`);
+    expect(withdrawn.location).toBe(`/account?done=withdrawn&client=${photoApp.clientId}#applications`);
     const after = await browser.get(withdrawn.location!);
     expect(after.body).toContain('<strong>Photo &lt;App&gt;</strong> no longer has access to your data.');
     expect(after.body).not.toContain(`value="${photoApp.clientId}"`);
@@ -90,20 +96,24 @@ describe('withdrawing access at /account/access', () => {
     const note = await tokensFor(noteApp, 'notes:read');
     const noToken = await browser.post('/account/access/withdraw', { client_id: noteApp.clientId });
     expect(noToken.status).toBe(403);
-    const page = await browser.get('/account/access');
+    const page = await browser.get('/account');
     const crossSite = await browser.post('/account/access/withdraw', { csrf_token: csrfOf(page.body), client_id: noteApp.clientId }, { 'sec-fetch-site': 'cross-site' });
     expect(crossSite.status).toBe(403);
     expect(await apiStatus(note.access)).toBe(200);
   });
 
   it('answers 404 for an application that holds no access, and never echoes text from the URL', async () => {
-    const page = await browser.get('/account/access');
+    const page = await browser.get('/account');
     const unknown = await browser.post('/account/access/withdraw', { csrf_token: csrfOf(page.body), client_id: photoApp.clientId });
     expect(unknown.status).toBe(404);
-    const spoof = await browser.get('/account/access?withdrawn=Your%20bank');
-    expect(spoof.status).toBe(200);
-    expect(spoof.body).not.toContain('Your bank');
-    expect(spoof.body).not.toContain('no longer has access');
+    // The old page's link, and the new page's own query: a name is looked up by id, never shown from the URL.
+    const old = await browser.get('/account/access?withdrawn=Your%20bank');
+    expect(old.status).toBe(303);
+    for (const spoof of [await browser.get(old.location!), await browser.get('/account?done=withdrawn&client=Your%20bank')]) {
+      expect(spoof.status).toBe(200);
+      expect(spoof.body).not.toContain('Your bank');
+      expect(spoof.body).not.toContain('no longer has access');
+    }
   });
 });
 

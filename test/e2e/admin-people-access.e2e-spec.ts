@@ -74,7 +74,10 @@ describe('admin API: a person\'s sessions, grants and invitation', () => {
     expect(await stillSignedIn(second.browser)).toBe(false);
     expect((await admin.request('GET', `/people/${id}/sessions`, helpdesk.token)).body).toEqual({ items: [], next: null });
     const events = (await app.dataSource.query(`SELECT "actor", "action" FROM "audit_events" WHERE "subject" = 'user:${id}' ORDER BY "id"`)) as { actor: string; action: string }[];
+    // The person's two sign-ins (issue 48: their security events), then the help desk's two changes.
     expect(events).toEqual([
+      { actor: `user:${id}`, action: 'user.signed_in' },
+      { actor: `user:${id}`, action: 'user.signed_in' },
       { actor: `user:${helpdesk.userId}`, action: 'session.ended' },
       { actor: `user:${helpdesk.userId}`, action: 'user.signed_out_everywhere' },
     ]);

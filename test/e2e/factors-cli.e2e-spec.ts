@@ -81,7 +81,7 @@ describe('admin CLI and second factors', () => {
     const afterPassword = await browser.submit(await browser.get(request), '/login', { username: user.username, password: user.password });
     expect((await browser.get(afterPassword.location!)).location).toMatch(/^\/account\/one-time-codes\?return_to=/);
     await enrolFrom(browser, await browser.get('/account/one-time-codes'), now());
-    const refused = await browser.submit(await browser.get('/'), '/account/one-time-codes/remove');
+    const refused = await browser.submit(await browser.get('/account'), '/account/one-time-codes/remove');
     expect(refused.status).toBe(403);
     expect((await cliJson<Record<string, unknown>>(['users:show', '--username', user.username])).factors).toHaveLength(2);
     expect(await cliJson(['users:update', '--username', user.username, '--no-require-mfa'])).toMatchObject({ require_mfa: false });

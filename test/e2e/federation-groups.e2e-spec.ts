@@ -113,7 +113,7 @@ describe('groups from upstream identity providers\' claims (issue 46)', () => {
     const browser = new FederatedBrowser();
     const upstreamForm = await browser.follow(await browser.get(new URL(`/federation/${idp}/start`, issuer)));
     const landed = await browser.signInUpstream(upstreamForm, login);
-    expect(landed.url.href).toBe(`${issuer.origin}/`);
+    expect(landed.url.href).toBe(`${issuer.origin}/account`);
     expect(landed.page.body).toContain('You are signed in');
     return landed;
   }

@@ -216,7 +216,7 @@ describe('a second Latchkey instance as the upstream identity provider of the fi
 
   it('signing out here (the relying party\'s RP-initiated logout) signs the person out at the upstream Latchkey without a question, and comes back to the relying party', async () => {
     const { browser, idToken } = signedIn!;
-    const upstreamHome = new URL('/', upstream!.issuer);
+    const upstreamHome = new URL('/account', upstream!.issuer);
     expect((await browser.get(upstreamHome)).page.body).toContain('You are signed in');
     const sessionsBefore = await liveSessions('nadia');
 
@@ -242,11 +242,11 @@ describe('a second Latchkey instance as the upstream identity provider of the fi
   it('signing out at the upstream Latchkey ends the session it started here (its back-channel logout)', async () => {
     const browser = signedInWithMfa!;
     expect(await liveSessions('nadia')).toBe(1);
-    const home = await browser.get(new URL('/', upstream!.issuer));
+    const home = await browser.get(new URL('/account', upstream!.issuer));
     expect(home.page.body).toContain('You are signed in');
     await browser.post(new URL('/logout', upstream!.issuer), hiddenFields(home.page.body, '/logout'));
     for (let i = 0; i < 50 && (await liveSessions('nadia')) > 0; i++) await new Promise((resolve) => setTimeout(resolve, 100));
     expect(await liveSessions('nadia')).toBe(0);
-    expect((await browser.get(new URL('/', issuer))).page.body).not.toContain('You are signed in');
+    expect((await browser.get(new URL('/account', issuer))).page.body).not.toContain('You are signed in');
   });
 });

@@ -359,7 +359,7 @@ describe('sign-in through an upstream OpenID Connect provider', () => {
     }
     const browser = new FederatedBrowser();
     const home = await browser.signInUpstream(await browser.follow(await browser.get(new URL('/federation/contoso-keys/start', issuer))), 'ana');
-    expect(home.url.href).toBe(`${issuer.origin}/`);
+    expect(home.url.href).toBe(`${issuer.origin}/account`);
     expect(home.page.body).toContain('You are signed in');
     const before = await counts();
     // The same kid, another key: the upstream refuses our assertion (invalid_client), nobody is signed in.

@@ -236,7 +236,7 @@ describe('attacks on the SAML Assertion Consumer Service', () => {
     const { browser, requestId } = await pendingSignIn();
     const f = fields(requestId);
     expect((await deliver(browser, assertionSigned(f))).complete?.location).toBe('/');
-    const signedIn = async (): Promise<boolean> => (await browser.get('/')).body.includes('You are signed in');
+    const signedIn = async (): Promise<boolean> => (await browser.get('/account')).body.includes('You are signed in');
     expect(await signedIn()).toBe(true);
     /** A LogoutRequest for the session, by the HTTP-Redirect binding (SAML Bindings §3.4.4.1: deflated, base64; the signature over the query as sent). */
     const logoutRequest = (keys: SigningKeys | null): string => {

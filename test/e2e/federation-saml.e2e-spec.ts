@@ -87,7 +87,7 @@ describe('upstream SAML 2.0 sign-in with SimpleSAMLphp (SP-initiated Web Browser
     const ssp = idps.get(idp)!;
     const done = await postToAcs(idp, browser, await logInAtIdp(ssp, browser, await atIdp(ssp, browser, (await browser.get(`/federation/${idp}/start`)).location!)));
     expect(done).toMatchObject({ status: 303, location: '/' });
-    expect((await browser.get('/')).body).toContain('You are signed in');
+    expect((await browser.get('/account')).body).toContain('You are signed in');
     return browser;
   }
 
@@ -143,7 +143,7 @@ describe('upstream SAML 2.0 sign-in with SimpleSAMLphp (SP-initiated Web Browser
 
     const done = await postToAcs(idp, browser, await logInAtIdp(ssp, browser, await atIdp(ssp, browser, start.location!)));
     expect(done).toMatchObject({ status: 303, location: '/' });
-    const home = await browser.get('/');
+    const home = await browser.get('/account');
     expect(home.body).toContain('You are signed in');
     expect(home.body).toContain('<strong>ana</strong>');
 
@@ -188,7 +188,7 @@ describe('upstream SAML 2.0 sign-in with SimpleSAMLphp (SP-initiated Web Browser
 
     it('signs the person out at the IdP when they sign out here: our signed LogoutRequest, its LogoutResponse back to our SLO endpoint', async () => {
       const browser = await signIn(idp);
-      const csrf = /name="csrf_token" value="([^"]+)"/.exec((await browser.get('/')).body)![1];
+      const csrf = /name="csrf_token" value="([^"]+)"/.exec((await browser.get('/account')).body)![1];
       const signOut = await browser.post('/logout', { csrf_token: csrf });
       expect(signOut.status).toBe(303);
       expect(signOut.location).toMatch(new RegExp(`^${idps.get(idp)!.baseUrl}/saml2/idp/SingleLogoutService\\.php\\?SAMLRequest=.*&RelayState=.*&SigAlg=.*&Signature=`));
@@ -203,7 +203,7 @@ describe('upstream SAML 2.0 sign-in with SimpleSAMLphp (SP-initiated Web Browser
       }
       // On to where the sign-out was going, kept in our cookie (never taken from the IdP's RelayState).
       expect(page).toMatchObject({ status: 303, location: '/' });
-      expect((await browser.get('/')).body).not.toContain('You are signed in');
+      expect((await browser.get('/account')).body).not.toContain('You are signed in');
       // Its session is gone too: the next sign-in asks for the password again.
       const ssp = idps.get(idp)!;
       expect((await atIdp(ssp, browser, (await browser.get(`/federation/${idp}/start`)).location!)).body).toContain('name="AuthState"');
@@ -234,7 +234,7 @@ describe('upstream SAML 2.0 sign-in with SimpleSAMLphp (SP-initiated Web Browser
       expect(redirectMessage(answer)).toContain('urn:oasis:names:tc:SAML:2.0:status:Success');
       const back = await browser.get(answer);
       expect(back.location).toBe(`${issuer.origin}/`);
-      expect((await browser.get('/')).body).not.toContain('You are signed in');
+      expect((await browser.get('/account')).body).not.toContain('You are signed in');
       const [{ details }] = await query<{ details: unknown }>('SELECT "details" FROM "audit_events" WHERE "action" = ? ORDER BY "id" DESC LIMIT 1', ['upstream.single_logout']);
       expect(typeof details === 'string' ? JSON.parse(details) : details).toEqual({ sessions_ended: 1, by: 'session_index' });
       // The same LogoutRequest again is refused (its ID is used once, on every instance).

@@ -74,7 +74,8 @@ describe('upstream sessions: sign-out both ways, linking, per-client rules', () 
   async function signInAtHome(browser: FederatedBrowser, login: string): Promise<Hop> {
     const upstreamForm = await browser.follow(await browser.get(new URL('/federation/contoso/start?return_to=%2F', issuer)));
     const home = await browser.signInUpstream(upstreamForm, login);
-    expect(home.url.href).toBe(`${issuer.origin}/`);
+    // Home sends a signed-in person on to the account page (issue 48).
+    expect(home.url.href).toBe(`${issuer.origin}/account`);
     expect(home.page.body).toContain('You are signed in');
     return home;
   }
@@ -116,7 +117,7 @@ describe('upstream sessions: sign-out both ways, linking, per-client rules', () 
         const browser = new FederatedBrowser();
         const form = await browser.follow(await browser.get(new URL(`/federation/contoso/start?return_to=${encodeURIComponent(returnTo)}`, issuer)));
         const back = await browser.signInUpstream(form, 'ana');
-        expect(back.url.href).toBe(`${issuer.origin}/`);
+        expect(back.url.href).toBe(`${issuer.origin}/account`);
       }
     });
 
@@ -134,7 +135,7 @@ describe('upstream sessions: sign-out both ways, linking, per-client rules', () 
       await browser.confirmUpstreamLogout(confirm);
       for (let i = 0; i < 50 && (await liveSessions('bea')) > 0; i++) await new Promise((resolve) => setTimeout(resolve, 100));
       expect(await liveSessions('bea')).toBe(0);
-      expect((await browser.get(new URL('/', issuer))).page.body).not.toContain('You are signed in');
+      expect((await browser.get(new URL('/account', issuer))).page.body).not.toContain('You are signed in');
     });
   });
 
@@ -206,7 +207,7 @@ describe('upstream sessions: sign-out both ways, linking, per-client rules', () 
       const sent = new URL(linking.page.location!);
       expect(sent.searchParams.get('prompt')).toBe('login');
       const back = await browser.signInUpstream(await browser.follow(linking), 'fabio');
-      expect(back.url.href).toBe(`${issuer.origin}/`);
+      expect(back.url.href).toBe(`${issuer.origin}/account`);
       expect(back.page.body).toContain('You can sign in with <strong>Contoso</strong>');
       expect(await nest.get(UpstreamAccounts).linksOf(lucia!.id)).toEqual([expect.objectContaining({ idp: 'contoso', subject: 'fabio', origin: 'linked' })]);
 

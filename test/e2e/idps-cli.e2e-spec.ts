@@ -236,7 +236,8 @@ describe('identity providers through the admin CLI', () => {
       expect(linking.page.status).toBe(303);
       expect(new URL(linking.page.location!).origin).toBe(contoso.issuer);
       const back = await browser.signInUpstream(await browser.follow(linking), 'carol');
-      expect(back.url.href).toBe(`${issuer.origin}/`);
+      // Home sends a signed-in person on to the account page (issue 48).
+      expect(back.url.href).toBe(`${issuer.origin}/account`);
       expect(await linksOf('carol')).toEqual([expect.objectContaining({ idp: 'contoso', subject: 'carol', origin: 'linked' })]);
     });
 

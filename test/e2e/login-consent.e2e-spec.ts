@@ -453,7 +453,7 @@ describe('login and consent (RFC 6749 §3.1, §10.12; RFC 6819 §4.4.1.9)', () =
       expect(out.status).toBe(303);
       expect(out.location).toBe('/');
       expect(isLoginPage(await browser.get(url))).toBe(true);
-      expect((await browser.get('/')).body).not.toContain('You are signed in');
+      expect((await browser.get('/account')).body).not.toContain('You are signed in');
     });
 
     it('POST /logout without the form token logs nobody out', async () => {

@@ -47,7 +47,7 @@ describe('email flows (issue 46)', () => {
   }
 
   async function signedIn(browser: Browser): Promise<boolean> {
-    return (await browser.get('/')).body.includes('You are signed in');
+    return (await browser.get('/account')).body.includes('You are signed in');
   }
 
   async function forgot(browser: Browser, email: string): Promise<Page> {

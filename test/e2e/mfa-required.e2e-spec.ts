@@ -33,7 +33,7 @@ describe('MFA_REQUIRED', () => {
     const claims = decodeJwt((await redeemFrom(app, browser, await browser.get(request), client, pkce)).id_token as string);
     expect(claims.acr).toBe('urn:latchkey:acr:mfa');
     expect(key).toMatch(/^[A-Z2-7]{32}$/);
-    expect((await browser.submit(await browser.get('/'), '/account/one-time-codes/remove')).status).toBe(403);
+    expect((await browser.submit(await browser.get('/account'), '/account/one-time-codes/remove')).status).toBe(403);
   });
 
   it('prompt=none for a person without a second factor answers interaction_required', async () => {

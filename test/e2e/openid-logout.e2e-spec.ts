@@ -313,7 +313,7 @@ describe('OpenID Connect logout', () => {
       const before = receiver.received.length;
       const browser = new Browser(issuer.origin);
       await authorizeAsUser(browser, user, oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT_URI, scope: 'notes:read', code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()), code_challenge_method: 'S256' }).href);
-      await browser.post('/logout', { csrf_token: hiddenFields((await browser.get('/')).body, '/logout').csrf_token });
+      await browser.post('/logout', { csrf_token: hiddenFields((await browser.get('/account')).body, '/logout').csrf_token });
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(receiver.received.length).toBe(before);
     });

@@ -66,7 +66,7 @@ describe('passkeys', () => {
     const { answer } = await app.passkeySignIn(stranger, laptop, {}, '/account/passkeys');
     expect(answer.status).toBe(200);
     expect(JSON.parse(answer.body)).toEqual({ location: '/account/passkeys' });
-    const home = await stranger.get('/');
+    const home = await stranger.get('/account');
     expect(home.body).toContain(`as <strong>${user.username}</strong>`);
     expect((await stranger.get('/account/passkeys')).body).toMatch(/Laptop<\/h2>\s*<p class="note">Added [^<]*· last used \d{4}/);
 
@@ -138,7 +138,7 @@ describe('passkeys at an issuer on an IP address', () => {
       const account = await browser.get('/account/passkeys');
       expect(account.body).toContain('id="passkeys-unavailable"');
       expect(account.body).not.toContain('<script');
-      const csrf = /name="csrf_token" value="([^"]+)"/.exec((await browser.get('/')).body)![1];
+      const csrf = /name="csrf_token" value="([^"]+)"/.exec((await browser.get('/account')).body)![1];
       const options = await browser.postJson('/account/passkeys/registration/options', { csrf_token: csrf });
       expect(options.status).toBe(409);
       expect(await rowCount(nest.get<DataSource>(getDataSourceToken()), 'passkey_challenges')).toBe(0);

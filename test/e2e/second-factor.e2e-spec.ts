@@ -54,7 +54,7 @@ describe('second factor: one-time codes and recovery codes', () => {
       const user = await app.createUser();
       const browser = new Browser(app.baseUrl);
       await signInWithPassword(browser, user);
-      const home = await browser.get('/');
+      const home = await browser.get('/account');
       expect(home.body).toContain('href="/account/one-time-codes"');
       const enrol = await browser.get('/account/one-time-codes');
       expect(enrol.status).toBe(200);
@@ -90,7 +90,7 @@ describe('second factor: one-time codes and recovery codes', () => {
         expect(recoveryCodes.map((c) => c.replace(/-/g, ''))).not.toContain(row.code_hash);
       }
 
-      const home = await browser.get('/');
+      const home = await browser.get('/account');
       expect(home.body).toContain('One-time codes are on');
       expect(home.body).toContain('10 recovery codes are left.');
       expect(home.body).not.toContain(recoveryCodes[0]);
@@ -112,7 +112,7 @@ describe('second factor: one-time codes and recovery codes', () => {
 
       // Between the password and the code, nobody is signed in.
       expect(isLoginPage(await browser.get(url))).toBe(true);
-      expect((await browser.get('/')).body).not.toContain('You are signed in');
+      expect((await browser.get('/account')).body).not.toContain('You are signed in');
       const silent = await browser.get(authorizeUrl(client, { scope: 'openid notes:read', prompt: 'none', state: 's', code_challenge: pkce.challenge, code_challenge_method: 'S256' }));
       expect(redirectParams(silent).get('error')).toBe('login_required');
 
@@ -147,7 +147,7 @@ describe('second factor: one-time codes and recovery codes', () => {
       expect(refused.status).toBe(401);
       expect(refused.body).toContain('role="alert"');
       expect(refused.body).toContain('aria-invalid="true"');
-      expect((await browser.get('/')).body).not.toContain('You are signed in');
+      expect((await browser.get('/account')).body).not.toContain('You are signed in');
     });
 
     it('a person without a second factor still signs in with the password alone, with acr pwd', async () => {
@@ -186,7 +186,7 @@ describe('second factor: one-time codes and recovery codes', () => {
       await signInWithPassword(first, user);
       const used = await first.submit(await first.get('/login/code'), '/login/code', { code: recoveryCodes[3].toUpperCase() });
       expect(used.status).toBe(303);
-      expect((await first.get('/')).body).toContain('9 recovery codes are left.');
+      expect((await first.get('/account')).body).toContain('9 recovery codes are left.');
 
       const second = new Browser(app.baseUrl);
       await signInWithPassword(second, user);
@@ -196,7 +196,7 @@ describe('second factor: one-time codes and recovery codes', () => {
 
     it('making new ones ends the old ones', async () => {
       const { user, recoveryCodes, browser } = await enrolledPerson();
-      const fresh = await browser.submit(await browser.get('/'), '/account/recovery-codes');
+      const fresh = await browser.submit(await browser.get('/account'), '/account/recovery-codes');
       expect(fresh.status).toBe(200);
       const newCodes = recoveryCodesShownOn(fresh);
       expect(newCodes).toHaveLength(10);
@@ -212,7 +212,7 @@ describe('second factor: one-time codes and recovery codes', () => {
   describe('changing factors', () => {
     it('needs a recent sign-in', async () => {
       const { user, browser } = await enrolledPerson();
-      const home = await browser.get('/');
+      const home = await browser.get('/account');
       offsetMs += 6 * 60_000;
       const refused = await browser.submit(home, '/account/one-time-codes/remove');
       expect(refused.status).toBe(403);
@@ -227,7 +227,7 @@ describe('second factor: one-time codes and recovery codes', () => {
       await signInWithPassword(enrolling, user);
       const enrol = await enrolling.get('/account/one-time-codes');
       expect((await enrolling.submit(enrol, '/account/one-time-codes', { code: totpCode(keyShownOn(enrol), now()) })).status).toBe(200);
-      const home = await older.get('/');
+      const home = await older.get('/account');
       expect((await older.submit(home, '/account/one-time-codes/remove')).status).toBe(403);
       expect((await older.submit(home, '/account/recovery-codes')).status).toBe(403);
       expect(await app.dataSource.query(`SELECT "user_id" FROM "totp_factors" WHERE "user_id" = '${await userId(user.username)}'`)).toHaveLength(1);
@@ -235,7 +235,7 @@ describe('second factor: one-time codes and recovery codes', () => {
 
     it('turning one-time codes off removes them and the recovery codes; the password alone signs in again', async () => {
       const { user, browser } = await enrolledPerson();
-      const removed = await browser.submit(await browser.get('/'), '/account/one-time-codes/remove');
+      const removed = await browser.submit(await browser.get('/account'), '/account/one-time-codes/remove');
       expect(removed.status).toBe(303);
       const id = await userId(user.username);
       expect(await app.dataSource.query(`SELECT "user_id" FROM "totp_factors" WHERE "user_id" = '${id}'`)).toEqual([]);
@@ -244,17 +244,18 @@ describe('second factor: one-time codes and recovery codes', () => {
       expect((await signInWithPassword(again, user)).location).toBe('/');
     });
 
-    it('every enrolment, use, failure and removal is in the audit trail', async () => {
+    it('every sign-in, enrolment, use, failure and removal is in the audit trail', async () => {
       const { user, key, browser } = await enrolledPerson();
       nextStep();
       const other = new Browser(app.baseUrl);
       await signInWithPassword(other, user);
       await other.submit(await other.get('/login/code'), '/login/code', { code: totpCode(key, now() + 3_600_000) });
       await other.submit(await other.get('/login/code'), '/login/code', { code: totpCode(key, now()) });
-      await browser.submit(await browser.get('/'), '/account/one-time-codes/remove');
+      await browser.submit(await browser.get('/account'), '/account/one-time-codes/remove');
       const id = await userId(user.username);
       const actions = ((await app.dataSource.query(`SELECT "action" FROM "audit_events" WHERE "subject" = 'user:${id}' ORDER BY "id"`)) as { action: string }[]).map((r) => r.action);
-      expect(actions).toEqual(['factor.totp.enrolled', 'factor.failed', 'factor.totp.used', 'factor.removed']);
+      // The sign-in itself once the code is right (issue 48: the person's security events).
+      expect(actions).toEqual(['user.signed_in', 'factor.totp.enrolled', 'factor.failed', 'factor.totp.used', 'user.signed_in', 'factor.removed']);
     });
   });
 });

@@ -60,7 +60,7 @@ describe('a chain of three services on three instances (issue 34)', () => {
     for (const view of await everywhere(world.orders, person.access_token as string)) expect(view.active).toBe(true);
 
     // The person signs out (the sign-out form of the session that made the grant).
-    await browser.post('/logout', { csrf_token: hiddenFields((await browser.get('/')).body, '/logout').csrf_token });
+    await browser.post('/logout', { csrf_token: hiddenFields((await browser.get('/account')).body, '/logout').csrf_token });
     // Within the time a notification takes (row-caches.e2e-spec), never the cache's 60 s.
     const inactive = async (): Promise<boolean> => {
       const views = [...(await everywhere(world.orders, person.access_token as string)), ...(await everywhere(world.orders, ordersToken)), ...(await everywhere(world.ledger, ledgerToken))];

@@ -181,7 +181,7 @@ describe('Token exchange (RFC 8693)', () => {
       const offlineForOrders = (await exchange(world, world.gateway, offline.access_token as string, [ORDERS])).body.access_token as string;
       expect((await introspect(world, world.orders, forOrders)).active).toBe(true);
       // The person signs out (the sign-out form of the session both grants were made in).
-      await browser.post('/logout', { csrf_token: hiddenFields((await browser.get('/')).body, '/logout').csrf_token });
+      await browser.post('/logout', { csrf_token: hiddenFields((await browser.get('/account')).body, '/logout').csrf_token });
       expect(await inactiveSoon(world, [[world.orders, person.access_token as string], [world.orders, forOrders]])).toBe(true);
       expect((await introspect(world, world.orders, offline.access_token as string)).active).toBe(true);
       expect((await introspect(world, world.orders, offlineForOrders)).active).toBe(true);

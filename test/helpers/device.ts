@@ -75,9 +75,9 @@ export function userCodeField(page: Page): string | undefined {
   return /<input id="user_code" name="user_code"[^>]*value="([^"]*)"/.exec(page.body)?.[1];
 }
 
-/** The CSRF token of the sign-out form on the home page (the person signs out). */
+/** The CSRF token of the sign-out form on the account page (the person signs out). */
 export async function signOut(browser: Browser): Promise<void> {
-  const home = await browser.get('/');
+  const home = await browser.get('/account');
   const done = await browser.post('/logout', { csrf_token: hiddenFields(home.body, '/logout').csrf_token });
   if (done.status !== 303) throw new Error(`Sign-out answered ${done.status}`);
 }

@@ -50,7 +50,7 @@ describe('acr downgrade', () => {
     expect(asked.location).toMatch(/^\/account\/one-time-codes\?/);
     // A consent form for the same request, posted by the session itself, is held to the same level.
     const query = url(pkce, { acr_values: MFA }).slice('/authorize?'.length);
-    const home = await browser.get('/');
+    const home = await browser.get('/account');
     const forged = await browser.post('/consent', { csrf_token: hiddenFields(home.body, '/logout').csrf_token, authorization_request: query, decision: 'allow' });
     expect(forged.location).toMatch(/^\/account\/one-time-codes\?/);
     expect(await codeCount()).toBe(before);

@@ -119,7 +119,7 @@ describe("a client's minimum_acr is a floor, not a default (OpenID Connect Core 
     const request = url(client, pkce, { acr_values: PWD });
     expect(levelAsked(await browser.get(request))).toBe(MFA);
     // The consent form posted by the session itself for the same request is held to the floor too.
-    const home = await browser.get('/');
+    const home = await browser.get('/account');
     const forged = await browser.post('/consent', { csrf_token: hiddenFields(home.body, '/logout').csrf_token, authorization_request: request.slice('/authorize?'.length), decision: 'allow' });
     expect(forged.location).toBe('/login/code');
     expect(redirectParams(await browser.get(url(client, pkce, { acr_values: PWD, prompt: 'none' }))).get('error')).toBe('interaction_required');

@@ -52,9 +52,9 @@ describe('brute force (RFC 6819 §4.4.3.6, §5.1.4.2.3)', () => {
     return { page, browser };
   }
 
-  /** Whether the browser ended up signed in (the home page offers a sign-out button only then). */
+  /** Whether the browser ended up signed in (the account page, with its sign-out button, shows only then). */
   async function signedIn(attempt: Attempt): Promise<boolean> {
-    const home = await attempt.browser.get('/');
+    const home = await attempt.browser.get('/account');
     return home.body.includes('action="/logout"');
   }
 

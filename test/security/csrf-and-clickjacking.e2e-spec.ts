@@ -219,11 +219,11 @@ describe('browser-side threats', () => {
         }],
         ['/account/one-time-codes/remove', async () => {
           const { browser, userId } = await enrolledPerson();
-          return { browser, userId, fields: hiddenFields((await browser.get('/')).body, '/account/one-time-codes/remove') };
+          return { browser, userId, fields: hiddenFields((await browser.get('/account')).body, '/account/one-time-codes/remove') };
         }],
         ['/account/recovery-codes', async () => {
           const { browser, userId } = await enrolledPerson();
-          return { browser, userId, fields: hiddenFields((await browser.get('/')).body, '/account/recovery-codes') };
+          return { browser, userId, fields: hiddenFields((await browser.get('/account')).body, '/account/recovery-codes') };
         }],
         ['/session/end/confirm', async () => {
           const person = await app.createUser();
@@ -265,10 +265,10 @@ describe('browser-side threats', () => {
         ['the error page of an unregistered redirect URI', async () => new Browser(app.baseUrl).get(authorizeUrl(client, { redirect_uri: 'https://evil.example/cb' })), 400],
         ['the error page of a forged form', async () => new Browser(app.baseUrl).post('/login', { username: 'x', password: 'y' }), 403],
         ['the home page', async () => new Browser(app.baseUrl).get('/'), 200],
-        ['the access page of a signed-in person', async () => {
+        ['the account page of a signed-in person', async () => {
           const browser = new Browser(app.baseUrl);
           await authorizeAsUser(browser, user, url());
-          return browser.get('/account/access');
+          return browser.get('/account');
         }, 200],
       ];
 

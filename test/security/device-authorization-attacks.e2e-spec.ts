@@ -216,7 +216,7 @@ describe('Device authorization grant (RFC 8628): attacks and refusals', () => {
       const waiting = await started(client);
       await decideDevice(browser, user, waiting.user_code);
 
-      const access = await browser.get('/account/access');
+      const access = await browser.get('/account');
       expect(access.body).toContain('TV app');
       const withdrawn = await browser.post('/account/access/withdraw', { csrf_token: hiddenFields(access.body, '/account/access/withdraw').csrf_token, client_id: client.clientId });
       expect(withdrawn.status).toBe(303);

@@ -49,7 +49,7 @@ describe('a cloned passkey is blocked once the copy is detected (WebAuthn §6.1.
   }
 
   async function signedIn(browser: ReturnType<PasskeyTestApp['browser']>): Promise<boolean> {
-    return (await browser.get('/')).body.includes('You are signed in');
+    return (await browser.get('/account')).body.includes('You are signed in');
   }
 
   /** The person's passkey.* audit events, oldest first. */

@@ -120,7 +120,7 @@ describe('passkey ceremonies under attack', () => {
     const token = /name="csrf_token" value="([^"]+)"/.exec(page.body)![1];
     await again.postJson('/login/passkey/options', { csrf_token: token });
     expect((await again.postJson('/login/passkey', { csrf_token: token, return_to: '/', response })).status).toBe(401);
-    expect((await again.get('/')).body).not.toContain('You are signed in');
+    expect((await again.get('/account')).body).not.toContain('You are signed in');
   });
 
   it('the same assertion sent to two instances at once signs in exactly once (the challenge is in the shared database)', async () => {

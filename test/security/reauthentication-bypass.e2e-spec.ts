@@ -141,7 +141,7 @@ describe('Re-authentication cannot be skipped through the consent form (Core §3
 
   it('a consent form for an id_token_hint that is not an ID token of ours is refused at the client, with no code', async () => {
     const { browser } = await signedIn(alice);
-    const home = hiddenFields((await browser.get('/')).body, '/logout');
+    const home = hiddenFields((await browser.get('/account')).body, '/logout');
     const rawQuery = new URLSearchParams(params({ id_token_hint: 'not.a.token' }, newPkce())).toString();
     const before = await codeCount();
     const answer = await browser.post('/consent', { csrf_token: home.csrf_token, authorization_request: rawQuery, decision: 'allow' });

@@ -97,7 +97,7 @@ describe('second factor attacks', () => {
       expect((await first.browser.submit(first.codePage, '/login/code', { code })).status).toBe(303);
       const second = await pastPassword(user, '192.0.2.11');
       expect((await second.browser.submit(second.codePage, '/login/code', { code })).status).toBe(401);
-      expect((await second.browser.get('/')).body).not.toContain('You are signed in');
+      expect((await second.browser.get('/account')).body).not.toContain('You are signed in');
     });
 
     it('a code accepted on one instance is refused on another: the replay guard is the shared database, not memory', async () => {
@@ -151,7 +151,7 @@ describe('second factor attacks', () => {
       const attacker = new Browser(app.baseUrl);
       const login = await attacker.get('/login');
       await attacker.post('/login', { ...hiddenFields(login.body, '/login'), username: other.username, password: other.password });
-      const home = await attacker.get('/');
+      const home = await attacker.get('/account');
       const csrf = hiddenFields(home.body, '/logout').csrf_token;
       for (const action of ['/account/one-time-codes/remove', '/account/recovery-codes']) {
         await attacker.post(action, { csrf_token: csrf, user: victim.user.username, user_id: victim.id });

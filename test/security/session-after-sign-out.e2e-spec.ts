@@ -47,13 +47,18 @@ describe('signing out ends the session on the server (OWASP ASVS 3.3.1)', () => 
     return browser;
   }
 
+  /** The account page (issue 48) shows who is signed in; without a live session it sends the browser to sign in. */
   async function isSignedIn(browser: Browser): Promise<boolean> {
-    const home = await browser.get('/');
+    const home = await browser.get('/account');
+    if (home.status === 303) {
+      expect(home.location).toBe('/login?return_to=%2Faccount');
+      return false;
+    }
     expect(home.status).toBe(200);
     return home.body.includes(SIGNED_IN);
   }
 
-  const signOut = async (browser: Browser): Promise<Page> => browser.submit(await browser.get('/'), '/logout');
+  const signOut = async (browser: Browser): Promise<Page> => browser.submit(await browser.get('/account'), '/logout');
 
   const sessionsOf = (user: TestUser) =>
     app.dataSource.getRepository(Session).createQueryBuilder('s').innerJoin('users', 'u', 'u.id = s.user_id').where('u.username = :name', { name: user.username }).getMany();
@@ -76,8 +81,8 @@ describe('signing out ends the session on the server (OWASP ASVS 3.3.1)', () => 
     expect(await isSignedIn(victim)).toBe(false);
     expect(await isSignedIn(stolen)).toBe(false);
     expect(await isSignedIn(stolen.copy(second.baseUrl))).toBe(false);
-    const authorizePage = await stolen.get('/account/access');
-    expect(isLoginPage(authorizePage)).toBe(true);
+    const loginPage = await stolen.get((await stolen.get('/account')).location!);
+    expect(isLoginPage(loginPage)).toBe(true);
     const rows = await sessionsOf(user);
     expect(rows).toHaveLength(1);
     expect(rows[0].endedAt).not.toBeNull();
@@ -147,12 +152,12 @@ describe('signing out ends the session on the server (OWASP ASVS 3.3.1)', () => 
       const user = await app.createUser();
       const here = await signIn(user);
       const elsewhere = [await signIn(user), await signIn(user, second.baseUrl)];
-      const home = await here.get('/');
+      const home = await here.get('/account');
       expect(home.body).toContain('You are also signed in on 2 other browsers or devices.');
 
       const done = await here.submit(home, '/account/sessions/end-others');
       expect(done.status).toBe(303);
-      expect(done.location).toBe('/?ended=2');
+      expect(done.location).toBe('/account?done=others&ended=2#sessions');
       const after = await here.get(done.location!);
       expect(after.body).toContain('You were signed out on 2 other browsers.');
       expect(after.body).toContain('You are not signed in anywhere else.');
@@ -167,7 +172,7 @@ describe('signing out ends the session on the server (OWASP ASVS 3.3.1)', () => 
       const victim = await signIn(user);
       const otherDevice = await signIn(user);
       const attacker = await signIn(await app.createUser());
-      const attackersToken = hiddenCsrf(await attacker.get('/'));
+      const attackersToken = hiddenCsrf(await attacker.get('/account'));
       for (const fields of [{}, { csrf_token: attackersToken }] as Record<string, string>[]) {
         const reply = await victim.post('/account/sessions/end-others', fields);
         expect(reply.status).toBe(403);
@@ -176,12 +181,12 @@ describe('signing out ends the session on the server (OWASP ASVS 3.3.1)', () => 
       expect(await liveSessionsOf(user)).toHaveLength(2);
     });
 
-    it('without a session it shows the sign-in page and ends nothing', async () => {
+    it('without a session it sends the browser to sign in and ends nothing', async () => {
       const before = await app.dataSource.getRepository(Session).countBy({ endedAt: IsNull() });
       const anonymous = new Browser(app.baseUrl);
       const csrf = hiddenCsrf(await anonymous.get('/login'), '/login');
       const reply = await anonymous.post('/account/sessions/end-others', { csrf_token: csrf });
-      expect(isLoginPage(reply)).toBe(true);
+      expect(reply).toMatchObject({ status: 303, location: '/login?return_to=%2Faccount' });
       expect(await app.dataSource.getRepository(Session).countBy({ endedAt: IsNull() })).toBe(before);
     });
   });

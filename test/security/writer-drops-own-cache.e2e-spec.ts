@@ -176,7 +176,7 @@ describe('the instance that commits a change has it in force on the very next re
 
   describe("changes of a person's tokens", () => {
     const endOthers = async (w: World): Promise<void> => {
-      const done = await w.browser.submit(await w.browser.get('/'), '/account/sessions/end-others');
+      const done = await w.browser.submit(await w.browser.get('/account'), '/account/sessions/end-others');
       expect(done.status).toBe(303);
     };
 
@@ -191,12 +191,12 @@ describe('the instance that commits a change has it in force on the very next re
       [
         'withdrawing access on the account page',
         async (w) => {
-          const page = await w.browser.get('/account/access');
+          const page = await w.browser.get('/account');
           const done = await w.browser.submit(page, '/account/access/withdraw', { client_id: w.client.clientId });
           expect(done.status).toBe(303);
         },
       ],
-      ['signing out (Back-Channel Logout 1.0 §2.7: the grants made in the session end with it)', async (w) => expect((await w.browser.submit(await w.browser.get('/'), '/logout')).status).toBe(303)],
+      ['signing out (Back-Channel Logout 1.0 §2.7: the grants made in the session end with it)', async (w) => expect((await w.browser.submit(await w.browser.get('/account'), '/logout')).status).toBe(303)],
       [
         '"sign out everywhere else" on the account page, from another browser',
         async (w) => {
@@ -217,7 +217,7 @@ describe('the instance that commits a change has it in force on the very next re
 
     it('users:delete (admin CLI) of a person who signed out long ago: the token that outlived the session (offline_access) goes with them', async () => {
       const w = await world({ scope: 'openid offline_access notes:read' });
-      expect((await w.browser.submit(await w.browser.get('/'), '/logout')).status).toBe(303);
+      expect((await w.browser.submit(await w.browser.get('/account'), '/logout')).status).toBe(303);
       await quiet();
       await kept(TOKEN_LOOKUP, () => apiRead(w.token));
       await racing([() => apiRead(w.token)], () => cli('users:delete', { username: w.person.username }));

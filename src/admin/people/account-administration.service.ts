@@ -7,7 +7,6 @@ import { DomainError } from '../../common/domain-error.js';
 import { Transactions } from '../../database/transactions.js';
 import { isUniqueViolation } from '../../database/unique-violation.js';
 import { FactorRecords } from '../../factors/factor-records.service.js';
-import { SessionsService } from '../../sessions/sessions.service.js';
 import type { User } from '../../users/user.entity.js';
 import { validateProfile, type ProfileChanges } from '../../users/user-profile.js';
 import { UsersService } from '../../users/users.service.js';
@@ -19,7 +18,6 @@ export const PEOPLE_AUDIT = {
   created: 'user.created',
   updated: 'user.updated',
   passwordSet: 'user.password_set',
-  sessionEnded: 'session.ended',
 } as const;
 
 /** The profile attributes by their wire names, for the audit event's list of what changed. */
@@ -43,7 +41,6 @@ export class AccountAdministration {
     private readonly users: UsersService,
     private readonly accounts: AccountsService,
     private readonly factors: FactorRecords,
-    private readonly sessions: SessionsService,
     private readonly protection: AdministratorProtection,
     private readonly transactions: Transactions,
     private readonly audit: AuditService,
@@ -126,13 +123,8 @@ export class AccountAdministration {
   /** One session, by the public id the admin API lists (audited as session.ended); session_not_found when no live session of theirs has it. */
   async endSession(by: PeopleAdministrator, target: User, sessionId: string): Promise<void> {
     await this.protection.assert(by, target, 'end_sessions');
-    const ended =
-      isUuid(sessionId) &&
-      (await this.transactions.run(async (manager) => {
-        if (!(await this.sessions.endByPublicId(target.id, sessionId, manager))) return false;
-        await this.audit.record({ actor: by, action: PEOPLE_AUDIT.sessionEnded, subject: `user:${target.id}`, details: { session: sessionId } }, manager);
-        return true;
-      }));
+    // The same service as the person's own account page, so that one rule and one audit event (session.ended) serve both.
+    const ended = isUuid(sessionId) && (await this.accounts.endSession(target.id, sessionId, by));
     if (!ended) throw new DomainError('session_not_found', `${target.username} has no live session ${sessionId}`);
   }
 

@@ -7,7 +7,7 @@ import { clientAddress } from '../../rate-limit/client-address.js';
 import type { User } from '../../users/user.entity.js';
 import type { InteractionOutcome } from './interaction-responder.js';
 import { LoginSession } from './login-session.js';
-import { ONE_TIME_CODES_PAGE, safeReturnTo } from './login.service.js';
+import { ACCOUNT_PAGE, ONE_TIME_CODES_PAGE, safeReturnTo } from './login.service.js';
 import { Pages } from './pages.js';
 
 export interface FactorForm {
@@ -35,7 +35,7 @@ export class AccountFactorsService {
   async enrolmentPage(request: FastifyRequest, returnTo: unknown): Promise<InteractionOutcome> {
     const user = await this.session.currentUser(request);
     if (!user) return this.pages.login(request, { returnTo: ONE_TIME_CODES_PAGE });
-    if (await this.factors.hasSecondFactor(user.id)) return { kind: 'redirect', status: 302, location: '/' };
+    if (await this.factors.hasSecondFactor(user.id)) return { kind: 'redirect', status: 302, location: ACCOUNT_PAGE };
     // Not signed in recently: the sign-in form first (with the second factor, if any), then back here or to the request that sent the person.
     const next = safeReturnTo(returnTo);
     if (!this.recent(request)) return this.pages.login(request, { returnTo: next.startsWith('/authorize?') ? next : ONE_TIME_CODES_PAGE, username: user.username });
@@ -52,7 +52,7 @@ export class AccountFactorsService {
     const code = typeof form.code === 'string' ? form.code.replace(/\s/g, '') : '';
     const codes = await this.factors.confirm(user, secret, code, clientAddress(request));
     if (!codes) {
-      if (await this.factors.hasSecondFactor(user.id)) return { kind: 'redirect', status: 303, location: '/' };
+      if (await this.factors.hasSecondFactor(user.id)) return { kind: 'redirect', status: 303, location: ACCOUNT_PAGE };
       return this.pages.enrolOneTimeCodes(request, await this.factors.enrolmentView(user, secret), { returnTo, required: this.factors.mustHaveSecondFactor(user), failed: true });
     }
     this.session.forgetEnrolmentSecret(request);
@@ -64,27 +64,27 @@ export class AccountFactorsService {
   async regenerateRecoveryCodes(request: FastifyRequest, form: FactorForm): Promise<InteractionOutcome> {
     const checked = await this.checkForm(request, form);
     if ('kind' in checked) return checked;
-    if (!(await this.factors.hasSecondFactor(checked.user.id))) return { kind: 'redirect', status: 303, location: '/' };
+    if (!(await this.factors.hasSecondFactor(checked.user.id))) return { kind: 'redirect', status: 303, location: ACCOUNT_PAGE };
     const codes = await this.factors.regenerateRecoveryCodes(checked.user);
-    return this.pages.recoveryCodes(codes, { message: 'New recovery codes were made; the old ones no longer work.', continueTo: '/' });
+    return this.pages.recoveryCodes(codes, { message: 'New recovery codes were made; the old ones no longer work.', continueTo: ACCOUNT_PAGE });
   }
 
   async remove(request: FastifyRequest, form: FactorForm): Promise<InteractionOutcome> {
     const checked = await this.checkForm(request, form);
     if ('kind' in checked) return checked;
     if (await this.factors.removalWouldLeaveNone(checked.user)) {
-      return this.pages.error(403, 'access_denied', 'Your account must have a second factor, and one-time codes are your only one, so they cannot be turned off. Add a passkey first, or ask an administrator to reset them.', { retryUrl: '/' });
+      return this.pages.error(403, 'access_denied', 'Your account must have a second factor, and one-time codes are your only one, so they cannot be turned off. Add a passkey first, or ask an administrator to reset them.', { retryUrl: ACCOUNT_PAGE });
     }
     await this.factors.removeOneTimeCodes(checked.user.id, `user:${checked.user.id}`);
-    return { kind: 'redirect', status: 303, location: '/' };
+    return { kind: 'redirect', status: 303, location: ACCOUNT_PAGE };
   }
 
   /** The signed-in person behind a form with this session's CSRF token and a recent sign-in, or the page that says why not. */
   private async checkForm(request: FastifyRequest, form: FactorForm): Promise<{ user: User } | InteractionOutcome> {
     const user = await this.session.currentUser(request);
-    if (!user) return this.pages.login(request, { returnTo: '/' });
+    if (!user) return this.pages.login(request, { returnTo: ACCOUNT_PAGE });
     if (!this.session.csrfMatches(request, form.csrf_token)) {
-      return this.pages.error(403, 'invalid_request', 'This form has expired or was not sent from this site. Please try again.', { retryUrl: '/' });
+      return this.pages.error(403, 'invalid_request', 'This form has expired or was not sent from this site. Please try again.', { retryUrl: ACCOUNT_PAGE });
     }
     if (!this.recent(request)) return this.signInAgain();
     // With the strongest factor the person has (a passkey, else the code): a password-only session from before the enrolment does not count.
@@ -97,6 +97,6 @@ export class AccountFactorsService {
   }
 
   private signInAgain(): InteractionOutcome {
-    return this.pages.error(403, 'login_required', 'For your safety, changing how you sign in needs a recent sign-in. Sign out, sign in again, and come back within a few minutes.', { retryUrl: '/' });
+    return this.pages.error(403, 'login_required', 'For your safety, changing how you sign in needs a recent sign-in. Sign out, sign in again, and come back within a few minutes.', { retryUrl: ACCOUNT_PAGE });
   }
 }

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AuditService } from '../../audit/audit.service.js';
-import { UsersService } from '../../users/users.service.js';
+import type { User } from '../../users/user.entity.js';
 
 /** The audit event of a wrong password at /login: what the admin console's dashboard and audit log show as a failed sign-in (issue 48). */
 export const SIGN_IN_FAILED = 'user.sign_in_failed';
@@ -17,23 +17,18 @@ export const SIGN_IN_FAILED = 'user.sign_in_failed';
 export class FailedSignIns {
   private readonly logger = new Logger(FailedSignIns.name);
 
-  constructor(
-    private readonly users: UsersService,
-    private readonly audit: AuditService,
-  ) {}
+  constructor(private readonly audit: AuditService) {}
 
   /**
    * Not awaited by the sign-in: its answer must take as long for a name that is no account as for
    * one that is (users.service.ts checks a decoy hash for the same reason), and only the second
    * writes a row. Returns the recording, for whoever wants to wait for it.
    */
-  note(username: string, address: string): Promise<void> {
-    return this.record(username, address).catch((error: unknown) => this.logger.warn(`A failed sign-in was not recorded: ${error instanceof Error ? error.message : String(error)}`));
+  note(user: User, address: string): Promise<void> {
+    return this.record(user, address).catch((error: unknown) => this.logger.warn(`A failed sign-in was not recorded: ${error instanceof Error ? error.message : String(error)}`));
   }
 
-  private async record(username: string, address: string): Promise<void> {
-    const user = await this.users.findByUsername(username);
-    if (user === null) return;
+  private async record(user: User, address: string): Promise<void> {
     const subject = `user:${user.id}`;
     await this.audit.record({ actor: { actor: subject, ip: address }, action: SIGN_IN_FAILED, subject, details: { username: user.username, method: 'password', reason: user.active ? 'wrong_password' : 'locked' } });
   }

@@ -9,6 +9,7 @@ import { constantTimeEqual } from '../../common/secrets.js';
 import { sessionConfig, type SessionConfig } from '../../config/session.config.js';
 import type { User } from '../../users/user.entity.js';
 import type { AuthenticationMethod } from '../../common/authentication-context.js';
+import { AuditService } from '../../audit/audit.service.js';
 import { ConsentsService, type SignedInPerson } from '../../consents/consents.service.js';
 import { SessionsService } from '../../sessions/sessions.service.js';
 import { UsersService } from '../../users/users.service.js';
@@ -58,6 +59,7 @@ export class LoginSession {
     private readonly consents: ConsentsService,
     private readonly upstreamSessions: UpstreamSessionStore,
     private readonly clock: Clock,
+    private readonly audit: AuditService,
     @Inject(sessionConfig.KEY) private readonly config: SessionConfig,
   ) {}
 
@@ -147,11 +149,16 @@ export class LoginSession {
    * Starts a fresh session for the user, with a new CSRF token (no value survives from before
    * login); a session this browser still had is ended first. `methods` is how the person proved
    * who they are (RFC 8176): a password unless a caller says otherwise. False, with nothing
-   * changed, when the person is deactivated (issue 46).
+   * changed, when the person is deactivated (issue 46). Every way of signing in comes here, so the
+   * sign-in's audit event (issue 48: the person's security events, with the address) is recorded
+   * here, in the session's own transaction: one more INSERT (in the same group commit on SQLite;
+   * on PostgreSQL the two INSERTs share a transaction), small beside the password's argon2id check.
    */
   async logIn(request: FastifyRequest, user: User, methods: readonly AuthenticationMethod[] = ['pwd'], upstream?: UpstreamSignInRecord): Promise<boolean> {
+    const subject = `user:${user.id}`;
+    const details = upstream === undefined ? { amr: [...methods] } : { amr: [...methods], idp: upstream.idp };
     // Started first: a deactivated person (issue 46) gets no session, and the browser's stays as it was.
-    const started = await this.sessions.start(user.id);
+    const started = await this.sessions.start(user.id, (manager) => this.audit.record({ actor: { actor: subject, ip: request.ip }, action: 'user.signed_in', subject, details }, manager));
     if (started === null) return false;
     const { secret, createdAt } = started;
     const previous = request.session.get('sid');
@@ -257,17 +264,6 @@ export class LoginSession {
     if (sid) await this.sessions.end(sid);
     request.session.regenerate();
     request.session.set('csrf', newCsrfToken());
-  }
-
-  /** "Sign out everywhere else": ends every other session of the signed-in user; returns how many. */
-  async endOtherSessions(request: FastifyRequest, user: User): Promise<number> {
-    const sid = request.session.get('sid');
-    return sid ? this.sessions.endAllOf(user.id, { except: sid }) : 0;
-  }
-
-  /** How many sessions of the user are live on other browsers. */
-  async otherSessionCount(user: User): Promise<number> {
-    return Math.max(0, (await this.sessions.countActive(user.id)) - 1);
   }
 
   /** The CSRF token for a form on this page, created with the session when there is none yet. */

@@ -13,6 +13,8 @@ import { LoginSession } from './login-session.js';
 import { Pages } from './pages.js';
 import { FailedSignIns } from './failed-sign-ins.js';
 
+/** The signed-in person's account page (issue 48); `/` sends a signed-in person there. */
+export const ACCOUNT_PAGE = '/account';
 /** Where a person enrols one-time codes (also where one who must have a second factor is sent). */
 export const ONE_TIME_CODES_PAGE = '/account/one-time-codes';
 /** Where the second step of a sign-in asks for the code. */
@@ -31,7 +33,7 @@ const DEVICE_RETURN_TO = /^\/device(\?user_code=[A-Za-z0-9-]{1,16})?$/;
 /** Where login may send the browser next: only our own authorization endpoint, the device page, home or account pages, never elsewhere. */
 export function safeReturnTo(value: unknown): string {
   // Printable ASCII only: the value becomes a Location header, where CR or LF would split the response.
-  return typeof value === 'string' && (value === '/' || value === '/account/access' || value === '/account/passkeys' || value === ONE_TIME_CODES_PAGE || /^\/authorize\?[\x21-\x7E]*$/.test(value) || DEVICE_RETURN_TO.test(value)) ? value : '/';
+  return typeof value === 'string' && (value === '/' || value === ACCOUNT_PAGE || value === '/account/access' || value === '/account/passkeys' || value === ONE_TIME_CODES_PAGE || /^\/authorize\?[\x21-\x7E]*$/.test(value) || DEVICE_RETURN_TO.test(value)) ? value : '/';
 }
 
 @Injectable()
@@ -81,9 +83,10 @@ export class LoginService {
     const guessing = username !== '' && password !== '';
     const wait = guessing ? await this.throttle.begin(clientAddress(request), username) : 0;
     if (wait > 0) return this.pages.loginThrottled(wait, returnTo);
-    const user = guessing ? await this.users.authenticate(username, password) : null;
+    const { user, named } = guessing ? await this.users.checkPassword(username, password) : { user: null, named: null };
     if (!user) {
-      if (guessing) void this.failures.note(username, clientAddress(request));
+      // A known account's refusal is audited (off the answer's path); checkPassword named it, so no second lookup.
+      if (named) void this.failures.note(named, clientAddress(request));
       const authorization = returnTo.startsWith('/authorize?') ? await this.authorizationFor(returnTo) : undefined;
       return this.pages.login(request, { returnTo, authorization, username, failed: true });
     }
@@ -108,6 +111,11 @@ export class LoginService {
     return { kind: 'redirect', status: 303, location: await this.signOutRedirects.through(request, sessionRowId, '/') };
   }
 
+  /**
+   * A refused password for a known username, among that person's security events (issue 48), with
+   * the address. Not awaited: a known username's refusal must take no longer than an unknown one's
+   * (no account enumeration by timing), and a lost event must not fail the answer.
+   */
   /** The upstream identity provider, among those the client being signed in to allows, whose domains hold this address's; undefined when none. */
   private async upstreamFor(address: string, returnTo: string): Promise<string | undefined> {
     const domain = address.slice(address.lastIndexOf('@') + 1).toLowerCase();

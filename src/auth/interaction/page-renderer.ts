@@ -3,7 +3,7 @@ import { Eta } from 'eta';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../../common/project-root.js';
 
-export type PageName = 'form-post' | 'login' | 'consent' | 'device' | 'device-done' | 'error' | 'home' | 'access' | 'logout' | 'signed-out' | 'second-factor' | 'enrol-one-time-codes' | 'recovery-codes' | 'passkeys' | 'no-access';
+export type PageName = 'form-post' | 'login' | 'consent' | 'device' | 'device-done' | 'error' | 'home' | 'account' | 'logout' | 'signed-out' | 'second-factor' | 'enrol-one-time-codes' | 'recovery-codes' | 'passkeys' | 'no-access';
 
 export interface Page {
   status: number;

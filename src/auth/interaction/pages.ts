@@ -6,10 +6,9 @@ import type { FastifyRequest } from 'fastify';
 import { ScopeCatalog } from '../../scopes/scope-catalog.js';
 import { SignInMethods } from '../../identity-providers/sign-in-methods.js';
 import { UpstreamOrigins } from '../../identity-providers/upstream-origins.js';
-import type { GrantedAccess } from '../../consents/access-withdrawal.service.js';
 import type { Client } from '../../clients/client.entity.js';
 import type { User } from '../../users/user.entity.js';
-import type { EnrolmentView, FactorSummary } from '../../factors/second-factors.service.js';
+import type { EnrolmentView } from '../../factors/second-factors.service.js';
 import type { AuthorizationRequest } from '../authorize/authorization-request.js';
 import { formTargetOf, type InteractionOutcome } from './interaction-responder.js';
 import { LoginSession } from './login-session.js';
@@ -151,43 +150,9 @@ export class Pages {
     return { kind: 'page', page: this.renderer.render('recovery-codes', { title: 'Your recovery codes', codes, message: options.message, continueTo: options.continueTo }) };
   }
 
-  /** The applications holding access to the person's data, each with a Withdraw button. */
-  access(request: FastifyRequest, user: User, grants: GrantedAccess[], withdrawn?: string): InteractionOutcome {
-    const page = this.renderer.render('access', {
-      title: 'Applications with access',
-      username: user.username,
-      withdrawn,
-      csrfToken: this.session.csrfToken(request),
-      grants: grants.map((g) => ({
-        clientId: g.clientId,
-        clientName: g.clientName,
-        scopes: this.scopes.describeAll(g.scope),
-        grantedAt: when(g.grantedAt),
-        lastActiveAt: g.lastActiveAt ? when(g.lastActiveAt) : undefined,
-      })),
-    });
-    return { kind: 'page', page };
-  }
-
-  /** `sessions`: how many other browsers the person is signed in on, and how many were just signed out; `factors`: their second factors. */
-  async home(request: FastifyRequest, user: User | null, sessions: { others: number; ended?: number } = { others: 0 }, factors?: FactorSummary, upstream: { id: string; name: string; linked: boolean }[] = []): Promise<InteractionOutcome> {
-    // Signing out and linking go on to the upstream providers (their logout, their sign-in): CSP form-action covers those redirects.
-    const formTargets = user && upstream.length > 0 ? await this.upstreamOrigins.of() : [];
-    const page = this.renderer.render('home', {
-      title: user ? 'Signed in' : 'Latchkey',
-      username: user?.username,
-      otherSessions: sessions.others,
-      endedSessions: sessions.ended,
-      factors: factors && {
-        totp: factors.totp && { createdAt: when(factors.totp.createdAt), lastUsedAt: factors.totp.lastUsedAt && when(factors.totp.lastUsedAt) },
-        recoveryCodesLeft: factors.recoveryCodes.left,
-      },
-      upstream,
-      // Issue 46: changing the address sends a confirmation, so only when email is set up.
-      emailChange: this.mail.smtpUrl !== null,
-      csrfToken: this.session.csrfToken(request),
-    }, { formTargets });
-    return { kind: 'page', page };
+  /** The home page of someone not signed in (a signed-in person goes to /account): what this server is, and a way to sign in. */
+  home(): InteractionOutcome {
+    return { kind: 'page', page: this.renderer.render('home', { title: 'Latchkey' }) };
   }
 
   /** RP-Initiated Logout 1.0 §2: asks before signing out on a request that does not prove who sent it. */
@@ -233,10 +198,6 @@ export class Pages {
 /** The form_post page's only script: submit its form once loaded. Constant, so that its hash is too. */
 const FORM_POST_SCRIPT = 'document.forms[0].submit();';
 const FORM_POST_SCRIPT_HASH = `sha256-${createHash('sha256').update(FORM_POST_SCRIPT).digest('base64')}`;
-
-function when(date: Date): string {
-  return date.toISOString().slice(0, 16).replace('T', ' ') + ' UTC';
-}
 
 function titleFor(status: number): string {
   if (status === 403) return 'Request refused';
