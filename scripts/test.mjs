@@ -79,7 +79,7 @@ const QUICK = [
   'test/e2e/device-authorization\\.', 'test/e2e/token-exchange\\.',
   // The resource server, second factors, federation, SCIM, groups, email, the admin API and console, operations.
   'test/e2e/resources-crud', 'test/e2e/second-factor\\.', 'test/e2e/federation-oidc', 'test/e2e/scim-access', 'test/e2e/groups-access',
-  'test/e2e/mail-flows', 'test/e2e/admin-access', 'test/e2e/admin-console\\.', 'test/e2e/health', 'test/e2e/malformed-input',
+  'test/e2e/mail-flows', 'test/e2e/admin-access', 'test/e2e/admin-console\\.', 'test/e2e/account-page', 'test/e2e/health', 'test/e2e/malformed-input',
   // The attacker's view.
   'test/security/scope-escalation', 'test/security/cross-user-access',
 ].map((path) => `/${path}`);
