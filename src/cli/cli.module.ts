@@ -15,19 +15,12 @@ import { parConfig } from '../config/par.config.js';
 import { deviceConfig } from '../config/device.config.js';
 import { logoutConfig } from '../config/logout.config.js';
 import { outboundConfig } from '../config/outbound.config.js';
-import { LogoutModule } from '../logout/logout.module.js';
-import { SigningModule } from '../signing/signing.module.js';
 import { sessionConfig } from '../config/session.config.js';
 import { DatabaseModule } from '../schema/database.module.js';
 import { PurgeModule } from '../housekeeping/purge.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { FactorRecordsModule } from '../factors/factor-records.module.js';
 import { AccountsModule } from '../accounts/accounts.module.js';
-import { ResourceServersModule } from '../resource-servers/resource-servers.module.js';
-import { IdentityProvidersModule } from '../identity-providers/identity-providers.module.js';
-import { GroupsModule } from '../groups/groups.module.js';
-import { AdminRolesModule } from '../admin/admin-roles.module.js';
-import { AccountAdministrationModule } from '../admin/people/account-administration.module.js';
 
 /**
  * The database settings for `migrations:run`: the command applies the migrations itself, so the
@@ -39,21 +32,28 @@ const databaseConfigWithoutMigrations = registerAs('database', () => ({ ...readD
 /** What the admin CLI needs: the same configuration and database as the server, no HTTP. */
 @Module({})
 export class CliModule {
-  static forCommand(command: string): DynamicModule {
+  /**
+   * The application a command needs. The modules only some commands use are imported here, when
+   * such a command runs, not with this file: a call loads only its own part of the application
+   * (issue 49: a CLI call answers at once).
+   */
+  static async forCommand(command: string): Promise<DynamicModule> {
     const database = command === 'migrations:run' ? databaseConfigWithoutMigrations : databaseConfig;
+    const when = async <T>(needed: boolean, load: () => Promise<T>): Promise<T[]> => (needed ? [await load()] : []);
+    const users = command.startsWith('users:');
     // Only the keys commands load the signing keys (which generates the first ones on a new database).
-    const signing = command.startsWith('keys:') ? [SigningModule] : [];
+    const signing = await when(command.startsWith('keys:'), async () => (await import('../signing/signing.module.js')).SigningModule);
     // Commands that end sessions (users:*) owe clients back-channel logout notifications, which servers send.
-    const logout = command.startsWith('users:') ? [LogoutModule] : [];
-    const resources = command.startsWith('resources:') ? [ResourceServersModule] : [];
+    const logout = await when(users, async () => (await import('../logout/logout.module.js')).LogoutModule);
+    const resources = await when(command.startsWith('resources:'), async () => (await import('../resource-servers/resource-servers.module.js')).ResourceServersModule);
     // Upstream identity providers (issue 45): their commands, a person's links (users:*) and the clients' sign-in rules.
-    const upstream = command.startsWith('idps:') || command.startsWith('users:') || command === 'clients:sign-in' ? [IdentityProvidersModule] : [];
+    const upstream = await when(command.startsWith('idps:') || users || command === 'clients:sign-in', async () => (await import('../identity-providers/identity-providers.module.js')).IdentityProvidersModule);
     // Groups (issue 46): their commands and the clients' group settings.
-    const groups = command.startsWith('groups:') || command === 'clients:groups' ? [GroupsModule] : [];
+    const groups = await when(command.startsWith('groups:') || command === 'clients:groups', async () => (await import('../groups/groups.module.js')).GroupsModule);
     // Administrator roles (issue 48).
-    const adminRoles = command === 'users:roles' ? [AdminRolesModule] : [];
+    const adminRoles = await when(command === 'users:roles', async () => (await import('../admin/admin-roles.module.js')).AdminRolesModule);
     // What an administrator does to a person (issue 48): the users:* commands go through the admin API's service.
-    const administration = command.startsWith('users:') ? [AccountAdministrationModule] : [];
+    const administration = await when(users, async () => (await import('../admin/people/account-administration.module.js')).AccountAdministrationModule);
     return {
       module: CliModule,
       imports: [

@@ -15,7 +15,7 @@ async function withAccountEmails(name: string, work: (emails: AccountEmails) => 
     import('../email-links/account-emails.service.js'),
     import('../email-links/delivery-refused.js'),
   ]);
-  const app: INestApplicationContext = await NestFactory.createApplicationContext({ module: MailCommandsModule, imports: [CliModule.forCommand(name)] }, { logger: false, abortOnError: false });
+  const app: INestApplicationContext = await NestFactory.createApplicationContext({ module: MailCommandsModule, imports: [await CliModule.forCommand(name)] }, { logger: false, abortOnError: false });
   try {
     return await work(app.get(AccountEmails));
   } catch (error) {

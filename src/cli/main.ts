@@ -83,7 +83,7 @@ async function main(argv: string[]): Promise<number> {
 async function runInApp(name: string, run: AppCommand['run'], flags: Flags): Promise<unknown> {
   const [{ NestFactory }, { CliModule }] = await Promise.all([import('@nestjs/core'), import('./cli.module.js')]);
   // No framework logs: stdout carries exactly one JSON document.
-  const app = await NestFactory.createApplicationContext(CliModule.forCommand(name), { logger: false, abortOnError: false });
+  const app = await NestFactory.createApplicationContext(await CliModule.forCommand(name), { logger: false, abortOnError: false });
   try {
     return await run(app, flags);
   } finally {
