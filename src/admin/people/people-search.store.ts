@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
+import { escapeLike } from '../../database/keyset-page.js';
 import { User } from '../../users/user.entity.js';
 import type { AdminRole } from '../../scopes/admin-scopes.js';
 
@@ -29,7 +30,7 @@ export class PeopleSearchStore {
     if (afterUsername !== null) query.andWhere('person.username > :afterUsername', { afterUsername });
     if (filter.q !== undefined) {
       // LIKE's wildcards in the search are literal characters (ESCAPE names the backslash for both dialects).
-      const pattern = `%${filter.q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      const pattern = `%${escapeLike(filter.q.toLowerCase())}%`;
       query.andWhere("(LOWER(person.username) LIKE :pattern ESCAPE '\\' OR LOWER(person.name) LIKE :pattern ESCAPE '\\' OR LOWER(person.email) LIKE :pattern ESCAPE '\\')", { pattern });
     }
     if (filter.active !== undefined) query.andWhere(filter.active ? 'person.active IS TRUE' : 'person.active IS FALSE');
