@@ -15,8 +15,9 @@
 // Redis) fails alone and the others still run; every group runs, and a summary ends the output.
 // Extra arguments go to every Jest run (e.g. `npm test -- -t "refresh"`).
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { delimiter, dirname } from 'node:path';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 // The first argument names a tier when it is one; everything else goes to Jest.
@@ -158,18 +159,31 @@ function installDebianPackages(packages, purpose) {
 // heap limit (about 4 GB here) ran out in the SQLite group once it held some 170 files.
 const jest = ['--experimental-vm-modules', '--no-warnings=ExperimentalWarning', '--max-old-space-size=10240', 'node_modules/jest/bin/jest.js'];
 const results = [];
-for (const group of groups) {
+// Each Jest group also writes its results as JSON, for the summary's slowest files: where the
+// suite's time goes, in every run's log (CI's included), without another run to find out.
+const resultsDir = mkdtempSync(join(tmpdir(), 'latchkey-test-results-'));
+for (const [index, group] of groups.entries()) {
   console.log(`\n=== ${group.name} ===\n`);
   const started = Date.now();
   if (group.packages) installDebianPackages(group.packages, `the ${group.name} test`);
   const inBand = group.args?.some((arg) => arg.startsWith('--maxWorkers')) ? [] : ['--runInBand'];
+  const json = join(resultsDir, `${index}.json`);
   const run = group.script
     ? spawnSync(process.execPath, [group.script, ...jestArgs], { stdio: 'inherit' })
-    : spawnSync(process.execPath, [...jest, ...inBand, ...jestArgs, ...group.args], { stdio: 'inherit', env: group.env });
-  results.push({ name: group.name, ok: run.status === 0, seconds: (Date.now() - started) / 1000 });
+    : spawnSync(process.execPath, [...jest, ...inBand, '--json', `--outputFile=${json}`, ...jestArgs, ...group.args], { stdio: 'inherit', env: group.env });
+  results.push({ name: group.name, ok: run.status === 0, seconds: (Date.now() - started) / 1000, files: group.script ? [] : fileTimes(json) });
+}
+
+/** [file, seconds] of one Jest run's JSON results (none when Jest wrote none). */
+function fileTimes(path) {
+  if (!existsSync(path)) return [];
+  const { testResults } = JSON.parse(readFileSync(path, 'utf8'));
+  return testResults.map((file) => [relative(process.cwd(), file.name), (file.endTime - file.startTime) / 1000]);
 }
 
 console.log('\n=== Summary ===');
 for (const r of results) console.log(`${r.ok ? 'passed' : 'FAILED'}  ${r.name} (${r.seconds.toFixed(0)} s)`);
+const slowest = results.flatMap((r) => r.files.map(([file, seconds]) => ({ file, seconds, group: r.name }))).sort((a, b) => b.seconds - a.seconds).slice(0, 12);
+if (slowest.length > 0) console.log(`slowest files:\n${slowest.map((f) => `  ${f.seconds.toFixed(0).padStart(4)} s  ${f.file}  (${f.group})`).join('\n')}`);
 for (const note of notes) console.log(`note    ${note}`);
 process.exit(results.every((r) => r.ok) ? 0 : 1);
