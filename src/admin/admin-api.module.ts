@@ -8,6 +8,7 @@ import { AdminRolesModule } from './admin-roles.module.js';
 import { PeopleAdminModule } from './people/people-admin.module.js';
 import { PeopleController } from './people/people.controller.js';
 import { PersonAccessController } from './people/person-access.controller.js';
+import { PersonLinksController } from './people/person-links.controller.js';
 import { PersonSecurityController } from './people/person-security.controller.js';
 import { AdminSystemModule } from './system/admin-system.module.js';
 import { AdminClientsModule } from './clients/admin-clients.module.js';
@@ -25,7 +26,7 @@ export class AdminApiModule {
     return {
       module: AdminApiModule,
       imports: [AccessModule, AdminRolesModule, ClientsModule, UsersModule, PeopleAdminModule.register(invitations), AdminSystemModule, AdminClientsModule],
-      controllers: [AdminRolesController, PeopleController, PersonSecurityController, PersonAccessController],
+      controllers: [AdminRolesController, PeopleController, PersonSecurityController, PersonAccessController, PersonLinksController],
       providers: [AdminAccess],
     };
   }

@@ -1,12 +1,14 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import type { IdentityProvidersService, IdentityProviderInput } from '../identity-providers/identity-providers.service.js';
 import type { SignInMethods } from '../identity-providers/sign-in-methods.js';
-import type { UpstreamAccounts } from '../identity-providers/upstream-accounts.service.js';
+import type { PeopleAdministrator } from '../admin/people/people-administrator.js';
+import type { PersonUpstreamLinks } from '../admin/people/person-upstream-links.service.js';
+import type { UpstreamLinkView } from '../identity-providers/upstream-accounts.service.js';
+import type { User } from '../users/user.entity.js';
 import type { UsersService } from '../users/users.service.js';
 import { callerPath, required, UsageError, type Command, type Flags } from './command.js';
 
 const identityProviders = async (app: INestApplicationContext): Promise<IdentityProvidersService> => app.get((await import('../identity-providers/identity-providers.service.js')).IdentityProvidersService);
-const upstreamAccounts = async (app: INestApplicationContext): Promise<UpstreamAccounts> => app.get((await import('../identity-providers/upstream-accounts.service.js')).UpstreamAccounts);
 const signInMethods = async (app: INestApplicationContext): Promise<SignInMethods> => app.get((await import('../identity-providers/sign-in-methods.js')).SignInMethods);
 const usersService = async (app: INestApplicationContext): Promise<UsersService> => app.get((await import('../users/users.service.js')).UsersService);
 
@@ -56,6 +58,19 @@ const SETTINGS_USAGE =
   "[--name 'Contoso'] [--domain contoso.com ...] [--no-create-accounts] [--trust-level] [--trust-email] [--no-login-hint] [--no-upstream-sign-out] [--map ATTRIBUTE=CLAIM ...] [--groups-match name|external_id] [--groups-create] [--no-groups] [--disable]\n" +
   '    OpenID Connect: --issuer URL --client-id ID [--client-secret-env VAR | --client-secret-file PATH [--client-secret-post] | --private-key-file PATH | --private-key-env VAR | --public-client] [--scope "openid email profile"] [--userinfo] [--groups-claim CLAIM]\n' +
   '    SAML 2.0: --metadata-url URL | --metadata-file PATH [--subject-attribute NAME] [--sp-signing-key-file PATH | --sp-signing-key-env VAR --sp-signing-certificate-file PATH | --sp-signing-certificate-env VAR] [--groups-attribute NAME]';
+
+/**
+ * users:link and users:unlink: `work` on the person --username names, through PersonUpstreamLinks,
+ * the service the admin API's upstream-links routes call (its checks, its audit events, `cli` as
+ * the actor: CLI_OPERATOR); then the person's links as they are now.
+ */
+async function withUpstreamLinks(app: INestApplicationContext, flags: Flags, work: (links: PersonUpstreamLinks, by: PeopleAdministrator, user: User) => Promise<unknown>): Promise<{ username: string; upstream_links: UpstreamLinkView[] }> {
+  const [{ PersonUpstreamLinks }, { CLI_OPERATOR }] = await Promise.all([import('../admin/people/person-upstream-links.service.js'), import('../admin/people/people-administrator.js')]);
+  const user = await (await usersService(app)).require(required(flags, 'username'));
+  const links = app.get(PersonUpstreamLinks);
+  await work(links, CLI_OPERATOR, user);
+  return { username: user.username, upstream_links: await links.linksOf(user) };
+}
 
 /** A pair of opposite flags: true, false, or undefined when neither is given. */
 function toggle(flags: Flags, on: string, off: string): boolean | undefined {
@@ -190,23 +205,14 @@ export const IDP_COMMANDS: Record<string, Command> = {
     options: { username: { type: 'string' }, idp: { type: 'string' }, subject: { type: 'string' } },
     // An administrator's link: the person signs in with that upstream identity from now on (the upstream's sub, or its SAML NameID).
     async run(app, flags) {
-      const user = await (await usersService(app)).require(required(flags, 'username'));
-      const idp = required(flags, 'idp');
-      await (await identityProviders(app)).show(idp);
-      const accounts = await upstreamAccounts(app);
-      await accounts.link(idp, required(flags, 'subject'), user, 'admin', 'cli');
-      return { username: user.username, upstream_links: await accounts.linksOf(user.id) };
+      return withUpstreamLinks(app, flags, (links, by, user) => links.link(by, user, required(flags, 'idp'), required(flags, 'subject')));
     },
   },
   'users:unlink': {
     usage: 'users:unlink --username NAME --idp ID --subject UPSTREAM_SUBJECT',
     options: { username: { type: 'string' }, idp: { type: 'string' }, subject: { type: 'string' } },
     async run(app, flags) {
-      const user = await (await usersService(app)).require(required(flags, 'username'));
-      const accounts = await upstreamAccounts(app);
-      const { unlinked } = await accounts.unlink(required(flags, 'idp'), required(flags, 'subject'), user, 'cli');
-      if (!unlinked) throw new UsageError(`${user.username} has no such link (users:show lists them)`);
-      return { username: user.username, upstream_links: await accounts.linksOf(user.id) };
+      return withUpstreamLinks(app, flags, (links, by, user) => links.unlink(by, user, required(flags, 'idp'), required(flags, 'subject')));
     },
   },
   'clients:sign-in': {

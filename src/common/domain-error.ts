@@ -15,6 +15,7 @@ export type DomainErrorCode =
   | 'identity_provider_not_found'
   | 'identity_provider_exists'
   | 'upstream_link_taken'
+  | 'upstream_link_not_found'
   // Groups (issue 46).
   | 'invalid_group'
   | 'group_not_found'

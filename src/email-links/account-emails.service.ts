@@ -65,7 +65,7 @@ export class AccountEmails {
   }
 
   /** A link to confirm the person's current address. */
-  async sendVerification(username: string, actor: string, options: { printLink?: boolean } = {}): Promise<LinkDelivery> {
+  async sendVerification(username: string, actor: AuditActor, options: { printLink?: boolean } = {}): Promise<LinkDelivery> {
     this.assertCanDeliver(options.printLink);
     const user = await this.users.require(username);
     if (!user.email) throw new DeliveryRefused('no_email', `${username} has no email address (users:update --email).`);

@@ -30,6 +30,7 @@ export function domainErrorResponse(error: DomainError): JsonError {
     case 'passkey_not_found':
     case 'session_not_found':
     case 'grant_not_found':
+    case 'upstream_link_not_found':
       return { status: 404, error: 'not_found', description: error.message };
     case 'username_taken':
     case 'identity_provider_exists':

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { isEmail } from 'class-validator';
-import { AuditService } from '../audit/audit.service.js';
+import { AuditService, type AuditActor } from '../audit/audit.service.js';
 import { Clock } from '../common/clock.js';
 import { DomainError } from '../common/domain-error.js';
 import { Transactions } from '../database/transactions.js';
@@ -13,6 +13,12 @@ import { UpstreamGroups } from './upstream-groups.js';
 
 /** How a link was made: a just-in-time account, the person's own explicit step, or an administrator. */
 export type LinkOrigin = 'created' | 'linked' | 'admin';
+
+/** The audit events of an administrator's or a person's own link and unlink (the CLI and the admin API record the same ones). */
+export const UPSTREAM_LINK_AUDIT = {
+  linked: 'user.upstream_linked',
+  unlinked: 'user.upstream_unlinked',
+} as const;
 
 /** What users:show prints of a person's upstream identities. */
 export interface UpstreamLinkView {
@@ -66,27 +72,35 @@ export class UpstreamAccounts {
     }
   }
 
-  /** Links an upstream identity to a person: their own step after signing in here (`linked`) or an administrator's (`admin`). */
-  async link(idpId: string, subject: string, user: User, origin: Exclude<LinkOrigin, 'created'>, actor: string): Promise<void> {
+  /**
+   * Links an upstream identity to a person: their own step after signing in here (`linked`) or an
+   * administrator's (`admin`: users:link, POST /people/{id}/upstream-links, AdministratorProtection
+   * checked first). True when the link was made, false when it was the person's already (nothing
+   * audited then); upstream_link_taken when it is someone else's.
+   */
+  async link(idpId: string, subject: string, user: User, origin: Exclude<LinkOrigin, 'created'>, actor: AuditActor): Promise<boolean> {
     if (subject.length === 0 || subject.length > 255) throw new DomainError('invalid_identity_provider', 'The upstream subject must be 1 to 255 characters.');
+    if (!(await this.store.find(idpId))) throw new DomainError('identity_provider_not_found', `No identity provider "${idpId}".`);
     const existing = await this.store.findLink(idpId, subject);
-    if (existing && existing.userId === user.id) return;
+    if (existing && existing.userId === user.id) return false;
     if (existing) throw new DomainError('upstream_link_taken', `That ${idpId} identity is linked to another person already; unlink it there first.`);
     await this.transactions.run(async (manager) => {
       if (!(await this.store.insertLink({ idpId, subject, userId: user.id, origin, createdAt: this.clock.now() }, manager))) {
         throw new DomainError('upstream_link_taken', `That ${idpId} identity is linked to another person already; unlink it there first.`);
       }
-      await this.audit.record({ actor, action: 'user.upstream_linked', subject: `user:${user.id}`, details: { idp: idpId, origin } }, manager);
+      await this.audit.record({ actor, action: UPSTREAM_LINK_AUDIT.linked, subject: `user:${user.id}`, details: { idp: idpId, origin } }, manager);
     });
+    return true;
   }
 
-  async unlink(idpId: string, subject: string, user: User, actor: string): Promise<{ unlinked: boolean }> {
+  /** Removes the person's link (audited as user.upstream_unlinked); upstream_link_not_found, with nothing changed, when they have no such link. */
+  async unlink(idpId: string, subject: string, user: User, actor: AuditActor): Promise<void> {
     const removed = await this.transactions.run(async (manager) => {
       const count = await this.store.deleteLink(idpId, subject, user.id, manager);
-      if (count > 0) await this.audit.record({ actor, action: 'user.upstream_unlinked', subject: `user:${user.id}`, details: { idp: idpId } }, manager);
+      if (count > 0) await this.audit.record({ actor, action: UPSTREAM_LINK_AUDIT.unlinked, subject: `user:${user.id}`, details: { idp: idpId } }, manager);
       return count;
     });
-    return { unlinked: removed > 0 };
+    if (removed === 0) throw new DomainError('upstream_link_not_found', `${user.username} has no such link to ${idpId}`);
   }
 
   async linksOf(userId: string): Promise<UpstreamLinkView[]> {

@@ -193,7 +193,7 @@ describe('identity providers through the admin CLI', () => {
       expect(outcomes).toEqual([
         { code: 1, error: 'latchkey: No identity provider "nope".' },
         { code: 1, error: 'latchkey: No user named "nobody".' },
-        { code: 1, error: 'latchkey: bob has no such link (users:show lists them)' },
+        { code: 1, error: 'latchkey: bob has no such link to contoso' },
       ]);
       expect(await linksOf('alice')).toHaveLength(1);
     });

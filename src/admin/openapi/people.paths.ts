@@ -1,11 +1,11 @@
 import { ADMIN_ERRORS, adminError, adminJson, adminSecurity, page, PAGE_PARAMETERS } from './admin-schema.js';
 
-const READ = adminSecurity(['admin:read', 'admin:people', 'admin:owner']);
+export const READ = adminSecurity(['admin:read', 'admin:people', 'admin:owner']);
 const WRITE = adminSecurity(['admin:people', 'admin:owner']);
-const id = { name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
+export const id = { name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
 const text = { type: ['string', 'null'] };
-const NOT_FOUND = { '404': adminError('No such person, or not a person id (not_found)') };
-const INVALID = { '400': adminError('A malformed body or query: an unknown member, a wrong type, a password or profile that breaks the rules (invalid_request)') };
+export const NOT_FOUND = { '404': adminError('No such person, or not a person id (not_found)') };
+export const INVALID = { '400': adminError('A malformed body or query: an unknown member, a wrong type, a password or profile that breaks the rules (invalid_request)') };
 
 const profile = {
   email: text,
@@ -37,8 +37,8 @@ const grant = { type: 'object', properties: { client_id: { type: 'string' }, cli
 const protectedTarget = { '403': adminError('The token lacks the scope (insufficient_scope); or the person holds an administrator role and only an owner may do this (forbidden)') };
 const lastOwner = { '409': adminError('The last active owner (conflict)') };
 
-/** A change: who may make it, what it answers. */
-const change = (summary: string, responses: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+/** A change to a person (here and in person-links.paths.ts): who may make it, what it answers. */
+export const change = (summary: string, responses: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
   summary,
   security: WRITE,
   parameters: [id, ...((extra.parameters as unknown[]) ?? [])],

@@ -6,7 +6,7 @@ import { AdminRolesService } from '../admin-roles.service.js';
 import type { PeopleAdministrator } from './people-administrator.js';
 
 /** What an administrator does to a person, as AdministratorProtection tells them apart. */
-export type PersonOperation = 'update' | 'set_password' | 'reset_factors' | 'remove_passkey' | 'lock' | 'unlock' | 'delete' | 'end_sessions' | 'withdraw_grant' | 'invite';
+export type PersonOperation = 'update' | 'set_password' | 'reset_factors' | 'remove_passkey' | 'lock' | 'unlock' | 'delete' | 'end_sessions' | 'withdraw_grant' | 'invite' | 'verify_email' | 'link_upstream' | 'unlink_upstream';
 
 const VERBS: Record<PersonOperation, string> = {
   update: 'change the profile of',
@@ -19,12 +19,16 @@ const VERBS: Record<PersonOperation, string> = {
   end_sessions: 'end the sessions of',
   withdraw_grant: "withdraw an application's access of",
   invite: 'invite',
+  verify_email: 'send an address verification to',
+  link_upstream: 'link an upstream identity to',
+  unlink_upstream: 'unlink an upstream identity from',
 };
 
 /**
  * What a help desk may do to an administrator: end their sessions (a stolen laptop), which takes
  * nothing from them but a sign-in. Everything else would let a help desk take an administrator's
- * account over (a password, an address to invite, factors to enrol again) or lock them out.
+ * account over (a password, an address to invite, factors to enrol again, an upstream identity
+ * linked: whoever holds it signs in as them) or lock them out (a link removed).
  */
 const OPEN_ON_ADMINISTRATORS: ReadonlySet<PersonOperation> = new Set(['end_sessions']);
 /** What nobody does to themselves over HTTP: the console would lock its own user out mid-session. */

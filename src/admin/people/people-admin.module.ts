@@ -9,12 +9,14 @@ import { AccountAdministrationModule } from './account-administration.module.js'
 import { PeopleDirectory } from './people-directory.service.js';
 import { PeopleSearchStore } from './people-search.store.js';
 import { PersonAccess } from './person-access.service.js';
+import { PersonEmailVerification } from './person-email-verification.service.js';
 import { PersonInvitations } from './person-invitations.service.js';
 
 /**
  * The admin API's people (issue 48): the services its controllers call (AdminApiModule declares
  * the controllers, behind AdminAccess). The changes go through AccountAdministration, as the CLI's
- * do. `invitations` provides INVITATION_SENDER (email-links/'s AdminInvitationsModule).
+ * do (AccountAdministrationModule: AccountAdministration, PersonUpstreamLinks). `invitations`
+ * provides INVITATION_SENDER (email-links/'s AdminInvitationsModule): invitations and address verifications.
  */
 @Module({})
 export class PeopleAdminModule {
@@ -22,8 +24,8 @@ export class PeopleAdminModule {
     return {
       module: PeopleAdminModule,
       imports: [AccountAdministrationModule, AdminRolesModule, UsersModule, FactorRecordsModule, SessionsModule, ClientsModule, ConsentsModule, invitations],
-      providers: [PeopleSearchStore, PeopleDirectory, PersonAccess, PersonInvitations],
-      exports: [AccountAdministrationModule, PeopleDirectory, PersonAccess, PersonInvitations],
+      providers: [PeopleSearchStore, PeopleDirectory, PersonAccess, PersonInvitations, PersonEmailVerification],
+      exports: [AccountAdministrationModule, PeopleDirectory, PersonAccess, PersonInvitations, PersonEmailVerification],
     };
   }
 }

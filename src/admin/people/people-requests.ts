@@ -96,3 +96,13 @@ export function parsePassword(request: FastifyRequest): string {
   if (typeof body.password !== 'string') throw invalid('password is required, as a string');
   return body.password;
 }
+
+/** POST /people/{id}/upstream-links: `{ "identity_provider": "contoso", "subject": "…" }` (the upstream's sub, or its SAML NameID). */
+export function parseUpstreamLink(request: FastifyRequest): { idpId: string; subject: string } {
+  const body = jsonObjectBody(request, JSON_ONLY);
+  const extra = Object.keys(body).filter((member) => member !== 'identity_provider' && member !== 'subject');
+  if (extra.length > 0) throw invalid(`Unknown member "${extra[0]}"; send { "identity_provider": "…", "subject": "…" }`);
+  if (typeof body.identity_provider !== 'string' || body.identity_provider === '') throw invalid('identity_provider is required: the id of an identity provider');
+  if (typeof body.subject !== 'string' || body.subject === '') throw invalid("subject is required: the person's subject at that provider (its sub, or SAML NameID)");
+  return { idpId: body.identity_provider, subject: body.subject };
+}
