@@ -14,8 +14,8 @@
 // Each group runs in its own Jest process, so a group whose dependency is missing (no browser, no
 // Redis) fails alone and the others still run; every group runs, and a summary ends the output.
 // Extra arguments go to every Jest run (e.g. `npm test -- -t "refresh"`).
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -101,9 +101,14 @@ if (tier === 'unit') {
   const skip = [...LONG, ...BROWSER, ...(redis ? [] : REDIS)];
   groups.push({ name: 'unit', env: sqlite, args: unitFiles() });
   groups.push({ name: 'integration and e2e on SQLite', env: sqlite, args: serverFiles(skip), build: true });
+  // The two databases' runs share nothing (a file's own SQLite file, or its own PostgreSQL schema;
+  // servers on free ports; Redis keys under a random prefix), so they run at the same time: each
+  // is one Jest process in band, much of whose time is spent waiting. Within one database the
+  // files stay in band: some cut PostgreSQL connections by application name (row-caches), which
+  // would cut a neighbour's.
+  if (postgres) groups.push({ name: 'integration and e2e on PostgreSQL', env: postgres, args: serverFiles(skip), build: true, alongside: true });
   groups.push({ name: 'browser (Chromium) on SQLite', env: sqlite, args: serverFiles([], BROWSER), build: true });
-  if (postgres) groups.push({ name: 'integration and e2e on PostgreSQL', env: postgres, args: serverFiles(skip), build: true });
-  else notes.push('PostgreSQL: not run (set TEST_DATABASE_URL, e.g. postgres://postgres@127.0.0.1:5432/test)');
+  if (!postgres) notes.push('PostgreSQL: not run (set TEST_DATABASE_URL, e.g. postgres://postgres@127.0.0.1:5432/test)');
   if (!redis) notes.push('Redis (test/e2e/rate-limits-redis): not run (set TEST_REDIS_URL, e.g. redis://127.0.0.1:6379)');
   groups.push({ name: 'fuzz and timing on SQLite', env: sqlite, args: serverFiles([], LONG), build: true });
   if (postgres) groups.push({ name: 'fuzz and timing on PostgreSQL', env: postgres, args: serverFiles([], LONG), build: true });
@@ -162,16 +167,36 @@ const results = [];
 // Each Jest group also writes its results as JSON, for the summary's slowest files: where the
 // suite's time goes, in every run's log (CI's included), without another run to find out.
 const resultsDir = mkdtempSync(join(tmpdir(), 'latchkey-test-results-'));
-for (const [index, group] of groups.entries()) {
-  console.log(`\n=== ${group.name} ===\n`);
+for (let index = 0; index < groups.length; index++) {
+  // A group marked `alongside` runs at the same time as the one before it; its output is kept in a
+  // file and printed once both have finished, so that neither's output is interleaved.
+  const stage = [groups[index]];
+  while (groups[index + 1]?.alongside) stage.push(groups[++index]);
+  results.push(...(await Promise.all(stage.map((group, position) => runGroup(group, `${index}-${position}`, position === 0)))));
+  for (const group of stage.slice(1)) {
+    console.log(`\n=== ${group.name} (ran alongside ${stage[0].name}) ===\n`);
+    process.stdout.write(readFileSync(group.log, 'utf8'));
+  }
+}
+
+/** Runs one group: its output to this terminal (`streamed`) or to a file, printed later. */
+async function runGroup(group, id, streamed) {
+  if (streamed) console.log(`\n=== ${group.name} ===\n`);
+  else console.log(`\n(${group.name} runs alongside; its output follows when both have finished)\n`);
   const started = Date.now();
   if (group.packages) installDebianPackages(group.packages, `the ${group.name} test`);
   const inBand = group.args?.some((arg) => arg.startsWith('--maxWorkers')) ? [] : ['--runInBand'];
-  const json = join(resultsDir, `${index}.json`);
-  const run = group.script
-    ? spawnSync(process.execPath, [group.script, ...jestArgs], { stdio: 'inherit' })
-    : spawnSync(process.execPath, [...jest, ...inBand, '--json', `--outputFile=${json}`, ...jestArgs, ...group.args], { stdio: 'inherit', env: group.env });
-  results.push({ name: group.name, ok: run.status === 0, seconds: (Date.now() - started) / 1000, files: group.script ? [] : fileTimes(json) });
+  const json = join(resultsDir, `${id}.json`);
+  const args = group.script ? [group.script, ...jestArgs] : [...jest, ...inBand, '--json', `--outputFile=${json}`, ...jestArgs, ...group.args];
+  group.log = join(resultsDir, `${id}.log`);
+  const output = streamed ? 'inherit' : openSync(group.log, 'w');
+  const status = await new Promise((resolve) => {
+    spawn(process.execPath, args, { stdio: ['ignore', output, output], env: group.env ?? process.env })
+      .on('error', () => resolve(1))
+      .on('exit', (code, signal) => resolve(signal ? 1 : code));
+  });
+  if (!streamed) closeSync(output);
+  return { name: group.name, ok: status === 0, seconds: (Date.now() - started) / 1000, files: group.script ? [] : fileTimes(json) };
 }
 
 /** [file, seconds] of one Jest run's JSON results (none when Jest wrote none). */
