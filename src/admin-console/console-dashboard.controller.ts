@@ -2,9 +2,11 @@ import { Controller, Get, Req, Res, UseFilters, UseGuards } from '@nestjs/common
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sendOutcome } from '../auth/interaction/interaction-responder.js';
 import { SIGN_IN_FAILED } from '../auth/interaction/failed-sign-ins.js';
+import { Clock } from '../common/clock.js';
 import type { ConsoleApi } from './console-api.js';
 import { ConsoleEnabled } from './console-enabled.guard.js';
 import { ConsoleExceptionFilter } from './console-exception.filter.js';
+import { instancesPanel } from './console-instances.js';
 import { ConsolePages } from './console-pages.js';
 import { CONSOLE } from './console-paths.js';
 import { ConsoleSessions } from './console-sessions.js';
@@ -28,8 +30,9 @@ interface AuditEventView {
 
 /**
  * The dashboard (issue 48): this instance's readiness (/health/ready), doctor's findings (for the
- * roles that read the system), how many people, clients and live sessions there are, and the
- * latest failed sign-ins from the audit log. Each from the API as this administrator may read it.
+ * roles that read the system), the instances seen and which of them still beat, how many people,
+ * clients and live sessions there are, and the latest failed sign-ins from the audit log. Each from
+ * the API as this administrator may read it.
  */
 @Controller()
 @UseFilters(ConsoleExceptionFilter)
@@ -39,13 +42,14 @@ export class ConsoleDashboardController {
     private readonly sessions: ConsoleSessions,
     private readonly pages: ConsolePages,
     private readonly http: InProcessHttp,
+    private readonly clock: Clock,
   ) {}
 
   @Get(CONSOLE.slice(1))
   async dashboard(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const visit = await this.sessions.visit(request, reply);
-    const [health, counts, doctor, failures] = await Promise.all([this.health(request.ip), this.counts(visit.api), this.doctor(visit), this.failures(visit)]);
-    sendOutcome(reply, await this.pages.page(visit, 'dashboard', 'Dashboard', { health, counts, doctor, failures }));
+    const [health, instances, counts, doctor, failures] = await Promise.all([this.health(request.ip), instancesPanel(visit.api, this.clock.now()), this.counts(visit.api), this.doctor(visit), this.failures(visit)]);
+    sendOutcome(reply, await this.pages.page(visit, 'dashboard', 'Dashboard', { health, instances, counts, doctor, failures }));
   }
 
   /** The readiness probe's own answer, as the load balancer sees it. */

@@ -18,6 +18,10 @@ class HousekeepingEnv {
   /** How long past its expiry a row is kept: covers clock differences between instances. */
   @IsOptional() @IsInt() @Min(0) @Max(30 * 24 * 3600)
   PURGE_GRACE_SECONDS?: number;
+
+  /** Seconds between two heartbeats of this instance in the instances table (the dashboard's "instances seen"); 0 records nothing. */
+  @IsOptional() @IsInt() @Min(0) @Max(3600)
+  INSTANCE_HEARTBEAT_SECONDS?: number;
 }
 
 export const housekeepingConfig = registerAs('housekeeping', () => {
@@ -27,6 +31,7 @@ export const housekeepingConfig = registerAs('housekeeping', () => {
     batchSize: env.PURGE_BATCH_SIZE ?? 1000,
     maxBatches: env.PURGE_MAX_BATCHES ?? 100,
     graceSeconds: env.PURGE_GRACE_SECONDS ?? 3600,
+    heartbeatSeconds: env.INSTANCE_HEARTBEAT_SECONDS ?? 30,
     /** Pause between two batches, so that a large backlog does not monopolise the database. */
     batchPauseMs: 50,
   };

@@ -93,6 +93,7 @@ describe('configuration validation', () => {
     ['PURGE_BATCH_SIZE', housekeepingConfig],
     ['PURGE_MAX_BATCHES', housekeepingConfig],
     ['PURGE_GRACE_SECONDS', housekeepingConfig],
+    ['INSTANCE_HEARTBEAT_SECONDS', housekeepingConfig],
     ['IMPLICIT_TOKEN_TTL_SECONDS', legacyGrantsConfig],
     ['MAC_TIMESTAMP_WINDOW_SECONDS', macTokenConfig],
     ['METRICS_PORT', metricsConfig],

@@ -6,11 +6,12 @@ import { IdempotencyKeyStoreModule } from '../idempotency/idempotency-key-store.
 import { LogoutDeliveryStoreModule } from '../logout/logout-delivery-store.module.js';
 import { DeviceCodesModule } from '../device-codes/device-codes.module.js';
 import { EmailLinkStoreModule } from '../email-links/email-link-store.module.js';
+import { InstancesModule } from '../instances/instances.module.js';
 import { PushedRequestsModule } from '../pushed-requests/pushed-requests.module.js';
 import { SessionsModule } from '../sessions/sessions.module.js';
 import { TokenStoreModule } from '../tokens/token-store.module.js';
 import { PurgeService } from './purge.service.js';
 
-/** The purge of expired codes, tokens, nonces, sessions, pushed requests, single-use JWTs, device requests, Idempotency-Keys and email links, without a schedule: what the CLI's `purge` command uses. */
-@Module({ imports: [CommonModule, CodesModule, TokenStoreModule, SessionsModule, LogoutDeliveryStoreModule, PushedRequestsModule, ReplayModule, DeviceCodesModule, IdempotencyKeyStoreModule, EmailLinkStoreModule], providers: [PurgeService], exports: [PurgeService] })
+/** The purge of expired codes, tokens, nonces, sessions, pushed requests, single-use JWTs, device requests, Idempotency-Keys, email links and instances long gone, without a schedule: what the CLI's `purge` command uses. */
+@Module({ imports: [CommonModule, CodesModule, TokenStoreModule, SessionsModule, LogoutDeliveryStoreModule, PushedRequestsModule, ReplayModule, DeviceCodesModule, IdempotencyKeyStoreModule, EmailLinkStoreModule, InstancesModule], providers: [PurgeService], exports: [PurgeService] })
 export class PurgeModule {}

@@ -7,6 +7,8 @@ import { LogoutDeliveryStore } from '../logout/logout-delivery.store.js';
 import { JtiUseStore } from '../replay/jti-use.store.js';
 import { IdempotencyKeyStore } from '../idempotency/idempotency-key.store.js';
 import { EmailLinkStore } from '../email-links/email-link.store.js';
+import { InstanceStore } from '../instances/instance.store.js';
+import { SEEN_WITHIN_HOURS } from '../instances/instances.service.js';
 import { DeviceAuthorizationStore } from '../device-codes/device-authorization.store.js';
 import { PushedRequestStore } from '../pushed-requests/pushed-request.store.js';
 import { SessionStore } from '../sessions/session.store.js';
@@ -32,6 +34,8 @@ export interface PurgeResult {
   deviceAuthorizations: number;
   /** Email links (invitations, resets, verifications) past their expiry, used or not. */
   emailLinks: number;
+  /** Server instances not seen for a day: stopped without removing themselves (a crash, a killed container). */
+  instances: number;
 }
 
 /** How long the record of a back-channel logout notification is kept once it has an outcome. */
@@ -43,7 +47,7 @@ export interface PurgeOptions {
 }
 
 /**
- * Deletes expired authorization codes, tokens, MAC nonces, sessions, pushed requests, single-use JWTs and device requests, at most PURGE_BATCH_SIZE rows per
+ * Deletes expired authorization codes, tokens, MAC nonces, sessions, pushed requests, single-use JWTs, device requests and instances long gone, at most PURGE_BATCH_SIZE rows per
  * statement; each table's statement is its store's purgeExpired.
  * Safe to run on every instance at once: each statement deletes whatever rows are still there and
  * match, so two instances never delete a row twice nor fail on one the other took; on PostgreSQL
@@ -85,6 +89,8 @@ export interface PurgeOptions {
  * - a device authorization request (RFC 8628) whose expires_at < cutoff, decided, redeemed or not:
  *   its device_code is answered expired_token until then, and a missing one invalid_grant, which
  *   is as final; the tokens it yielded are rows of their own (their family id names it).
+ * - a server instance whose last heartbeat is more than SEEN_WITHIN_HOURS before the cutoff: it
+ *   stopped without removing itself, and the dashboard lists only those seen within that time.
  */
 @Injectable()
 export class PurgeService {
@@ -99,6 +105,7 @@ export class PurgeService {
     private readonly idempotencyKeys: IdempotencyKeyStore,
     private readonly deviceAuthorizations: DeviceAuthorizationStore,
     private readonly emailLinks: EmailLinkStore,
+    private readonly instances: InstanceStore,
     @Inject(housekeepingConfig.KEY) private readonly config: HousekeepingConfig,
     private readonly clock: Clock,
   ) {}
@@ -116,7 +123,9 @@ export class PurgeService {
     const idempotencyKeys = await this.deleteInBatches((limit) => this.idempotencyKeys.purgeExpired(cutoff, limit), options);
     const deviceAuthorizations = await this.deleteInBatches((limit) => this.deviceAuthorizations.purgeExpired(cutoff, limit), options);
     const emailLinks = await this.deleteInBatches((limit) => this.emailLinks.purgeExpired(cutoff, limit), options);
-    return { codes, tokens, macNonces, sessions, logoutDeliveries, pushedRequests, jtiUses, idempotencyKeys, deviceAuthorizations, emailLinks };
+    const unseenCutoff = new Date(cutoff.getTime() - SEEN_WITHIN_HOURS * 3_600_000);
+    const instances = await this.deleteInBatches((limit) => this.instances.purgeUnseen(unseenCutoff, limit), options);
+    return { codes, tokens, macNonces, sessions, logoutDeliveries, pushedRequests, jtiUses, idempotencyKeys, deviceAuthorizations, emailLinks, instances };
   }
 
   /** Runs one store's bounded DELETE until a batch comes back short, the per-run cap is reached or the run is aborted. */

@@ -29,6 +29,7 @@ import { GROUP_ENTITIES } from '../groups/groups.entities.js';
 import { PROVISIONING_ENTITIES } from '../provisioning/provisioning.entities.js';
 import { MAIL_ENTITIES } from '../mail/mail.entities.js';
 import { AdminRoleGrant } from '../admin/admin-role.entity.js';
+import { Instance } from '../instances/instance.entity.js';
 
 /** Every entity, listed explicitly (no globs: the same list works compiled, under Jest and in the CLI). */
-export const ENTITIES = [User, Client, AuthorizationCode, Token, Consent, ServerKey, Item, AuditEvent, MacNonce, Session, SigningKey, SessionClient, LogoutDelivery, PushedAuthorizationRequest, JtiUse, ResourceServer, TotpFactor, RecoveryCode, Passkey, PasskeyChallenge, IdempotencyKey, DeviceAuthorization, IdentityProvider, UpstreamLink, UpstreamSession, UpstreamGroupMembership, SamlHandoff, ...GROUP_ENTITIES, ...PROVISIONING_ENTITIES, ...MAIL_ENTITIES, AdminRoleGrant];
+export const ENTITIES = [User, Client, AuthorizationCode, Token, Consent, ServerKey, Item, AuditEvent, MacNonce, Session, SigningKey, SessionClient, LogoutDelivery, PushedAuthorizationRequest, JtiUse, ResourceServer, TotpFactor, RecoveryCode, Passkey, PasskeyChallenge, IdempotencyKey, DeviceAuthorization, IdentityProvider, UpstreamLink, UpstreamSession, UpstreamGroupMembership, SamlHandoff, ...GROUP_ENTITIES, ...PROVISIONING_ENTITIES, ...MAIL_ENTITIES, AdminRoleGrant, Instance];

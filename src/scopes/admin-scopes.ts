@@ -37,8 +37,9 @@ export function isAdminRole(role: string): role is AdminRole {
  * - people: people, their factors, sessions and grants (help desk);
  * - clients: OAuth clients and resource servers (client administrator);
  * - audit: the audit log, append-only, read by every administrator ("why did that sign-in fail");
- * - overview: how many people, clients and live sessions there are (the console's dashboard), read
- *   by every administrator: counts, never who or which;
+ * - overview: how many people, clients and live sessions there are, and which server instances
+ *   run (the console's dashboard), read by every administrator: counts and hosts, never which
+ *   person or client;
  * - system: signing keys, identity providers, groups (membership opens applications), administrator
  *   roles and doctor: the owner's, read by the auditor.
  */

@@ -6,6 +6,8 @@
  * Sessions, sign-out and re-authentication: admin-console-sessions.e2e-spec.ts.
  */
 import { jest } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
 import { RequestMethod } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -15,6 +17,8 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import { CONSOLE_CONTROLLERS } from '../../src/admin-console/admin-console.module.js';
 import { Clock } from '../../src/common/clock.js';
 import { SecondFactors } from '../../src/factors/second-factors.service.js';
+import { InstanceHeartbeat } from '../../src/housekeeping/instance-heartbeat.js';
+import { InstanceStore } from '../../src/instances/instance.store.js';
 import { SESSION_COOKIE_USE, SessionCookieUse } from '../../src/http/cookie-forms.js';
 import { ClientsService } from '../../src/clients/clients.service.js';
 import { UsersService } from '../../src/users/users.service.js';
@@ -100,6 +104,30 @@ describe('the admin console: roles, forms and secrets (issue 48)', () => {
     expect(refused.location).toMatch(/^\/admin\/sign-in\?/);
     expect(await tableSnapshot(db, FACTOR_TABLES)).toBe(before);
     expect(await nest.get(SecondFactors).hasSecondFactor(target.userId)).toBe(true);
+  });
+
+  it('shows the instances seen on the dashboard, to a help desk too: a table with its caption and headers, which are live and how many', async () => {
+    const helpdesk = await consolePerson(nest, ['helpdesk']);
+    const { browser } = await signIn(helpdesk);
+    // This instance beats at the test's clock; another one stopped answering ten minutes ago.
+    await nest.get(InstanceHeartbeat).beat();
+    const gone = { id: randomUUID(), hostname: 'worker-gone', pid: 4242, version: '0.0.9', node: '24.0.0', heartbeatSeconds: 30 };
+    await nest.get(InstanceStore).record({ ...gone, startedAt: new Date(now().getTime() - 3_600_000), lastSeenAt: new Date(now().getTime() - 600_000) });
+
+    const page = await browser.get('/admin');
+    expect(page.status).toBe(200);
+    const section = page.body.slice(page.body.indexOf('<h2 id="instances-title">Instances</h2>'), page.body.indexOf('<h2 id="counts-title">'));
+    expect(section).toContain('<caption>Server instances seen in the last 24 hours, the latest started first</caption>');
+    expect(section).toContain('<thead><tr><th scope="col">Host</th><th scope="col">Version</th><th scope="col">Started</th><th scope="col">Last seen</th><th scope="col">Status</th></tr></thead>');
+    expect(section).toContain('<p id="instances-live"><strong>1</strong> of 2 live</p>');
+    const row = (host: string) => new RegExp(`<tr>\\s*<th scope="row">${host} [\\s\\S]*?</tr>`).exec(section)?.[0] ?? '';
+    const own = row(hostname());
+    expect(own).toContain(`pid ${process.pid}</span> <span class="badge muted">this instance</span>`);
+    expect(own).toContain('<span class="badge ok">live</span>');
+    expect(row('worker-gone')).toContain('>10 min ago</time>');
+    expect(row('worker-gone')).toContain('<span class="badge bad">not responding</span>');
+    expect(row('worker-gone')).toContain('0.0.9 <span class="hint">Node.js 24.0.0</span>');
+    await nest.get(InstanceStore).remove(gone.id);
   });
 
   it('lets a help desk find a person and reset their factors, audited with who and from where; the clients pages refuse it, and change nothing', async () => {

@@ -108,9 +108,9 @@ describe(PurgeService.name, () => {
     const expired = [...(await insertCodes([-GRACE_SECONDS - 1, -3600, -86400, -700, -601])), ...(await insertCodes([-GRACE_SECONDS - 5, -5000, -9000], true))];
     const kept = [...(await insertCodes([600, 1])), ...(await insertCodes([-GRACE_SECONDS + 5], true))];
     // 8 rows in batches of 4: two full batches, then a short (empty) one ends the run.
-    expect(await app.app.get(PurgeService).purge()).toEqual({ codes: expired.length, tokens: 0, macNonces: 0, sessions: 0, logoutDeliveries: 0, pushedRequests: 0, jtiUses: 0, idempotencyKeys: 0, deviceAuthorizations: 0, emailLinks: 0 });
+    expect(await app.app.get(PurgeService).purge()).toEqual({ codes: expired.length, tokens: 0, macNonces: 0, sessions: 0, logoutDeliveries: 0, pushedRequests: 0, jtiUses: 0, idempotencyKeys: 0, deviceAuthorizations: 0, emailLinks: 0, instances: 0 });
     expect(await remainingCodes()).toEqual(kept.sort());
-    expect(await app.app.get(PurgeService).purge()).toEqual({ codes: 0, tokens: 0, macNonces: 0, sessions: 0, logoutDeliveries: 0, pushedRequests: 0, jtiUses: 0, idempotencyKeys: 0, deviceAuthorizations: 0, emailLinks: 0 });
+    expect(await app.app.get(PurgeService).purge()).toEqual({ codes: 0, tokens: 0, macNonces: 0, sessions: 0, logoutDeliveries: 0, pushedRequests: 0, jtiUses: 0, idempotencyKeys: 0, deviceAuthorizations: 0, emailLinks: 0, instances: 0 });
   });
 
   it('deletes expired tokens, access and refresh, rotated or not, whatever their family; keeps what has not expired or is within the grace period', async () => {
@@ -144,7 +144,7 @@ describe(PurgeService.name, () => {
     const recent = randomUUID();
     kept.push(await insertToken(TokenKind.Refresh, recent, -GRACE_SECONDS + 5, { consumed: true }), await insertToken(TokenKind.Refresh, recent, -10));
 
-    expect(await app.app.get(PurgeService).purge()).toEqual({ codes: 0, tokens: gone.length, macNonces: 0, sessions: 0, logoutDeliveries: 0, pushedRequests: 0, jtiUses: 0, idempotencyKeys: 0, deviceAuthorizations: 0, emailLinks: 0 });
+    expect(await app.app.get(PurgeService).purge()).toEqual({ codes: 0, tokens: gone.length, macNonces: 0, sessions: 0, logoutDeliveries: 0, pushedRequests: 0, jtiUses: 0, idempotencyKeys: 0, deviceAuthorizations: 0, emailLinks: 0, instances: 0 });
     expect(await remainingTokens()).toEqual(kept.sort());
   });
 
@@ -201,13 +201,13 @@ describe(PurgeService.name, () => {
     }
 
     function total(results: PurgeResult[]): PurgeResult {
-      return results.reduce((sum, r) => ({ codes: sum.codes + r.codes, tokens: sum.tokens + r.tokens, macNonces: sum.macNonces + r.macNonces, sessions: sum.sessions + r.sessions, logoutDeliveries: sum.logoutDeliveries + r.logoutDeliveries, pushedRequests: sum.pushedRequests + r.pushedRequests, jtiUses: sum.jtiUses + r.jtiUses, idempotencyKeys: sum.idempotencyKeys + r.idempotencyKeys, deviceAuthorizations: sum.deviceAuthorizations + r.deviceAuthorizations, emailLinks: sum.emailLinks + r.emailLinks }), { codes: 0, tokens: 0, macNonces: 0, sessions: 0, logoutDeliveries: 0, pushedRequests: 0, jtiUses: 0, idempotencyKeys: 0, deviceAuthorizations: 0, emailLinks: 0 });
+      return results.reduce((sum, r) => ({ codes: sum.codes + r.codes, tokens: sum.tokens + r.tokens, macNonces: sum.macNonces + r.macNonces, sessions: sum.sessions + r.sessions, logoutDeliveries: sum.logoutDeliveries + r.logoutDeliveries, pushedRequests: sum.pushedRequests + r.pushedRequests, jtiUses: sum.jtiUses + r.jtiUses, idempotencyKeys: sum.idempotencyKeys + r.idempotencyKeys, deviceAuthorizations: sum.deviceAuthorizations + r.deviceAuthorizations, emailLinks: sum.emailLinks + r.emailLinks, instances: sum.instances + r.instances }), { codes: 0, tokens: 0, macNonces: 0, sessions: 0, logoutDeliveries: 0, pushedRequests: 0, jtiUses: 0, idempotencyKeys: 0, deviceAuthorizations: 0, emailLinks: 0, instances: 0 });
     }
 
     it('two runs in one process delete each row once and both finish', async () => {
       await insertExpired();
       const purge = app.app.get(PurgeService);
-      expect(total(await Promise.all([purge.purge(), purge.purge()]))).toEqual({ codes: ROWS, tokens: ROWS, macNonces: 0, sessions: 0, logoutDeliveries: 0, pushedRequests: 0, jtiUses: 0, idempotencyKeys: 0, deviceAuthorizations: 0, emailLinks: 0 });
+      expect(total(await Promise.all([purge.purge(), purge.purge()]))).toEqual({ codes: ROWS, tokens: ROWS, macNonces: 0, sessions: 0, logoutDeliveries: 0, pushedRequests: 0, jtiUses: 0, idempotencyKeys: 0, deviceAuthorizations: 0, emailLinks: 0, instances: 0 });
       expect([await remainingCodes(), await remainingTokens()]).toEqual([[], []]);
     });
 
@@ -217,7 +217,7 @@ describe(PurgeService.name, () => {
       try {
         setTime(other.get(Clock), now);
         const results = await Promise.all([app.app.get(PurgeService).purge(), other.get(PurgeService).purge(), app.app.get(PurgeService).purge()]);
-        expect(total(results)).toEqual({ codes: ROWS, tokens: ROWS, macNonces: 0, sessions: 0, logoutDeliveries: 0, pushedRequests: 0, jtiUses: 0, idempotencyKeys: 0, deviceAuthorizations: 0, emailLinks: 0 });
+        expect(total(results)).toEqual({ codes: ROWS, tokens: ROWS, macNonces: 0, sessions: 0, logoutDeliveries: 0, pushedRequests: 0, jtiUses: 0, idempotencyKeys: 0, deviceAuthorizations: 0, emailLinks: 0, instances: 0 });
         expect([await remainingCodes(), await remainingTokens()]).toEqual([[], []]);
       } finally {
         await other.close();
@@ -230,8 +230,8 @@ describe(PurgeService.name, () => {
     const other = await startInstance({ PURGE_INTERVAL_SECONDS: '0', PURGE_MAX_BATCHES: '2' });
     try {
       setTime(other.get(Clock), now);
-      expect(await other.get(PurgeService).purge()).toEqual({ codes: 2 * BATCH_SIZE, tokens: 0, macNonces: 0, sessions: 0, logoutDeliveries: 0, pushedRequests: 0, jtiUses: 0, idempotencyKeys: 0, deviceAuthorizations: 0, emailLinks: 0 });
-      expect(await other.get(PurgeService).purge()).toEqual({ codes: 10 - 2 * BATCH_SIZE, tokens: 0, macNonces: 0, sessions: 0, logoutDeliveries: 0, pushedRequests: 0, jtiUses: 0, idempotencyKeys: 0, deviceAuthorizations: 0, emailLinks: 0 });
+      expect(await other.get(PurgeService).purge()).toEqual({ codes: 2 * BATCH_SIZE, tokens: 0, macNonces: 0, sessions: 0, logoutDeliveries: 0, pushedRequests: 0, jtiUses: 0, idempotencyKeys: 0, deviceAuthorizations: 0, emailLinks: 0, instances: 0 });
+      expect(await other.get(PurgeService).purge()).toEqual({ codes: 10 - 2 * BATCH_SIZE, tokens: 0, macNonces: 0, sessions: 0, logoutDeliveries: 0, pushedRequests: 0, jtiUses: 0, idempotencyKeys: 0, deviceAuthorizations: 0, emailLinks: 0, instances: 0 });
     } finally {
       await other.close();
     }
@@ -241,12 +241,12 @@ describe(PurgeService.name, () => {
     it('never starts a run while the previous one is still going', async () => {
       const purge = jest.spyOn(app.app.get(PurgeService), 'purge');
       let finish!: (result: PurgeResult) => void;
-      purge.mockResolvedValue({ codes: 0, tokens: 0, macNonces: 0, sessions: 0, logoutDeliveries: 0, pushedRequests: 0, jtiUses: 0, idempotencyKeys: 0, deviceAuthorizations: 0, emailLinks: 0 }).mockReturnValueOnce(new Promise((resolve) => (finish = resolve)));
+      purge.mockResolvedValue({ codes: 0, tokens: 0, macNonces: 0, sessions: 0, logoutDeliveries: 0, pushedRequests: 0, jtiUses: 0, idempotencyKeys: 0, deviceAuthorizations: 0, emailLinks: 0, instances: 0 }).mockReturnValueOnce(new Promise((resolve) => (finish = resolve)));
       const scheduler = app.app.get(PurgeScheduler);
       scheduler.tick();
       scheduler.tick();
       expect(purge).toHaveBeenCalledTimes(1);
-      finish({ codes: 0, tokens: 0, macNonces: 0, sessions: 0, logoutDeliveries: 0, pushedRequests: 0, jtiUses: 0, idempotencyKeys: 0, deviceAuthorizations: 0, emailLinks: 0 });
+      finish({ codes: 0, tokens: 0, macNonces: 0, sessions: 0, logoutDeliveries: 0, pushedRequests: 0, jtiUses: 0, idempotencyKeys: 0, deviceAuthorizations: 0, emailLinks: 0, instances: 0 });
       await new Promise((resolve) => setImmediate(resolve));
       scheduler.tick();
       expect(purge).toHaveBeenCalledTimes(2);
@@ -278,7 +278,7 @@ describe(PurgeService.name, () => {
       const kept = await insertCodes([600]);
       const result = await runCli(['purge']);
       expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
-      expect(JSON.parse(result.stdout)).toEqual({ codes: 2, tokens: 1, macNonces: 0, sessions: 0, logoutDeliveries: 0, pushedRequests: 0, jtiUses: 0, idempotencyKeys: 0, deviceAuthorizations: 0, emailLinks: 0 });
+      expect(JSON.parse(result.stdout)).toEqual({ codes: 2, tokens: 1, macNonces: 0, sessions: 0, logoutDeliveries: 0, pushedRequests: 0, jtiUses: 0, idempotencyKeys: 0, deviceAuthorizations: 0, emailLinks: 0, instances: 0 });
       expect(await remainingCodes()).toEqual(kept);
     });
   });

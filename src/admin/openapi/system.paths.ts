@@ -2,6 +2,7 @@ import { SIGNING_ALGORITHMS } from '../../signing/signing-algorithms.js';
 import { ADMIN_ERRORS, adminError, adminJson, adminSecurity, page, PAGE_PARAMETERS } from './admin-schema.js';
 
 const READ = ['admin:read', 'admin:owner'];
+const ANY = ['admin:read', 'admin:people', 'admin:clients', 'admin:owner'];
 
 const KEY = {
   type: 'object',
@@ -23,7 +24,22 @@ const CHECK = {
   properties: { id: { type: 'string' }, status: { type: 'string', enum: ['ok', 'warn', 'fail', 'skip'] }, detail: { type: 'string' }, fix: { type: 'string' } },
 };
 
-/** Signing keys (src/admin/system/signing-keys.controller.ts) and doctor (src/doctor/doctor.controller.ts). */
+const INSTANCE = {
+  type: 'object',
+  required: ['id', 'hostname', 'pid', 'version', 'node', 'started_at', 'last_seen_at', 'live'],
+  properties: {
+    id: { type: 'string', format: 'uuid', description: 'Taken at boot: a restart is a new instance' },
+    hostname: { type: 'string' },
+    pid: { type: 'integer' },
+    version: { type: 'string', description: "Latchkey's version" },
+    node: { type: 'string', description: "Node.js's version" },
+    started_at: { type: 'string', format: 'date-time' },
+    last_seen_at: { type: 'string', format: 'date-time', description: 'Its last heartbeat' },
+    live: { type: 'boolean', description: 'Its last heartbeat is at most three of its INSTANCE_HEARTBEAT_SECONDS old' },
+  },
+};
+
+/** Signing keys (src/admin/system/signing-keys.controller.ts), doctor (src/doctor/doctor.controller.ts) and the instances (src/admin/system/instances.controller.ts). */
 export const SYSTEM_PATHS: Record<string, object> = {
   '/keys': {
     get: { summary: 'The signing keys and their states, as keys:list prints them', security: adminSecurity(READ), parameters: PAGE_PARAMETERS, responses: { '200': { description: 'One page', content: adminJson(page(KEY)) }, ...ADMIN_ERRORS } },
@@ -47,6 +63,19 @@ export const SYSTEM_PATHS: Record<string, object> = {
       security: adminSecurity(READ),
       responses: {
         '200': { description: 'The report', content: adminJson({ type: 'object', properties: { ok: { type: 'boolean' }, failures: { type: 'integer' }, warnings: { type: 'integer' }, checks: { type: 'array', items: CHECK } } }) },
+        ...ADMIN_ERRORS,
+      },
+    },
+  },
+  '/instances': {
+    get: {
+      summary: 'The server instances seen in the last 24 hours (at most 200), the latest started first; one that stopped gracefully is not listed',
+      security: adminSecurity(ANY),
+      responses: {
+        '200': {
+          description: 'The instances, and which one answered',
+          content: adminJson({ type: 'object', required: ['items', 'answered_by'], properties: { items: { type: 'array', items: INSTANCE }, answered_by: { type: 'string', format: 'uuid' } } }),
+        },
         ...ADMIN_ERRORS,
       },
     },
