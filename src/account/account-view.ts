@@ -11,18 +11,28 @@ export function when(date: Date): string {
 }
 
 /**
- * The person's live sessions, this browser's first and marked, each with the applications signed
- * in through it. Sessions keep no address or user agent (admin/people/person-views.ts): a session
- * is told by when it began; the security events say from which address each sign-in came.
+ * The person's live sessions, this browser's first and marked "This device", each named by the
+ * device it was started on, with the address it came from, when it began and ends, and the
+ * applications signed in through it. A session started before devices were recorded has neither
+ * device nor address: it is named by when it began.
  */
 export function sessionsView(sessions: { session: Session; clients: SessionClient[] }[], clientNames: ReadonlyMap<string, string>, hereRow: string | null) {
-  const rows = sessions.map(({ session, clients }) => ({
-    id: session.publicId ?? '',
-    here: session.id === hereRow,
-    createdAt: when(session.createdAt),
-    expiresAt: when(session.expiresAt),
-    applications: clients.map((client) => clientNames.get(client.clientId) ?? client.clientId),
-  }));
+  const rows = sessions.map(({ session, clients }) => {
+    const here = session.id === hereRow;
+    const createdAt = when(session.createdAt);
+    // This browser's heading says "This device", so its device goes with the address.
+    const device = here ? session.device : null;
+    const origin = session.ip === null ? device : device === null ? `From ${session.ip}` : `${device}, from ${session.ip}`;
+    const facts = [origin, `Signed in ${createdAt}`, `Ends by itself at ${when(session.expiresAt)}`];
+    return {
+      id: session.publicId ?? '',
+      here,
+      heading: here ? 'This device' : (session.device ?? `Signed in ${createdAt}`),
+      facts: facts.filter((fact) => fact !== null).join(' · '),
+      endLabel: `End this session, signed in ${createdAt}${session.device === null ? '' : ` on ${session.device}`}`,
+      applications: clients.map((client) => clientNames.get(client.clientId) ?? client.clientId),
+    };
+  });
   return [...rows.filter((row) => row.here), ...rows.filter((row) => !row.here)];
 }
 

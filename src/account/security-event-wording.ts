@@ -1,4 +1,5 @@
 import type { AuditEvent } from '../audit/audit-event.entity.js';
+import { DEVICE_MEMORY_DAYS } from '../sessions/device-history.js';
 
 /** One line of the account page's "Recent security events". */
 export interface SecurityEventLine {
@@ -6,7 +7,7 @@ export interface SecurityEventLine {
   text: string;
   /** The address it came from, when the event recorded one. */
   ip: string | null;
-  /** Something to look at: a failure or a refusal. */
+  /** Something to look at: a failure, a refusal, a sign-in from a new device. */
   warning: boolean;
 }
 
@@ -31,6 +32,8 @@ function signInMethod(details: Record<string, unknown>): string {
 const WORDING: Record<string, Wording | null> = {
   'user.signed_in': (event) => signInMethod(event.details),
   'user.sign_in_failed': () => 'Failed sign-in: wrong password',
+  // Recorded with the sign-in it follows (user.signed_in), which says how; this says where.
+  'user.new_device': (event) => `Signed in from a new device: ${typeof event.details.device === 'string' ? event.details.device : 'unknown'} (none of your sessions of the last ${DEVICE_MEMORY_DAYS} days was on it)`,
   'user.signed_in_upstream': null,
   'passkey.signed_in': null,
   'factor.totp.used': null,
@@ -72,8 +75,8 @@ export function clientIdOf(event: AuditEvent): string {
   return event.subject.startsWith('client:') ? event.subject.slice('client:'.length) : '';
 }
 
-/** Events where something went wrong or was refused: marked on the page. */
-const WARNINGS = new Set(['user.sign_in_failed', 'user.password_change_refused', 'factor.failed', 'factor.totp.enrolment_failed', 'passkey.sign_in_refused', 'passkey.cloned_authenticator', 'user.deactivated']);
+/** Events where something went wrong or was refused, or that the person should check was them: marked on the page. */
+const WARNINGS = new Set(['user.new_device', 'user.sign_in_failed', 'user.password_change_refused', 'factor.failed', 'factor.totp.enrolment_failed', 'passkey.sign_in_refused', 'passkey.cloned_authenticator', 'user.deactivated']);
 
 /** The line for `event` of the person `userId`, or null for an event that repeats another. */
 export function securityEventLine(event: AuditEvent, userId: string, clientName: (id: string) => string): SecurityEventLine | null {

@@ -9,9 +9,9 @@ export const SECURITY_EVENTS_SHOWN = 20;
 
 /**
  * The person's recent security events (issue 48), newest first: every event about them (subject
- * `user:<id>`: sign-ins and failed ones, factor, passkey, password, profile and session changes,
- * whoever made them), and the access they gave or withdrew themselves (consents are about the
- * client). Each is one range of an audit index (audit-event.entity.ts), so the page reads two.
+ * `user:<id>`: sign-ins, failed ones and those from a new device, factor, passkey, password,
+ * profile and session changes, whoever made them), and the access they gave or withdrew themselves
+ * (consents are about the client). Each is one range of an audit index (audit-event.entity.ts), so the page reads two.
  */
 @Injectable()
 export class SecurityEvents {

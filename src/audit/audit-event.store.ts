@@ -25,8 +25,8 @@ export class AuditEventStore {
     this.action = dataSource.options.type === 'postgres' ? '"e"."action" COLLATE "C"' : '"e"."action"';
   }
 
-  async insert(row: AuditEvent, manager: EntityManager): Promise<void> {
-    await manager.insert(AuditEvent, row as QueryDeepPartialEntity<AuditEvent>);
+  async insert(rows: AuditEvent | AuditEvent[], manager: EntityManager): Promise<void> {
+    await manager.insert(AuditEvent, rows as QueryDeepPartialEntity<AuditEvent> | QueryDeepPartialEntity<AuditEvent>[]);
   }
 
   /** Up to `limit` events matching every filter, newest first (by time, then id), after `after` when given. */

@@ -45,6 +45,21 @@ export async function execute(manager: EntityManager, sql: string, parameters: u
   }
 }
 
+/**
+ * Runs one statement that returns rows (an INSERT … RETURNING) in the manager's transaction, or on
+ * its own, as `execute` does; returns its rows.
+ */
+export async function executeReturning<Row>(manager: EntityManager, sql: string, parameters: unknown[]): Promise<Row[]> {
+  const dialect = manager.connection.options.type;
+  const runner = manager.queryRunner ?? manager.connection.createQueryRunner();
+  try {
+    const result = (await runner.query(placeholders(sql, dialect), parameters, true)) as { records?: Row[] };
+    return result.records ?? [];
+  } finally {
+    if (!manager.queryRunner) await runner.release();
+  }
+}
+
 interface SqliteStatement {
   get(...parameters: unknown[]): unknown;
 }

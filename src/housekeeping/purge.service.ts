@@ -11,6 +11,7 @@ import { InstanceStore } from '../instances/instance.store.js';
 import { SEEN_WITHIN_HOURS } from '../instances/instances.service.js';
 import { DeviceAuthorizationStore } from '../device-codes/device-authorization.store.js';
 import { PushedRequestStore } from '../pushed-requests/pushed-request.store.js';
+import { DEVICE_MEMORY_DAYS } from '../sessions/device-history.js';
 import { SessionStore } from '../sessions/session.store.js';
 import { MacNonceStore } from '../tokens/mac-nonce.store.js';
 import { TokenStore } from '../tokens/token.store.js';
@@ -20,7 +21,7 @@ export interface PurgeResult {
   tokens: number;
   /** Nonces of MAC-signed requests whose timestamp has left the accepted window. */
   macNonces: number;
-  /** Sign-in sessions that ended or expired. */
+  /** Sign-in sessions that ended or expired more than DEVICE_MEMORY_DAYS ago. */
   sessions: number;
   /** Back-channel logout notifications delivered or given up on more than LOGOUT_RECORD_DAYS ago. */
   logoutDeliveries: number;
@@ -73,9 +74,12 @@ export interface PurgeOptions {
  * - a MAC request nonce whose expires_at (its ts + MAC_TIMESTAMP_WINDOW_SECONDS) < cutoff: a
  *   request with that ts is refused for its timestamp anyway, so the nonce has nothing left to stop.
  *   Nonces of a purged token go with it (ON DELETE CASCADE).
- * - a sign-in session whose expires_at < cutoff: ending a session pulls its expires_at back to the
- *   moment it ended, so this one condition covers the ended and the expired; either is refused
- *   already, and a missing row is refused the same way.
+ * - a sign-in session whose expires_at < cutoff − DEVICE_MEMORY_DAYS (90): ending a session pulls
+ *   its expires_at back to the moment it ended, so this one condition covers the ended and the
+ *   expired; either is refused already (isLive), and a missing row is refused the same way. They
+ *   are kept that long for their device (issue 48): a sign-in from a device none of the person's
+ *   sessions of that time had is audited as a new device, which needs those sessions; the rows
+ *   hold the device's description and the address, which the audit log keeps for each sign-in anyway.
  * - a back-channel logout notification delivered or given up on (failed) more than
  *   LOGOUT_RECORD_DAYS before the cutoff: the record of what was sent is kept that long. Pending
  *   ones stay whatever their age: they are owed.
@@ -115,7 +119,8 @@ export class PurgeService {
     const codes = await this.deleteInBatches((limit) => this.codes.purgeExpired(cutoff, limit), options);
     const tokens = await this.deleteInBatches((limit) => this.tokens.purgeExpired(cutoff, limit), options);
     const macNonces = await this.deleteInBatches((limit) => this.macNonces.purgeExpired(cutoff, limit), options);
-    const sessions = await this.deleteInBatches((limit) => this.sessions.purgeExpired(cutoff, limit), options);
+    const sessionsCutoff = new Date(cutoff.getTime() - DEVICE_MEMORY_DAYS * 24 * 3600 * 1000);
+    const sessions = await this.deleteInBatches((limit) => this.sessions.purgeExpired(sessionsCutoff, limit), options);
     const recordsCutoff = new Date(cutoff.getTime() - LOGOUT_RECORD_DAYS * 86_400_000);
     const logoutDeliveries = await this.deleteInBatches((limit) => this.logoutDeliveries.purgeFinished(recordsCutoff, limit), options);
     const pushedRequests = await this.deleteInBatches((limit) => this.pushedRequests.purgeExpired(cutoff, limit), options);

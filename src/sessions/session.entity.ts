@@ -1,6 +1,7 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, type Relation } from 'typeorm';
 import { TIMESTAMP, UUID, UUID_LENGTH } from '../database/column-types.js';
 import { User } from '../users/user.entity.js';
+import { DEVICE_DESCRIPTION_MAX } from './device-description.js';
 
 /**
  * A person's sign-in at the authorization server, on one browser (OWASP ASVS 3.3.1: signing out
@@ -46,4 +47,21 @@ export class Session {
   /** When sign-out, a password change or "sign out everywhere else" ended it; null while it lasts. */
   @Column({ name: 'ended_at', type: TIMESTAMP, nullable: true })
   endedAt: Date | null;
+
+  /**
+   * The address the person signed in from, as Fastify's request.ip gives it (the client's own once
+   * TRUST_PROXY names the proxies); 45 characters hold any IPv6 text. Null for sessions started
+   * before it was recorded.
+   */
+  @Column({ type: 'varchar', length: 45, nullable: true })
+  ip: string | null;
+
+  /**
+   * The device it was started on, as describeDevice (device-description.ts) words the User-Agent:
+   * "Firefox on Windows", never the header itself (less personal data, a bounded size). Compared
+   * with the person's recent sessions' at sign-in (a new device is audited). Null for sessions
+   * started before it was recorded.
+   */
+  @Column({ type: 'varchar', length: DEVICE_DESCRIPTION_MAX, nullable: true })
+  device: string | null;
 }

@@ -2,8 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Brackets, In, IsNull, MoreThanOrEqual, Not, type DataSource, type EntityManager, type FindOptionsWhere } from 'typeorm';
 import type { KeysetPage } from '../database/keyset-page.js';
-import { dateParameter, execute, PreparedStatement } from '../database/prepared-statement.js';
+import { dateParameter, execute, executeReturning, PreparedStatement } from '../database/prepared-statement.js';
 import { Transactions } from '../database/transactions.js';
+import { DEVICE_MEMORY_DAYS, type DeviceHistory } from './device-history.js';
 import { SessionClient } from './session-client.entity.js';
 import { SessionEndListeners } from './session-end-listeners.js';
 import { Session } from './session.entity.js';
@@ -36,20 +37,33 @@ export class SessionStore {
   /**
    * Starts a session, only for a person who is active (issue 46): the INSERT is gated on the users
    * row in the same statement, so a sign-in that races a deactivation starts nothing once the
-   * deactivation commits, on any instance. False when the person is inactive or gone.
+   * deactivation commits, on any instance. Null when the person is inactive or gone; else what
+   * their sessions of the last DEVICE_MEMORY_DAYS say about this one's device (issue 48), read by
+   * the same statement (its RETURNING clause: no other round trip). The new row is left out of
+   * that read by its id: SQLite's RETURNING sees the row just inserted, PostgreSQL's does not.
    */
-  async insert(session: Session, alsoWithin?: (manager: EntityManager) => Promise<void>): Promise<boolean> {
+  async insert(session: Session, alsoWithin?: (manager: EntityManager, devices: DeviceHistory) => Promise<void>): Promise<DeviceHistory | null> {
     const dialect = this.dataSource.options.type;
     const cast = (type: string) => (dialect === 'postgres' ? `?::${type}` : '?');
-    const sql = `INSERT INTO "sessions" ("id", "user_id", "public_id", "created_at", "expires_at", "ended_at") SELECT ${cast('varchar')}, ${cast('uuid')}, ${cast('uuid')}, ${cast('timestamptz')}, ${cast('timestamptz')}, ${cast('timestamptz')} WHERE EXISTS (SELECT 1 FROM "users" WHERE "id" = ? AND "active" IS TRUE)`;
+    const sql =
+      `INSERT INTO "sessions" ("id", "user_id", "public_id", "created_at", "expires_at", "ended_at", "ip", "device") SELECT ${cast('varchar')}, ${cast('uuid')}, ${cast('uuid')}, ${cast('timestamptz')}, ${cast('timestamptz')}, ${cast('timestamptz')}, ${cast('varchar')}, ${cast('varchar')}` +
+      ' WHERE EXISTS (SELECT 1 FROM "users" WHERE "id" = ? AND "active" IS TRUE)' +
+      ' RETURNING (SELECT max(CASE WHEN "seen"."device" = "sessions"."device" THEN 2 ELSE 1 END) FROM "sessions" "seen"' +
+      ' WHERE "seen"."user_id" = "sessions"."user_id" AND "seen"."id" <> "sessions"."id" AND "seen"."device" IS NOT NULL AND "seen"."expires_at" >= ?) AS "seen"';
     const date = (value: Date | null) => (value === null ? null : dateParameter(value, dialect));
-    const parameters = [session.id, session.userId, session.publicId, date(session.createdAt), date(session.expiresAt), date(session.endedAt), session.userId];
-    if (!alsoWithin) return (await this.transactions.write((manager) => execute(manager, sql, parameters))) === 1;
-    // `alsoWithin` commits with the session or not at all (the sign-in's audit event, issue 48): only once the gated INSERT started one.
+    const remembered = new Date(session.createdAt.getTime() - DEVICE_MEMORY_DAYS * 24 * 3600 * 1000);
+    const parameters = [session.id, session.userId, session.publicId, date(session.createdAt), date(session.expiresAt), date(session.endedAt), session.ip, session.device, session.userId, date(remembered)];
+    const started = async (manager: EntityManager): Promise<DeviceHistory | null> => {
+      const [row] = await executeReturning<{ seen: number | string | null }>(manager, sql, parameters);
+      // 2: a session of theirs on this device; 1: sessions on other devices only; null: no session that recorded a device.
+      return row === undefined ? null : row.seen === null ? 'first' : Number(row.seen) === 2 ? 'known' : 'new';
+    };
+    if (!alsoWithin) return this.transactions.write(started);
+    // `alsoWithin` commits with the session or not at all (the sign-in's audit events, issue 48): only once the gated INSERT started one.
     return this.transactions.run(async (manager) => {
-      if ((await execute(manager, sql, parameters)) !== 1) return false;
-      await alsoWithin(manager);
-      return true;
+      const devices = await started(manager);
+      if (devices !== null) await alsoWithin(manager, devices);
+      return devices;
     });
   }
 
@@ -129,15 +143,19 @@ export class SessionStore {
     await this.transactions.write((manager) => this.endWhere({ id, endedAt: IsNull() }, now, manager));
   }
 
-  /** Ends the live sessions among these rows; returns how many. */
+  /**
+   * Ends the live sessions among these rows; returns how many. Live, not merely unended: expired
+   * sessions stay DEVICE_MEMORY_DAYS (device-history.ts), and ending one would tell its clients
+   * (back-channel logout) of a session that was over long ago, and count it.
+   */
   endRows(ids: readonly string[], now: Date): Promise<number> {
-    return this.transactions.write((manager) => this.endWhere({ id: In([...ids]), endedAt: IsNull() }, now, manager));
+    return this.transactions.write((manager) => this.endWhere({ id: In([...ids]), endedAt: IsNull(), expiresAt: MoreThanOrEqual(now) }, now, manager));
   }
 
-  /** Ends every live session of the user but `exceptId`, in the caller's transaction when given; returns how many. */
+  /** Ends every live session of the user but `exceptId`, in the caller's transaction when given; returns how many (live, as endRows says why). */
   async endAllOf(userId: string, now: Date, options: { exceptId?: string; manager?: EntityManager }): Promise<number> {
     const keep = options.exceptId === undefined ? {} : { id: Not(options.exceptId) };
-    const work = (manager: EntityManager) => this.endWhere({ userId, endedAt: IsNull(), ...keep }, now, manager);
+    const work = (manager: EntityManager) => this.endWhere({ userId, endedAt: IsNull(), expiresAt: MoreThanOrEqual(now), ...keep }, now, manager);
     return options.manager ? work(options.manager) : this.transactions.write(work);
   }
 
@@ -150,7 +168,11 @@ export class SessionStore {
     return result.affected ?? 0;
   }
 
-  /** One bounded DELETE of sessions that ended or expired before `cutoff` (ending one pulls its expires_at back); walks the expires_at index. */
+  /**
+   * One bounded DELETE of sessions that ended or expired before `cutoff` (ending one pulls its
+   * expires_at back); walks the expires_at index. The purge passes a cutoff DEVICE_MEMORY_DAYS
+   * back, so that sign-ins can be compared with the devices of the sessions of that time.
+   */
   purgeExpired(cutoff: Date, limit: number): Promise<number> {
     const postgres = this.dataSource.options.type === 'postgres';
     const sql = `DELETE FROM "sessions" WHERE "id" IN (SELECT "id" FROM "sessions" WHERE "expires_at" < ? LIMIT ?${postgres ? ' FOR UPDATE SKIP LOCKED' : ''})`;

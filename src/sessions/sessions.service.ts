@@ -8,8 +8,15 @@ import type { KeysetPage } from '../database/keyset-page.js';
 import type { User } from '../users/user.entity.js';
 import type { SessionClient } from './session-client.entity.js';
 import type { Session } from './session.entity.js';
+import type { DeviceHistory } from './device-history.js';
 import { publicSessionId } from './session-id.js';
 import { SessionStore } from './session.store.js';
+
+/** Where a session was started from: the client's address (request.ip) and its device's description (describeDevice). */
+export interface SessionOrigin {
+  ip: string | null;
+  device: string;
+}
 
 /**
  * Server-side sign-in sessions. Everything here is on the pages' path (login, consent, account);
@@ -25,15 +32,18 @@ export class SessionsService {
   ) {}
 
   /**
-   * Starts a session for the user; returns the secret for the cookie (only its hash is stored), or
-   * null when the person is deactivated (issue 46: the store's INSERT is gated on it). `alsoWithin`
-   * runs in the session's transaction, only when one started (the sign-in's audit event).
+   * Starts a session for the user, from `origin` (the address and the device's description, shown
+   * on the account page and to administrators); returns the secret for the cookie (only its hash is
+   * stored), or null when the person is deactivated (issue 46: the store's INSERT is gated on it).
+   * `alsoWithin` runs in the session's transaction, only when one started (the sign-in's audit
+   * events), told whether the device is new to the person (device-history.ts).
    */
-  async start(userId: string, alsoWithin?: (manager: EntityManager) => Promise<void>): Promise<{ secret: string; createdAt: Date } | null> {
+  async start(userId: string, origin: SessionOrigin, alsoWithin?: (manager: EntityManager, devices: DeviceHistory) => Promise<void>): Promise<{ secret: string; createdAt: Date } | null> {
     const secret = generateSecret(SECRET_PREFIX.session);
     const createdAt = this.clock.now();
-    const row: Session = { id: hashSecret(secret), userId, publicId: randomUUID(), createdAt, expiresAt: new Date(createdAt.getTime() + this.config.ttlSeconds * 1000), endedAt: null };
-    return (await this.store.insert(row, alsoWithin)) ? { secret, createdAt } : null;
+    const expiresAt = new Date(createdAt.getTime() + this.config.ttlSeconds * 1000);
+    const row: Session = { id: hashSecret(secret), userId, publicId: randomUUID(), createdAt, expiresAt, endedAt: null, ip: origin.ip, device: origin.device };
+    return (await this.store.insert(row, alsoWithin)) !== null ? { secret, createdAt } : null;
   }
 
   /** Whether the cookie's secret names a session of this user that has neither ended nor expired. */

@@ -52,6 +52,8 @@ describe('the account page (/account)', () => {
     expect(page.body).toContain('aria-label="Remove the passkey Work laptop"');
     expect(page.body).toContain('Applications signed in through it: Photo &lt;App&gt;.');
     expect(page.body).toContain('You are not signed in anywhere else.');
+    // Node's fetch says `node`: a tool's name is its device.
+    expect(page.body).toMatch(/<h3>This device<\/h3>\s*<p class="note">node, from 127\.0\.0\.1 · Signed in /);
     expect(page.body).toMatch(/Signed in with your password<\/span> · from 127\.0\.0\.1/);
     expect(page.body).toContain('Passkey added: Work laptop');
     expect(page.body).toContain('One-time codes turned on, with new recovery codes');

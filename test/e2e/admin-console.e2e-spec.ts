@@ -214,6 +214,19 @@ describe('the admin console: roles, forms and secrets (issue 48)', () => {
     expect(await tableSnapshot(db, FACTOR_TABLES)).toBe(before);
   });
 
+  it("shows a person's sessions with the device and address each was started from", async () => {
+    const helpdesk = await consolePerson(nest, ['helpdesk']);
+    const target = await consolePerson(nest, [], false);
+    const laptop = new Browser(issuer.origin, { 'user-agent': 'Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:128.0) Gecko/20100101 Firefox/128.0' });
+    expect((await laptop.submit(await laptop.get('/login'), '/login', { username: target.username, password: target.password })).status).toBe(303);
+    const { browser } = await signIn(helpdesk);
+    const page = await browser.get(`/admin/people/${target.userId}`);
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('<th scope="col">Device</th><th scope="col">Address</th>');
+    expect(page.body).toMatch(/<td>Firefox on Windows<\/td>\s*<td>127\.0\.0\.1<\/td>/);
+    expect(page.body).toMatch(/aria-label="End the session started [^"]+ on Firefox on Windows"/);
+  });
+
   it("shows the API's refusal on the form, keeping what was typed, and registers nothing", async () => {
     const owner = await consolePerson(nest, ['owner']);
     const { browser } = await signIn(owner);

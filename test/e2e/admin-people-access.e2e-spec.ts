@@ -53,7 +53,7 @@ describe('admin API: a person\'s sessions, grants and invitation', () => {
     const page1 = await admin.request('GET', `/people/${id}/sessions?limit=1`, helpdesk.token);
     expect(page1.status).toBe(200);
     const [newest] = page1.body.items as { id: string; applications: { client_id: string; name: string }[] }[];
-    expect(newest).toEqual({ id: expect.any(String), created_at: expect.any(String), expires_at: expect.any(String), applications: [{ client_id: other.clientId, name: 'Calendar', signed_in_at: expect.any(String) }] });
+    expect(newest).toEqual({ id: expect.any(String), device: 'node', ip: '127.0.0.1', created_at: expect.any(String), expires_at: expect.any(String), applications: [{ client_id: other.clientId, name: 'Calendar', signed_in_at: expect.any(String) }] });
     const page2 = await admin.request('GET', String(page1.body.next).replace('/admin/api/v1', ''), helpdesk.token);
     const [older] = page2.body.items as { id: string; applications: { client_id: string }[] }[];
     expect(older.applications.map((a) => a.client_id)).toEqual([rp.clientId]);

@@ -63,7 +63,7 @@ describe('deactivating a person', () => {
     const refused = await stranger.submit(await stranger.get('/login'), '/login', { username: user.username, password: user.password });
     expect(refused.status).toBe(401);
     // Even a sign-in that checked the password before the deactivation committed starts no session.
-    expect(await app.app.get(SessionsService).start(person.id)).toBeNull();
+    expect(await app.app.get(SessionsService).start(person.id, { ip: '127.0.0.1', device: 'curl' })).toBeNull();
 
     expect(await count(`SELECT COUNT(*) AS n FROM users WHERE id = ${p(1)}`, [person.id])).toBe(1);
     expect(await count(`SELECT COUNT(*) AS n FROM tokens WHERE user_id = ${p(1)} AND revoked_at IS NULL`, [person.id])).toBe(0);

@@ -241,7 +241,7 @@ describe('TokensService.findByValue', () => {
     const other = (await app.dataSource.getRepository(User).findOneByOrFail({ username: (await app.createUser()).username })).id;
     const sessions = app.app.get(SessionStore);
     const now = new Date('2030-06-01T12:00:00.000Z');
-    const session = (id: string, expiresAt: string, endedAt: string | null = null): Session => ({ id, userId, publicId: randomUUID(), createdAt: new Date('2030-06-01T11:00:00.000Z'), expiresAt: new Date(expiresAt), endedAt: endedAt ? new Date(endedAt) : null });
+    const session = (id: string, expiresAt: string, endedAt: string | null = null): Session => ({ id, userId, publicId: randomUUID(), createdAt: new Date('2030-06-01T11:00:00.000Z'), expiresAt: new Date(expiresAt), endedAt: endedAt ? new Date(endedAt) : null, ip: null, device: null });
     await sessions.insert(session('a'.repeat(64), '2030-06-01T12:00:00.000Z'));
     await sessions.insert(session('b'.repeat(64), '2030-06-01T11:59:59.999Z'));
     await sessions.insert(session('c'.repeat(64), '2030-06-02T00:00:00.000Z', '2030-06-01T11:30:00.000Z'));

@@ -29,6 +29,8 @@ describe(ConsentsService.name, () => {
     createdAt: new Date('2030-06-01T11:00:00.000Z'),
     expiresAt: new Date(expiresAt),
     endedAt: endedAt === null ? null : new Date(endedAt),
+    ip: null,
+    device: null,
   });
   const LIVE = 'a'.repeat(64);
   const EXPIRING_NOW = 'b'.repeat(64);

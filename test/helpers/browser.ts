@@ -12,7 +12,11 @@ export interface Page {
 export class Browser {
   private readonly cookies = new Map<string, string>();
 
-  constructor(private readonly baseUrl: string) {}
+  /** `headers` go with every request: a device's User-Agent, an address in X-Forwarded-For. */
+  constructor(
+    private readonly baseUrl: string,
+    private readonly headers: Record<string, string> = {},
+  ) {}
 
   async get(pathOrUrl: string, headers: Record<string, string> = {}): Promise<Page> {
     return this.request('GET', pathOrUrl, undefined, headers);
@@ -43,7 +47,7 @@ export class Browser {
 
   /** Another browser holding a copy of this one's cookies (an attacker who copied them), optionally talking to another instance. */
   copy(baseUrl = this.baseUrl): Browser {
-    const copy = new Browser(baseUrl);
+    const copy = new Browser(baseUrl, this.headers);
     for (const [name, value] of this.cookies) copy.cookies.set(name, value);
     return copy;
   }
@@ -51,7 +55,7 @@ export class Browser {
   private async request(method: string, pathOrUrl: string, body: string | undefined, headers: Record<string, string>): Promise<Page> {
     const url = pathOrUrl.startsWith('http') ? pathOrUrl : this.baseUrl + pathOrUrl;
     const cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-    const response = await fetch(url, { method, body, redirect: 'manual', headers: { ...(cookie ? { cookie } : {}), ...headers } });
+    const response = await fetch(url, { method, body, redirect: 'manual', headers: { ...this.headers, ...(cookie ? { cookie } : {}), ...headers } });
     for (const setCookie of response.headers.getSetCookie()) {
       const [pair] = setCookie.split(';');
       const index = pair.indexOf('=');

@@ -14,6 +14,7 @@ import { IsNull } from 'typeorm';
 import { AccountsService } from '../../src/accounts/accounts.service.js';
 import { createApp } from '../../src/app.setup.js';
 import { PurgeService } from '../../src/housekeeping/purge.service.js';
+import { DEVICE_MEMORY_DAYS } from '../../src/sessions/device-history.js';
 import { Session } from '../../src/sessions/session.entity.js';
 import { UsersService } from '../../src/users/users.service.js';
 import { Browser, isLoginPage, type Page } from '../helpers/browser.js';
@@ -191,19 +192,23 @@ describe('signing out ends the session on the server (OWASP ASVS 3.3.1)', () => 
     });
   });
 
-  it('the purge job deletes ended and expired sessions, and keeps live ones', async () => {
+  it('the purge job keeps ended and expired sessions DEVICE_MEMORY_DAYS (a new device is told by them), then deletes them, and keeps live ones', async () => {
     const ended = await app.createUser();
     await signOut(await signIn(ended));
+    const start = Date.now();
+    const at = (ms: number) => jest.spyOn(app.clock, 'now').mockReturnValue(new Date(start + ms));
+    // Past the grace period: the ended session stays, for the device it was on; it signs nobody in.
+    at(61_000);
+    await app.app.get(PurgeService).purge();
+    expect(await sessionsOf(ended)).toHaveLength(1);
+    // DEVICE_MEMORY_DAYS on and past the grace period: it goes; a session started then stays.
+    at(DEVICE_MEMORY_DAYS * 24 * 3600 * 1000 + 61_000);
     const live = await app.createUser();
     const browser = await signIn(live);
-    const now = new Date();
-    // Past the grace period for the ended session, and still inside the live one's lifetime.
-    jest.spyOn(app.clock, 'now').mockReturnValue(new Date(now.getTime() + 61_000));
     const result = await app.app.get(PurgeService).purge();
     expect(result.sessions).toBeGreaterThanOrEqual(1);
     expect(await sessionsOf(ended)).toHaveLength(0);
     expect(await liveSessionsOf(live)).toHaveLength(1);
-    jest.restoreAllMocks();
     expect(await isSignedIn(browser)).toBe(true);
   });
 });

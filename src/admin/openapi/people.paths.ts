@@ -30,7 +30,14 @@ const detail = {
 };
 const session = {
   type: 'object',
-  properties: { id: { type: 'string', format: 'uuid' }, created_at: { type: 'string' }, expires_at: { type: 'string' }, applications: { type: 'array', items: { type: 'object', properties: { client_id: { type: 'string' }, name: text, signed_in_at: { type: 'string' } } } } },
+  properties: {
+    id: { type: 'string', format: 'uuid' },
+    device: { ...text, description: 'The device it was started on, described from the User-Agent ("Firefox on Windows", "curl"; never the header); null for a session started before devices were recorded' },
+    ip: { ...text, description: "The address it was started from (the client's own once TRUST_PROXY names the proxies); null for a session started before addresses were recorded" },
+    created_at: { type: 'string' },
+    expires_at: { type: 'string' },
+    applications: { type: 'array', items: { type: 'object', properties: { client_id: { type: 'string' }, name: text, signed_in_at: { type: 'string' } } } },
+  },
 };
 const grant = { type: 'object', properties: { client_id: { type: 'string' }, client_name: { type: 'string' }, scope: { type: 'array', items: { type: 'string' } }, granted_at: { type: 'string' }, last_active_at: text } };
 

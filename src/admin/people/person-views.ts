@@ -32,12 +32,16 @@ export function personDetail(view: UserView, roles: readonly AdminRole[], factor
 }
 
 /**
- * A live session and the applications the person signed in to through it (the clients recorded
- * for back-channel logout). Sessions keep no address, user agent or last activity: nothing to show.
+ * A live session: where it was started from (the address, and the device as described from the
+ * User-Agent, never the header; both null for a session older than that record) and the
+ * applications the person signed in to through it (the clients recorded for back-channel logout).
+ * Sessions keep no last activity.
  */
 export function sessionView({ session, clients }: { session: Session; clients: SessionClient[] }, clientNames: ReadonlyMap<string, string>) {
   return {
     id: session.publicId,
+    device: session.device,
+    ip: session.ip,
     created_at: session.createdAt.toISOString(),
     expires_at: session.expiresAt.toISOString(),
     applications: clients.map((client) => ({ client_id: client.clientId, name: clientNames.get(client.clientId) ?? null, signed_in_at: client.createdAt.toISOString() })),

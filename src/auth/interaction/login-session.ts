@@ -11,8 +11,10 @@ import type { User } from '../../users/user.entity.js';
 import type { AuthenticationMethod } from '../../common/authentication-context.js';
 import { AuditService } from '../../audit/audit.service.js';
 import { ConsentsService, type SignedInPerson } from '../../consents/consents.service.js';
+import { describeDevice } from '../../sessions/device-description.js';
 import { SessionsService } from '../../sessions/sessions.service.js';
 import { UsersService } from '../../users/users.service.js';
+import { signInEvents } from './sign-in-events.js';
 
 declare module '@fastify/secure-session' {
   interface SessionData {
@@ -149,16 +151,18 @@ export class LoginSession {
    * Starts a fresh session for the user, with a new CSRF token (no value survives from before
    * login); a session this browser still had is ended first. `methods` is how the person proved
    * who they are (RFC 8176): a password unless a caller says otherwise. False, with nothing
-   * changed, when the person is deactivated (issue 46). Every way of signing in comes here, so the
-   * sign-in's audit event (issue 48: the person's security events, with the address) is recorded
-   * here, in the session's own transaction: one more INSERT (in the same group commit on SQLite;
-   * on PostgreSQL the two INSERTs share a transaction), small beside the password's argon2id check.
+   * changed, when the person is deactivated (issue 46). Every way of signing in (password, second
+   * factor, passkey, upstream identity provider) comes here, so the session records its address
+   * and device here, and the sign-in's audit events (issue 48: the person's security events, with
+   * the address; a new device) are recorded in the session's own transaction: one more INSERT (in
+   * the same group commit on SQLite; on PostgreSQL the two INSERTs share a transaction), small
+   * beside the password's argon2id check. Whether the device is new comes back from the session's
+   * INSERT itself (SessionStore.insert), so it costs no round trip.
    */
   async logIn(request: FastifyRequest, user: User, methods: readonly AuthenticationMethod[] = ['pwd'], upstream?: UpstreamSignInRecord): Promise<boolean> {
-    const subject = `user:${user.id}`;
-    const details = upstream === undefined ? { amr: [...methods] } : { amr: [...methods], idp: upstream.idp };
+    const origin = { ip: request.ip, device: describeDevice(request.headers['user-agent']) };
     // Started first: a deactivated person (issue 46) gets no session, and the browser's stays as it was.
-    const started = await this.sessions.start(user.id, (manager) => this.audit.record({ actor: { actor: subject, ip: request.ip }, action: 'user.signed_in', subject, details }, manager));
+    const started = await this.sessions.start(user.id, origin, (manager, devices) => this.audit.recordAll(signInEvents(user.id, origin, methods, upstream?.idp, devices), manager));
     if (started === null) return false;
     const { secret, createdAt } = started;
     const previous = request.session.get('sid');
