@@ -2,6 +2,7 @@ import { AdminApiModule } from './admin/admin-api.module.js';
 import { AdminConsoleModule } from './admin-console/admin-console.module.js';
 import { adminConsoleConfig } from './config/admin-console.config.js';
 import { DoctorApiModule } from './doctor/doctor-api.module.js';
+import { PurgeApiModule } from './housekeeping/purge-api.module.js';
 import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { AccountsModule } from './accounts/accounts.module.js';
@@ -79,6 +80,7 @@ import { AdminInvitationsModule } from './email-links/admin-invitations.module.j
     AdminApiModule.register(AdminInvitationsModule.register(MailSenderModule)),
     AdminConsoleModule,
     DoctorApiModule,
+    PurgeApiModule,
     ResourcesModule,
     HealthModule,
     HousekeepingModule,

@@ -3,6 +3,7 @@ import type { ClientEditor } from '../clients/client-change-policy.js';
 import type { NewClient } from '../clients/client-information.js';
 import type { Client } from '../clients/client.entity.js';
 import { ClientsService } from '../clients/clients.service.js';
+import { CONSOLE_CLIENT_ID } from '../clients/console-client-id.js';
 import { ClientAuthMethod, GrantType } from '../common/oauth.constants.js';
 import { splitScope } from '../common/scope.js';
 import { secretMatchesHash } from '../common/secrets.js';
@@ -11,8 +12,6 @@ import { appConfig, type AppConfig } from '../config/app.config.js';
 import { ADMIN_SCOPES } from '../scopes/admin-scopes.js';
 import { ConsoleKeys } from './console-keys.js';
 
-/** The console's client id: known, so that an operator recognises it in the client list and the audit log. */
-export const CONSOLE_CLIENT_ID = 'latchkey-admin-console';
 /** Where the authorization endpoint sends the administrator back. */
 export const CALLBACK_PATH = '/admin/callback';
 /** Where RP-Initiated Logout sends them after the console's sign-out. */

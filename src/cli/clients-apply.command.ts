@@ -11,7 +11,7 @@ function planLines(entries: readonly PlanEntry[]): string {
   return entries
     .map((entry) => {
       const fields = entry.changes ? `: ${Object.keys(entry.changes).join(', ')}` : '';
-      const note = entry.action === 'keep' ? ' (not in the file; kept because of --keep-unlisted)' : '';
+      const note = entry.note ? ` (not in the file; kept: ${entry.note})` : entry.action === 'keep' ? ' (not in the file; kept because of --keep-unlisted)' : '';
       return `latchkey:   ${SIGNS[entry.action]} ${entry.action.padEnd(9)} ${entry.client_id} (${JSON.stringify(entry.client_name)})${fields}${note}\n`;
     })
     .join('');
@@ -47,24 +47,19 @@ export const clientsApplyCommand: AppCommand = {
     const path = callerPath(required(flags, 'file'));
     const document = await readDocument(path);
     const declarations = app.get<ClientDeclarations>((await import('../clients/client-declarations.js')).ClientDeclarations);
-    const { ClientDocumentError } = await import('../clients/client-declarations.js');
+    const { ClientDocumentError, planSummary } = await import('../clients/client-declarations.js');
+    const { CLI_ADMINISTRATOR } = await import('../clients/client-change-policy.js');
     let plan;
     try {
-      plan = await declarations.plan(document, { baseDirectory: dirname(path), prune: flags['keep-unlisted'] !== true });
+      // The operator, on the server, is an owner and may name any variable or file (client-secret-reference.ts).
+      plan = await declarations.plan(document, { editor: CLI_ADMINISTRATOR, prune: flags['keep-unlisted'] !== true, secrets: { kind: 'server', baseDirectory: dirname(path) } });
     } catch (error) {
       if (error instanceof ClientDocumentError) throw new CommandFailed(`${path}: ${error.message}`);
       throw error;
     }
     const dryRun = flags['dry-run'] === true;
     process.stderr.write(`latchkey: plan for ${path}${dryRun ? ' (dry run: nothing is applied)' : ''}:\n${planLines(plan.entries)}`);
-    if (!dryRun) await declarations.apply(plan);
-    const count = (action: PlanAction): number => plan.entries.filter((e) => e.action === action).length;
-    return {
-      file: path,
-      dry_run: dryRun,
-      applied: !dryRun,
-      summary: { create: count('create'), update: count('update'), delete: count('delete'), unchanged: count('unchanged'), keep: count('keep') },
-      plan: plan.entries,
-    };
+    if (!dryRun) await declarations.apply(plan, CLI_ADMINISTRATOR);
+    return { file: path, dry_run: dryRun, applied: !dryRun, summary: planSummary(plan.entries), plan: plan.entries };
   },
 };

@@ -1,7 +1,6 @@
 import type { INestApplicationContext } from '@nestjs/common';
-import type { ClientsService } from '../clients/clients.service.js';
-import type { GroupsClaimSetting } from '../clients/client.entity.js';
 import type { Group } from '../groups/group.entity.js';
+import type { ClientGroupSettings } from '../groups/client-group-settings.js';
 import { groupView } from '../groups/group-view.js';
 import type { GroupMemberRef, GroupsService } from '../groups/groups.service.js';
 import type { UsersService } from '../users/users.service.js';
@@ -9,9 +8,7 @@ import { required, UsageError, type Command, type Flags } from './command.js';
 
 const groupsService = async (app: INestApplicationContext): Promise<GroupsService> => app.get((await import('../groups/groups.service.js')).GroupsService);
 const usersService = async (app: INestApplicationContext): Promise<UsersService> => app.get((await import('../users/users.service.js')).UsersService);
-const clientsService = async (app: INestApplicationContext): Promise<ClientsService> => app.get((await import('../clients/clients.service.js')).ClientsService);
-
-const CLAIM_SETTINGS: readonly string[] = ['none', 'names', 'ids'];
+const clientGroupSettings = async (app: INestApplicationContext): Promise<ClientGroupSettings> => app.get((await import('../groups/client-group-settings.js')).ClientGroupSettings);
 
 /** A group named by its id or its name, as an administrator types it. */
 async function findGroup(groups: GroupsService, nameOrId: string): Promise<Group> {
@@ -113,20 +110,11 @@ export const GROUP_COMMANDS: Record<string, Command> = {
   'clients:groups': {
     usage: 'clients:groups --client-id ID [--claim none|names|ids] [--require NAME_OR_ID ... | --no-require]',
     options: { 'client-id': { type: 'string' }, claim: { type: 'string' }, require: { type: 'string', multiple: true }, 'no-require': { type: 'boolean' } },
-    // The groups claim the client receives, and the groups whose members alone may sign in to it. Every name is checked before anything changes.
+    // The groups claim the client receives, and the groups whose members alone may sign in to it: ClientGroupSettings checks and sets them, for the CLI and the admin API alike.
     async run(app, flags) {
-      const clientId = required(flags, 'client-id');
-      const clients = await clientsService(app);
-      if (!(await clients.findById(clientId))) throw new UsageError(`No client with id "${clientId}" (clients:list shows them)`);
       if (flags.require !== undefined && flags['no-require']) throw new UsageError('--require and --no-require contradict each other');
-      const claim = flags.claim as string | undefined;
-      if (claim !== undefined && !CLAIM_SETTINGS.includes(claim)) throw new UsageError(`--claim takes ${CLAIM_SETTINGS.join(', ')}, not ${JSON.stringify(claim)}`);
-      if (claim === undefined && flags.require === undefined && !flags['no-require']) throw new UsageError('Nothing to change: give --claim, --require or --no-require');
-      const groups = await groupsService(app);
-      const required_ = flags['no-require'] ? null : flags.require === undefined ? undefined : await Promise.all(list(flags, 'require').map(async (name) => (await findGroup(groups, name)).id));
-      const client = await clients.setGroupSettings(clientId, { groupsClaim: claim as GroupsClaimSetting | undefined, requiredGroups: required_ }, 'cli');
-      const names = await Promise.all((client.requiredGroups ?? []).map(async (id) => ({ id, display_name: (await groups.findById(id))?.displayName ?? null })));
-      return { client_id: client.id, groups_claim: client.groupsClaim, required_groups: names };
+      const requiredGroups = flags['no-require'] ? null : flags.require === undefined ? undefined : list(flags, 'require');
+      return (await clientGroupSettings(app)).set(required(flags, 'client-id'), { groupsClaim: flags.claim as string | undefined, requiredGroups });
     },
   },
 };

@@ -218,11 +218,9 @@ export const IDP_COMMANDS: Record<string, Command> = {
   'clients:sign-in': {
     usage: 'clients:sign-in --client-id ID [--idp ID ... | --any-idp] [--local | --no-local]',
     options: { 'client-id': { type: 'string' }, idp: { type: 'string', multiple: true }, 'any-idp': { type: 'boolean' }, local: { type: 'boolean' }, 'no-local': { type: 'boolean' } },
-    // Which ways the client's people may sign in: some upstream providers only, or upstream only (--no-local).
+    // Which ways the client's people may sign in: some upstream providers only, or upstream only (--no-local): SignInMethods checks the client, the providers and that a way remains, for the CLI and the admin API alike.
     async run(app, flags) {
       const clientId = required(flags, 'client-id');
-      const clients = app.get((await import('../clients/clients.service.js')).ClientsService);
-      if (!(await clients.findById(clientId))) throw new UsageError(`No client with id "${clientId}" (clients:list shows them)`);
       if (flags['any-idp'] && flags.idp !== undefined) throw new UsageError('--idp and --any-idp contradict each other');
       const local = toggle(flags, 'local', 'no-local') ?? true;
       return (await signInMethods(app)).setRule(clientId, { identityProviders: flags.idp === undefined ? null : (flags.idp as string[]), localSignIn: local });

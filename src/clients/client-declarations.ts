@@ -1,18 +1,33 @@
 import { Injectable } from '@nestjs/common';
-import { isSecretReference, readSecretReference } from '../config/secret-reference.js';
 import { ClientAuthMethod } from '../common/oauth.constants.js';
 import { DomainError } from '../common/domain-error.js';
+import { splitScope } from '../common/scope.js';
 import { hashSecret } from '../common/secrets.js';
-import { CLI_ADMINISTRATOR } from './client-change-policy.js';
+import { assertOwnerMayManage, assertOwnerScopesRespected, type ClientEditor } from './client-change-policy.js';
 import { CLIENT_METADATA_FIELDS, parseClientMetadata } from './client-metadata.js';
+import { clientSecretFrom, referenceForms, type SecretReferenceScope } from './client-secret-reference.js';
 import type { Client } from './client.entity.js';
 import { ClientsService, type FieldChanges } from './clients.service.js';
+import { CONSOLE_CLIENT_ID } from './console-client-id.js';
 
-/** A document that cannot be applied: every problem, one per line, each naming its client. */
+/**
+ * A document that cannot be applied: every problem, one per line, each naming its client.
+ * `forbidden`: at least one is the editor's rights (admin_client_protected), not the document's form.
+ */
 export class ClientDocumentError extends Error {
-  constructor(readonly problems: string[]) {
+  constructor(
+    readonly problems: string[],
+    readonly forbidden = false,
+  ) {
     super(`the document cannot be applied, nothing was changed:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
   }
+}
+
+/** Who plans, and how: the editor whose rights every entry is held to (client-change-policy.ts), whether unlisted clients go, where secrets may be read. */
+export interface PlanOptions {
+  editor: ClientEditor;
+  prune: boolean;
+  secrets: SecretReferenceScope;
 }
 
 export type PlanAction = 'create' | 'update' | 'delete' | 'unchanged' | 'keep';
@@ -23,6 +38,14 @@ export interface PlanEntry {
   client_name: string;
   action: PlanAction;
   changes?: Record<string, { old: unknown; new: unknown } | 'changed'>;
+  /** Why a client the document leaves out is kept when unlisted clients are deleted (the admin console's own). */
+  note?: string;
+}
+
+/** How many clients each action touches, as clients:apply and the admin API answer it. */
+export function planSummary(entries: readonly PlanEntry[]): Record<PlanAction, number> {
+  const count = (action: PlanAction): number => entries.filter((entry) => entry.action === action).length;
+  return { create: count('create'), update: count('update'), delete: count('delete'), unchanged: count('unchanged'), keep: count('keep') };
 }
 
 export interface ClientPlan {
@@ -39,10 +62,12 @@ const CLIENT_SECRET = /^[\x20-\x7e]{32,200}$/;
 const SECRET_METHODS = new Set<string>([ClientAuthMethod.ClientSecretBasic, ClientAuthMethod.ClientSecretPost]);
 
 /**
- * Clients as code (clients:apply): the registered clients made to match a document that lists
- * each client's RFC 7591 metadata under the client_id its applications use. Every entry goes
- * through the rules of every registration (client-metadata.ts, then ClientsService's, FAPI
- * included) before anything is written; the plan then commits in one transaction.
+ * Clients as code (clients:apply, and PUT /client-declarations of the admin API): the registered
+ * clients made to match a document that lists each client's RFC 7591 metadata under the
+ * client_id its applications use. Every entry goes through the rules of every registration
+ * (client-metadata.ts, then ClientsService's, FAPI included) and through the editor's rights
+ * (client-change-policy.ts: only an owner creates, changes or deletes a client holding an
+ * owner-only scope) before anything is written; the plan then commits in one transaction.
  */
 @Injectable()
 export class ClientDeclarations {
@@ -53,35 +78,44 @@ export class ClientDeclarations {
    * deleted with `prune` (the command's default, as the file is the truth), kept without it (the
    * command's --keep-unlisted: a document that describes only some of the clients, leaving those
    * registered over /register alone). A deletion takes their tokens, consents and codes with it,
-   * which is why the plan is always shown first.
+   * which is why the plan is always shown first. The admin console's own client is never deleted
+   * by a document that leaves it out: the console registers and keeps it itself, and deleting it
+   * would end every administrator's console session.
    */
-  async plan(document: unknown, options: { baseDirectory: string; prune: boolean; env?: NodeJS.ProcessEnv }): Promise<ClientPlan> {
+  async plan(document: unknown, options: PlanOptions): Promise<ClientPlan> {
     const problems: string[] = [];
+    let forbidden = false;
+    const collect = (where: string, error: unknown): void => {
+      if (!(error instanceof DomainError || error instanceof ClientDocumentError)) throw error;
+      forbidden ||= error instanceof DomainError ? error.code === 'admin_client_protected' : error.forbidden;
+      problems.push(...(error instanceof ClientDocumentError ? error.problems : [error.message]).map((problem) => `${where}: ${problem}`));
+    };
     const entries = this.entriesOf(document, problems);
     const existing = new Map((await this.clients.list()).map((client) => [client.id, client]));
     const plan: ClientPlan = { entries: [], create: [], update: [], remove: [] };
     for (const [index, entry] of entries.entries()) {
-      const where = `clients[${index}]${typeof entry.client_id === 'string' ? ` (${entry.client_id})` : ''}`;
       try {
         await this.planOne(entry, existing, plan, options);
       } catch (error) {
-        if (!(error instanceof DomainError || error instanceof ClientDocumentError)) throw error;
-        problems.push(...(error instanceof ClientDocumentError ? error.problems : [error.message]).map((problem) => `${where}: ${problem}`));
+        collect(`clients[${index}]${typeof entry.client_id === 'string' ? ` (${entry.client_id})` : ''}`, error);
       }
     }
-    if (problems.length > 0) throw new ClientDocumentError(problems);
     const listed = new Set(entries.map((entry) => entry.client_id));
     for (const client of existing.values()) {
       if (listed.has(client.id)) continue;
-      if (options.prune) plan.remove.push(client);
-      plan.entries.push({ client_id: client.id, client_name: client.name, action: options.prune ? 'delete' : 'keep' });
+      try {
+        this.planUnlisted(client, plan, options);
+      } catch (error) {
+        collect(`${client.id} (not in the document)`, error);
+      }
     }
+    if (problems.length > 0) throw new ClientDocumentError(problems, forbidden);
     return plan;
   }
 
-  /** Applies a plan in one transaction. */
-  apply(plan: ClientPlan): Promise<void> {
-    return this.clients.applyAll(plan);
+  /** Applies a plan in one transaction, audited as `by` made it (the editor that planned it). */
+  apply(plan: ClientPlan, by: ClientEditor): Promise<void> {
+    return this.clients.applyAll(plan, by);
   }
 
   private entriesOf(document: unknown, problems: string[]): Record<string, unknown>[] {
@@ -101,7 +135,27 @@ export class ClientDeclarations {
     return entries as Record<string, unknown>[];
   }
 
-  private async planOne(entry: Record<string, unknown>, existing: Map<string, Client>, plan: ClientPlan, options: { baseDirectory: string; env?: NodeJS.ProcessEnv }): Promise<void> {
+  /** A registered client the document leaves out: deleted with `prune` (an owner's act on a client holding an owner-only scope), else kept. */
+  private planUnlisted(client: Client, plan: ClientPlan, options: PlanOptions): void {
+    if (!options.prune) {
+      plan.entries.push({ client_id: client.id, client_name: client.name, action: 'keep' });
+      return;
+    }
+    if (client.id === CONSOLE_CLIENT_ID) {
+      plan.entries.push({ client_id: client.id, client_name: client.name, action: 'keep', note: "the admin console's own client, which the console keeps: never deleted by a document" });
+      return;
+    }
+    try {
+      assertOwnerMayManage(client.scope, options.editor);
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      throw new DomainError(error.code, `it would be deleted. ${error.message}. Keep the clients the document leaves out (--keep-unlisted, keep_unlisted), or have an owner apply it`);
+    }
+    plan.remove.push(client);
+    plan.entries.push({ client_id: client.id, client_name: client.name, action: 'delete' });
+  }
+
+  private async planOne(entry: Record<string, unknown>, existing: Map<string, Client>, plan: ClientPlan, options: PlanOptions): Promise<void> {
     const unknown = Object.keys(entry).filter((key) => !CLIENT_METADATA_FIELDS.includes(key));
     if (unknown.length > 0) throw new ClientDocumentError([`unknown field(s) ${unknown.join(', ')}`]);
     const clientId = entry.client_id;
@@ -110,15 +164,17 @@ export class ClientDeclarations {
     }
     const { client_secret: reference, ...metadata } = entry;
     const { client: input } = parseClientMetadata(metadata);
-    const secret = this.secretOf(reference, input.tokenEndpointAuthMethod ?? ClientAuthMethod.ClientSecretBasic, options);
+    const secret = this.secretOf(reference, input.tokenEndpointAuthMethod ?? ClientAuthMethod.ClientSecretBasic, options.secrets);
     const current = existing.get(clientId);
     if (!current) {
       const { client } = await this.clients.draft(input, { clientId, secret });
+      assertOwnerScopesRespected(null, splitScope(client.scope), options.editor);
       plan.create.push(client);
       plan.entries.push({ client_id: clientId, client_name: client.name, action: 'create' });
       return;
     }
-    const { next, changes } = await this.clients.revise(current, input, CLI_ADMINISTRATOR);
+    // A client holding an owner-only scope is an owner's to list at all, as PATCH and RFC 7592's PUT refuse a non-owner its very registration.
+    const { next, changes } = await this.clients.revise(current, input, options.editor);
     const secretChanged = secret !== undefined && !this.clients.secretMatches(current, secret);
     if (secretChanged) next.secretHash = hashSecret(secret);
     if (Object.keys(changes).length === 0 && !secretChanged) {
@@ -130,17 +186,14 @@ export class ClientDeclarations {
   }
 
   /** The secret a secret-based client's entry names; none for other clients. The document names where it is, never holds it. */
-  private secretOf(reference: unknown, method: string, options: { baseDirectory: string; env?: NodeJS.ProcessEnv }): string | undefined {
+  private secretOf(reference: unknown, method: string, scope: SecretReferenceScope): string | undefined {
     if (!SECRET_METHODS.has(method)) {
       if (reference !== undefined) throw new ClientDocumentError([`a client authenticating with "${method}" has no client_secret`]);
       return undefined;
     }
-    if (reference === undefined) throw new ClientDocumentError([`client_secret is required for "${method}": {"env": "VARIABLE"} or {"file": "PATH"}`]);
-    if (!isSecretReference(reference)) {
-      throw new ClientDocumentError(['client_secret must say where the secret is, {"env": "VARIABLE"} or {"file": "PATH"}, not hold it: the document is meant for version control']);
-    }
-    const read = readSecretReference(reference, options.baseDirectory, options.env);
-    if ('problem' in read) throw new ClientDocumentError([`client_secret: ${read.problem}`]);
+    if (reference === undefined) throw new ClientDocumentError([`client_secret is required for "${method}": ${referenceForms(scope)}`]);
+    const read = clientSecretFrom(reference, scope);
+    if ('problem' in read) throw new ClientDocumentError([read.problem]);
     if (!CLIENT_SECRET.test(read.secret)) throw new ClientDocumentError(['client_secret: the secret must be 32 to 200 printable ASCII characters (e.g. openssl rand -base64 32)']);
     return read.secret;
   }

@@ -220,27 +220,33 @@ export class ClientsService {
   /**
    * clients:sign-in (issue 45): how the client's people may sign in; null lifts the restriction.
    * The identity providers named are checked by the caller (SignInMethods). Audited as an update.
+   * Issue 48: a rule narrows or widens who signs in, so on a client holding an owner-only scope it
+   * is an owner's change (assertOwnerMayManage), as any other change of such a client.
    */
-  async setSignInRule(clientId: string, rule: ClientSignInRule | null, actor = 'cli'): Promise<Client> {
+  async setSignInRule(clientId: string, rule: ClientSignInRule | null, editor: ClientEditor = CLI_ADMINISTRATOR): Promise<Client> {
     const client = await this.require(clientId);
+    assertOwnerMayManage(client.scope, editor);
     const next = Object.assign(new Client(), client, { signInRule: rule });
     const changes = changedFields(this.toView(client), this.toView(next));
-    return this.change([clientId], (manager) => this.saveUpdated(next, changes, { actor }, manager));
+    return this.change([clientId], (manager) => this.saveUpdated(next, changes, editor, manager));
   }
 
   /**
    * clients:groups (issue 46): the `groups` claim the client receives, and the groups whose members
-   * alone may sign in to it (null: anyone). Group ids are checked by the caller (GroupsService).
+   * alone may sign in to it (null: anyone). Group ids are checked by the caller (ClientGroupSettings).
    * Audited as an update; the cache is dropped after the commit, as for every client change.
+   * Issue 48: requiring a group narrows who signs in and removing one widens it, so on a client
+   * holding an owner-only scope it is an owner's change (assertOwnerMayManage).
    */
-  async setGroupSettings(clientId: string, settings: { groupsClaim?: GroupsClaimSetting; requiredGroups?: string[] | null }, actor = 'cli'): Promise<Client> {
+  async setGroupSettings(clientId: string, settings: { groupsClaim?: GroupsClaimSetting; requiredGroups?: string[] | null }, editor: ClientEditor = CLI_ADMINISTRATOR): Promise<Client> {
     const client = await this.require(clientId);
+    assertOwnerMayManage(client.scope, editor);
     const next = Object.assign(new Client(), client, {
       ...(settings.groupsClaim !== undefined ? { groupsClaim: settings.groupsClaim } : {}),
       ...(settings.requiredGroups !== undefined ? { requiredGroups: settings.requiredGroups === null || settings.requiredGroups.length === 0 ? null : [...new Set(settings.requiredGroups)] } : {}),
     });
     const changes = changedFields(this.toView(client), this.toView(next));
-    return this.change([clientId], (manager) => this.saveUpdated(next, changes, { actor }, manager));
+    return this.change([clientId], (manager) => this.saveUpdated(next, changes, editor, manager));
   }
 
   /** Deletes the client with its codes, tokens and consents (ON DELETE CASCADE). Issue 48: on a client holding an owner-only scope, an owner's act only. */
@@ -252,19 +258,21 @@ export class ClientsService {
 
   /**
    * Registers, changes and deletes clients together, in one transaction: all of them or none
-   * (clients:apply). Each was drafted or revised first, so every rule has been checked. A changed
-   * secret is recorded as a rotation, never with its value.
+   * (clients:apply, PUT /client-declarations). Each was drafted or revised first, and held to the
+   * editor's rights, so every rule has been checked. A changed secret is recorded as a rotation,
+   * never with its value. `by`: who applies it and from where, for the audit trail.
    */
-  async applyAll(plan: { create: Client[]; update: { next: Client; changes: FieldChanges; secretChanged: boolean }[]; remove: Client[] }, actor = CLI_ADMINISTRATOR.actor): Promise<void> {
+  async applyAll(plan: { create: Client[]; update: { next: Client; changes: FieldChanges; secretChanged: boolean }[]; remove: Client[] }, by: AuditOrigin = CLI_ADMINISTRATOR): Promise<void> {
     const ids = [...plan.create, ...plan.update.map((u) => u.next), ...plan.remove].map((c) => c.id);
     if (ids.length === 0) return;
+    const origin = { actor: by.actor, ip: by.ip };
     await this.change(ids, async (manager) => {
-      for (const client of plan.create) await this.saveRegistered(client, { actor }, manager);
+      for (const client of plan.create) await this.saveRegistered(client, origin, manager);
       for (const { next, changes, secretChanged } of plan.update) {
-        await this.saveUpdated(next, changes, { actor }, manager);
-        if (secretChanged) await this.audit.record({ actor, action: 'client.secret_rotated', subject: `client:${next.id}` }, manager);
+        await this.saveUpdated(next, changes, origin, manager);
+        if (secretChanged) await this.audit.record({ actor: origin, action: 'client.secret_rotated', subject: `client:${next.id}` }, manager);
       }
-      for (const client of plan.remove) await this.remove(client, { actor }, manager);
+      for (const client of plan.remove) await this.remove(client, origin, manager);
     });
   }
 

@@ -1,5 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { AuditActor } from '../audit/audit-actor.js';
+import { AuditService } from '../audit/audit.service.js';
 import { Clock } from '../common/clock.js';
 import { housekeepingConfig, type HousekeepingConfig } from '../config/housekeeping.config.js';
 import { AuthorizationCodeStore } from '../codes/authorization-code.store.js';
@@ -39,12 +41,23 @@ export interface PurgeResult {
   instances: number;
 }
 
+/** The counts under snake_case names, as the admin API answers them and the audit trail records them (the CLI prints PurgeResult's own). */
+export function purgeCounts(result: PurgeResult): Record<string, number> {
+  return Object.fromEntries(Object.entries(result).map(([name, count]) => [name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`), count]));
+}
+
 /** How long the record of a back-channel logout notification is kept once it has an outcome. */
 export const LOGOUT_RECORD_DAYS = 7;
 
 export interface PurgeOptions {
   /** Stops between two batches when aborted (application shutdown). */
   signal?: AbortSignal;
+  /**
+   * Who asked for this run over the admin API (POST /housekeeping/purge), audited with the counts
+   * (`housekeeping.purged`). The scheduled runs and the CLI's `purge`, which cron runs every few
+   * minutes, are not: a row each time would bury the events the log is read for.
+   */
+  requestedBy?: AuditActor;
 }
 
 /**
@@ -110,6 +123,7 @@ export class PurgeService {
     private readonly deviceAuthorizations: DeviceAuthorizationStore,
     private readonly emailLinks: EmailLinkStore,
     private readonly instances: InstanceStore,
+    private readonly audit: AuditService,
     @Inject(housekeepingConfig.KEY) private readonly config: HousekeepingConfig,
     private readonly clock: Clock,
   ) {}
@@ -130,7 +144,9 @@ export class PurgeService {
     const emailLinks = await this.deleteInBatches((limit) => this.emailLinks.purgeExpired(cutoff, limit), options);
     const unseenCutoff = new Date(cutoff.getTime() - SEEN_WITHIN_HOURS * 3_600_000);
     const instances = await this.deleteInBatches((limit) => this.instances.purgeUnseen(unseenCutoff, limit), options);
-    return { codes, tokens, macNonces, sessions, logoutDeliveries, pushedRequests, jtiUses, idempotencyKeys, deviceAuthorizations, emailLinks, instances };
+    const result = { codes, tokens, macNonces, sessions, logoutDeliveries, pushedRequests, jtiUses, idempotencyKeys, deviceAuthorizations, emailLinks, instances };
+    if (options.requestedBy !== undefined) await this.audit.record({ actor: options.requestedBy, action: 'housekeeping.purged', subject: 'housekeeping:purge', details: purgeCounts(result) });
+    return result;
   }
 
   /** Runs one store's bounded DELETE until a batch comes back short, the per-run cap is reached or the run is aborted. */

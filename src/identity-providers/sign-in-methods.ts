@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { CLI_ADMINISTRATOR, type ClientEditor } from '../clients/client-change-policy.js';
 import type { Client } from '../clients/client.entity.js';
 import { ClientsService } from '../clients/clients.service.js';
 import { DomainError } from '../common/domain-error.js';
@@ -50,17 +51,38 @@ export class SignInMethods {
     return rule.identityProviders === null || rule.identityProviders.includes(via.idp);
   }
 
-  /** clients:sign-in: sets the client's rule; `identityProviders` null allows every enabled one. At least one way must remain. */
-  async setRule(clientId: string, rule: { identityProviders: string[] | null; localSignIn: boolean }, actor = 'cli'): Promise<ClientSignInRuleView> {
+  /** The client's rule as clients:sign-in prints it (every way: no rule). */
+  async ruleOf(clientId: string): Promise<ClientSignInRuleView> {
+    return ruleView(await this.client(clientId));
+  }
+
+  /**
+   * clients:sign-in and PUT /clients/{id}/sign-in: sets the client's rule; `identityProviders` null
+   * allows every enabled one. At least one way must remain. The change, with the clients' rules (an
+   * owner's on a client holding an owner-only scope) and its audit event, is ClientsService's.
+   */
+  async setRule(clientId: string, rule: { identityProviders: readonly string[] | null; localSignIn: boolean }, editor: ClientEditor = CLI_ADMINISTRATOR): Promise<ClientSignInRuleView> {
+    await this.client(clientId);
     if (!rule.localSignIn && rule.identityProviders !== null && rule.identityProviders.length === 0) {
       throw new DomainError('invalid_identity_provider', 'A client needs at least one way to sign in: allow the local sign-in or an identity provider.');
     }
     for (const id of rule.identityProviders ?? []) {
-      if (!(await this.providers.find(id))) throw new DomainError('identity_provider_not_found', `No identity provider "${id}".`);
+      if (!(await this.providers.find(id))) throw new DomainError('identity_provider_not_found', `No identity provider ${JSON.stringify(id.slice(0, 64))}.`);
     }
     // Every way allowed is no rule at all.
     const unrestricted = rule.localSignIn && rule.identityProviders === null;
-    await this.clients.setSignInRule(clientId, unrestricted ? null : { identityProviders: rule.identityProviders ? [...new Set(rule.identityProviders)] : null, localSignIn: rule.localSignIn }, actor);
-    return { client_id: clientId, identity_providers: rule.identityProviders ?? 'any', local_sign_in: rule.localSignIn };
+    const client = await this.clients.setSignInRule(clientId, unrestricted ? null : { identityProviders: rule.identityProviders ? [...new Set(rule.identityProviders)] : null, localSignIn: rule.localSignIn }, editor);
+    return ruleView(client);
   }
+
+  private async client(clientId: string): Promise<Client> {
+    const client = await this.clients.findById(clientId);
+    if (!client) throw new DomainError('client_not_found', `No client with id ${JSON.stringify(clientId.slice(0, 64))}.`);
+    return client;
+  }
+}
+
+function ruleView(client: Pick<Client, 'id' | 'signInRule'>): ClientSignInRuleView {
+  const rule = client.signInRule;
+  return { client_id: client.id, identity_providers: rule?.identityProviders ?? 'any', local_sign_in: rule?.localSignIn ?? true };
 }

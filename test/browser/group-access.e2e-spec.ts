@@ -48,7 +48,7 @@ describe('a client that requires a group, in a real browser (issue 46; WCAG 2.1 
     const engineering = await nest.get(GroupsService).create({ displayName: 'Engineering', members: [{ type: 'user', id: alice.id }] }, 'test');
     const clients = nest.get(ClientsService);
     const { client, secret } = await clients.create({ name: 'Engineering wiki', redirectUris: [callbacks.redirectUri], scope: 'notes:read' });
-    await clients.setGroupSettings(client.id, { requiredGroups: [engineering.id], groupsClaim: GroupsClaimSetting.Names }, 'test');
+    await clients.setGroupSettings(client.id, { requiredGroups: [engineering.id], groupsClaim: GroupsClaimSetting.Names });
     rp = await oidc.discovery(issuer, client.id, undefined, oidc.ClientSecretBasic(secret!), { execute: [oidc.allowInsecureRequests] });
   });
 

@@ -89,7 +89,7 @@ describe('groups from upstream identity providers\' claims (issue 46)', () => {
     await idps.create({ id: 'contoso-ids', displayName: 'Contoso (ids)', protocol: 'oidc', settings: { ...common, groupsMatch: 'external_id' } }, 'test');
     await idps.create({ id: 'contoso-create', displayName: 'Contoso (create)', protocol: 'oidc', settings: { ...common, groupsCreate: true } }, 'test');
     const { client, secret } = await nest.get(ClientsService).create({ name: 'Payroll', redirectUris: [RP_REDIRECT_URI], scope: 'notes:read' });
-    await nest.get(ClientsService).setGroupSettings(client.id, { requiredGroups: [group['Payroll Access'].id] }, 'test');
+    await nest.get(ClientsService).setGroupSettings(client.id, { requiredGroups: [group['Payroll Access'].id] });
     rp = await oidc.discovery(issuer, client.id, undefined, oidc.ClientSecretBasic(secret!), { execute: [oidc.allowInsecureRequests] });
 
     const spKeys = makeSigningKeys('latchkey-sp-groups');

@@ -103,8 +103,8 @@ describe('groups: the groups claim and the clients\' group rule (issue 46)', () 
     const rs = await clients.create({ name: 'Ledger RS', redirectUris: [], scope: 'tokens:introspect', grantTypes: ['client_credentials'] as never });
     introspector = { id: rs.client.id, secret: rs.secret!, redirectUri: '' };
     await nest.get(ResourceServersService).register({ uri: LEDGER, name: 'Ledger', accessTokenFormat: 'jwt', introspector: introspector.id }, 'test');
-    await clients.setGroupSettings(wiki.id, { groupsClaim: 'names', requiredGroups: [engineering.id] }, 'test');
-    await clients.setGroupSettings(tracker.id, { groupsClaim: 'ids' }, 'test');
+    await clients.setGroupSettings(wiki.id, { groupsClaim: 'names', requiredGroups: [engineering.id] });
+    await clients.setGroupSettings(tracker.id, { groupsClaim: 'ids' });
   });
 
   afterAll(async () => {

@@ -87,8 +87,8 @@ describe('groups through the admin CLI (issue 46)', () => {
     };
     const before = await stored();
     const audited = await count('audit_events');
-    expect(await refused('clients:groups', '--client-id', clientId, '--require', 'Engineering', '--require', 'Ghosts')).toEqual({ code: 1, error: 'latchkey: No group named or with id "Ghosts" (groups:list shows them)' });
-    expect(await refused('clients:groups', '--client-id', clientId, '--claim', 'everything')).toEqual({ code: 1, error: 'latchkey: --claim takes none, names, ids, not "everything"' });
+    expect(await refused('clients:groups', '--client-id', clientId, '--require', 'Engineering', '--require', 'Ghosts')).toEqual({ code: 1, error: 'latchkey: No group named or with id "Ghosts".' });
+    expect(await refused('clients:groups', '--client-id', clientId, '--claim', 'everything')).toEqual({ code: 1, error: 'latchkey: The groups claim is one of none, names, ids, not "everything".' });
     expect(await stored()).toEqual(before);
     expect(await count('audit_events')).toBe(audited);
 

@@ -1,4 +1,6 @@
 import type { DataSource } from 'typeorm';
+import { AdminRolesService } from '../../src/admin/admin-roles.service.js';
+import type { AdminRole } from '../../src/scopes/admin-scopes.js';
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service.js';
 import { ADMIN_API, type AdminApi, type AdminResponse, type SignedInAdmin } from './admin-api.js';
 import { obtainTokens } from './api-client.js';
@@ -25,6 +27,13 @@ export async function adminCallers(admin: AdminApi): Promise<AdminCallers> {
     helpdesk: await admin.signIn(['helpdesk']),
     nobody: await admin.signIn([]),
   };
+}
+
+/** Someone signed in holding `role`, whose role was then removed: their token still carries its scope, which no longer opens anything. */
+export async function demotedAdmin(admin: AdminApi, role: AdminRole): Promise<SignedInAdmin> {
+  const demoted = await admin.signIn([role]);
+  await admin.app.app.get(AdminRolesService).revoke(demoted.userId, role, 'cli');
+  return demoted;
 }
 
 /** RFC 7591 metadata of a confidential service client (client_credentials, notes:read). */

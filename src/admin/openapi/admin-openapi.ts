@@ -1,6 +1,7 @@
 import { ADMIN_SCOPES } from '../../scopes/admin-scopes.js';
 import { ADMIN_API } from '../admin-reply.js';
 import { AUDIT_PATHS } from './audit.paths.js';
+import { CLIENT_SETTINGS_PATHS } from './client-settings.paths.js';
 import { CLIENTS_PATHS } from './clients.paths.js';
 import { CORE_PATHS } from './core.paths.js';
 import { PEOPLE_PATHS } from './people.paths.js';
@@ -10,7 +11,7 @@ import { IDENTITY_PROVIDER_PATHS } from './identity-providers.paths.js';
 import { SYSTEM_PATHS } from './system.paths.js';
 
 /** Every fragment of the admin API's description, one per area. */
-const FRAGMENTS: Record<string, object>[] = [CORE_PATHS, PEOPLE_PATHS, PERSON_LINK_PATHS, CLIENTS_PATHS, AUDIT_PATHS, SYSTEM_PATHS, GROUP_PATHS, IDENTITY_PROVIDER_PATHS];
+const FRAGMENTS: Record<string, object>[] = [CORE_PATHS, PEOPLE_PATHS, PERSON_LINK_PATHS, CLIENTS_PATHS, CLIENT_SETTINGS_PATHS, AUDIT_PATHS, SYSTEM_PATHS, GROUP_PATHS, IDENTITY_PROVIDER_PATHS];
 
 /**
  * The admin API's paths for the OpenAPI document the data API has (issue 48): keyed by their full

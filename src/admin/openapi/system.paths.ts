@@ -39,7 +39,13 @@ const INSTANCE = {
   },
 };
 
-/** Signing keys (src/admin/system/signing-keys.controller.ts), doctor (src/doctor/doctor.controller.ts) and the instances (src/admin/system/instances.controller.ts). */
+const PURGED = {
+  type: 'object',
+  description: 'How many rows of each kind were deleted',
+  properties: Object.fromEntries(['codes', 'tokens', 'mac_nonces', 'sessions', 'logout_deliveries', 'pushed_requests', 'jti_uses', 'idempotency_keys', 'device_authorizations', 'email_links', 'instances'].map((name) => [name, { type: 'integer' }])),
+};
+
+/** Signing keys (src/admin/system/signing-keys.controller.ts), doctor (src/doctor/doctor.controller.ts), the instances (src/admin/system/instances.controller.ts) and the purge (src/housekeeping/purge.controller.ts). */
 export const SYSTEM_PATHS: Record<string, object> = {
   '/keys': {
     get: { summary: 'The signing keys and their states, as keys:list prints them', security: adminSecurity(READ), parameters: PAGE_PARAMETERS, responses: { '200': { description: 'One page', content: adminJson(page(KEY)) }, ...ADMIN_ERRORS } },
@@ -55,6 +61,13 @@ export const SYSTEM_PATHS: Record<string, object> = {
         '409': adminError('Another rotation of the algorithm ran at the same time (conflict)'),
         ...ADMIN_ERRORS,
       },
+    },
+  },
+  '/housekeeping/purge': {
+    post: {
+      summary: 'Delete expired codes, tokens, sessions and the rest now, as the CLI\'s purge does; audited as housekeeping.purged',
+      security: adminSecurity(['admin:owner']),
+      responses: { '200': { description: 'The counts', content: adminJson(PURGED) }, ...ADMIN_ERRORS },
     },
   },
   '/doctor': {

@@ -17,7 +17,7 @@ export function adminQuery(request: FastifyRequest, names: readonly string[]): R
 
 function onlyKnown(input: Record<string, unknown>, known: readonly string[], what: string): Record<string, unknown> {
   const unknown = Object.keys(input).filter((key) => !known.includes(key));
-  if (unknown.length > 0) throw new ApiError(400, `Unknown ${what} ${unknown.map((key) => JSON.stringify(key)).join(', ')}; this route takes ${known.join(', ')}`, { error: 'invalid_request' });
+  if (unknown.length > 0) throw new ApiError(400, `Unknown ${what} ${unknown.map((key) => JSON.stringify(key)).join(', ')}; this route takes ${known.length > 0 ? known.join(', ') : 'none'}`, { error: 'invalid_request' });
   return input;
 }
 

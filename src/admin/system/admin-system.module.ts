@@ -17,7 +17,7 @@ import { OverviewStore } from './overview.store.js';
 /**
  * The admin API's system and audit areas (issue 48): the audit log, signing keys, groups,
  * upstream identity providers, the overview's counts and the instances seen, each through the service its CLI commands call (doctor's route is
- * DoctorApiModule's). AdminAccess (AdminApiModule's) decides who may call each route.
+ * DoctorApiModule's, the purge's PurgeApiModule's). AdminAccess (AdminApiModule's) decides who may call each route.
  */
 @Module({
   imports: [AccessModule, AuditModule, CommonModule, GroupsModule, IdentityProvidersModule, InstancesModule, SigningModule],
