@@ -11,12 +11,17 @@ import { ConsoleCookie } from './console-cookie.js';
 import { ConsoleDashboardController } from './console-dashboard.controller.js';
 import { ConsoleEnabled } from './console-enabled.guard.js';
 import { ConsoleExceptionFilter } from './console-exception.filter.js';
+import { ConsoleGroupMembersController } from './console-group-members.controller.js';
+import { ConsoleGroupsController } from './console-groups.controller.js';
+import { ConsoleIdentityProviderChangesController } from './console-identity-provider-changes.controller.js';
+import { ConsoleIdentityProvidersController } from './console-identity-providers.controller.js';
 import { ConsoleKeys } from './console-keys.js';
 import { ConsoleKeysController } from './console-keys.controller.js';
 import { ConsoleOpenId } from './console-openid.js';
 import { ConsolePages } from './console-pages.js';
 import { ConsolePeopleController } from './console-people.controller.js';
 import { ConsolePersonActionsController } from './console-person-actions.controller.js';
+import { ConsoleResourceServersController } from './console-resource-servers.controller.js';
 import { ConsoleSessions } from './console-sessions.js';
 import { ConsoleSignInController } from './console-sign-in.controller.js';
 import { InProcessHttp } from './in-process-http.js';
@@ -27,8 +32,13 @@ export const CONSOLE_CONTROLLERS = [
   ConsoleDashboardController,
   ConsolePeopleController,
   ConsolePersonActionsController,
+  ConsoleGroupsController,
+  ConsoleGroupMembersController,
   ConsoleClientsController,
   ConsoleClientActionsController,
+  ConsoleResourceServersController,
+  ConsoleIdentityProvidersController,
+  ConsoleIdentityProviderChangesController,
   ConsoleAuditController,
   ConsoleKeysController,
 ];

@@ -44,3 +44,11 @@ export class AdminApiRefusal extends Error {
 export function formExpired(retryUrl: string): ConsoleRefusal {
   return new ConsoleRefusal(403, 'Request refused', 'This form has expired or was not sent from the admin console. Go back, reload the page and try again.', { retryUrl });
 }
+
+/**
+ * The form of a change this administrator's roles do not allow (ConsoleVisit.can, read from the
+ * table AdminAccess reads): the 403 page instead of a form the admin API would refuse when sent.
+ */
+export function notAllowedToChange(what: string, retryUrl: string): ConsoleRefusal {
+  return new ConsoleRefusal(403, 'Not allowed', `Your administrator role does not let you change ${what}. An owner can, or can give you a role that does.`, { retryUrl });
+}

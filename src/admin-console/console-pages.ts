@@ -8,13 +8,36 @@ import type { AdminArea } from '../scopes/admin-scopes.js';
 import { CONSOLE, SIGN_OUT_PATH } from './console-paths.js';
 import type { ConsoleVisit } from './console-visit.js';
 
-export type ConsoleView = 'dashboard' | 'people' | 'person' | 'clients' | 'client' | 'client-new' | 'audit' | 'keys' | 'confirm' | 'error' | 'signed-out';
+export type ConsoleView =
+  | 'dashboard'
+  | 'people'
+  | 'person'
+  | 'groups'
+  | 'group'
+  | 'group-form'
+  | 'clients'
+  | 'client'
+  | 'client-new'
+  | 'resource-servers'
+  | 'resource-server-new'
+  | 'identity-providers'
+  | 'identity-provider'
+  | 'identity-provider-new'
+  | 'identity-provider-form'
+  | 'audit'
+  | 'keys'
+  | 'confirm'
+  | 'error'
+  | 'signed-out';
 
 /** The console's sections, in the navigation's order, each shown to whoever may read it. */
 const SECTIONS: readonly { path: string; label: string; area: AdminArea | null }[] = [
   { path: CONSOLE, label: 'Dashboard', area: null },
   { path: `${CONSOLE}/people`, label: 'People', area: 'people' },
+  { path: `${CONSOLE}/groups`, label: 'Groups', area: 'system' },
   { path: `${CONSOLE}/clients`, label: 'Clients', area: 'clients' },
+  { path: `${CONSOLE}/resource-servers`, label: 'Resource servers', area: 'clients' },
+  { path: `${CONSOLE}/identity-providers`, label: 'Identity providers', area: 'system' },
   { path: `${CONSOLE}/audit`, label: 'Audit log', area: 'audit' },
   { path: `${CONSOLE}/keys`, label: 'Signing keys', area: 'system' },
 ];
