@@ -5,6 +5,7 @@ import { IdentityProvidersModule } from '../identity-providers/identity-provider
 import { KeysModule } from '../keys/keys.module.js';
 import { ConsoleAuditController } from './console-audit.controller.js';
 import { ConsoleClientActionsController } from './console-client-actions.controller.js';
+import { ConsoleClientEditController } from './console-client-edit.controller.js';
 import { ConsoleClient } from './console-client.js';
 import { ConsoleClientsController } from './console-clients.controller.js';
 import { ConsoleCookie } from './console-cookie.js';
@@ -21,6 +22,9 @@ import { ConsoleOpenId } from './console-openid.js';
 import { ConsolePages } from './console-pages.js';
 import { ConsolePeopleController } from './console-people.controller.js';
 import { ConsolePersonActionsController } from './console-person-actions.controller.js';
+import { ConsolePersonFormsController } from './console-person-forms.controller.js';
+import { ConsolePersonLinksController } from './console-person-links.controller.js';
+import { ConsolePersonRolesController } from './console-person-roles.controller.js';
 import { ConsoleResourceServersController } from './console-resource-servers.controller.js';
 import { ConsoleSessions } from './console-sessions.js';
 import { ConsoleSignInController } from './console-sign-in.controller.js';
@@ -40,6 +44,11 @@ export const CONSOLE_CONTROLLERS = [
   ConsoleIdentityProvidersController,
   ConsoleIdentityProviderChangesController,
   ConsoleAuditController,
+  // The people and client forms.
+  ConsolePersonFormsController,
+  ConsolePersonRolesController,
+  ConsolePersonLinksController,
+  ConsoleClientEditController,
   ConsoleKeysController,
 ];
 

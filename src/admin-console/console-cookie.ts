@@ -46,6 +46,8 @@ export interface PendingSignIn {
 /** What one page leaves for the next (post/redirect/get): a message, or a secret shown once. */
 export interface Flash {
   notice?: string;
+  /** Done, but not all of it (a person added whose invitation could not be sent): shown apart from a notice. */
+  warning?: string;
   secret?: { clientId: string; secret: string };
 }
 

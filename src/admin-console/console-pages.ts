@@ -28,7 +28,13 @@ export type ConsoleView =
   | 'keys'
   | 'confirm'
   | 'error'
-  | 'signed-out';
+  | 'signed-out'
+  // The people and client forms (console-person-*.controller.ts, console-client-edit.controller.ts).
+  | 'person-new'
+  | 'person-edit'
+  | 'person-roles'
+  | 'person-link'
+  | 'client-edit';
 
 /** The console's sections, in the navigation's order, each shown to whoever may read it. */
 const SECTIONS: readonly { path: string; label: string; area: AdminArea | null }[] = [
@@ -63,7 +69,7 @@ export class ConsolePages {
     const section = options.section ?? CONSOLE;
     const nav = SECTIONS.filter((entry) => entry.area === null || visit.can(entry.area, 'read')).map((entry) => ({ ...entry, current: entry.path === section }));
     const formTargets = await this.upstreamOrigins.of();
-    return this.render(view, title, { ...data, nav, administrator: visit.administrator, csrfToken: visit.csrfToken, notice: visit.flash.notice, signOut: SIGN_OUT_PATH }, { ...options, formTargets });
+    return this.render(view, title, { ...data, nav, administrator: visit.administrator, csrfToken: visit.csrfToken, notice: visit.flash.notice, warning: visit.flash.warning, signOut: SIGN_OUT_PATH }, { ...options, formTargets });
   }
 
   /** A page without a signed-in administrator's navigation: a refusal, an error, signed out. */

@@ -12,8 +12,9 @@ const PEOPLE = `${CONSOLE}/people`;
 
 /**
  * People (issue 48): the list with search, a status filter and paging; one person with their
- * profile, second factors, live sessions and applications, and the actions their role allows
- * (ConsolePersonActionsController does them).
+ * profile, roles, second factors, live sessions, applications and upstream links, and the actions
+ * their role allows (ConsolePersonActionsController, ConsolePersonFormsController,
+ * ConsolePersonRolesController and ConsolePersonLinksController do them).
  */
 @Controller()
 @UseFilters(ConsoleExceptionFilter)
@@ -29,15 +30,20 @@ export class ConsolePeopleController {
     const visit = await this.sessions.visit(request, reply);
     const filters = { q: textParam(query.q), active: query.active === 'true' || query.active === 'false' ? query.active : '' };
     const page = await listPage(visit.api, '/people', PEOPLE, filters, query.cursor);
-    sendOutcome(reply, await this.pages.page(visit, 'people', 'People', { ...filters, people: page.items, next: page.next, first: page.first }, { section: PEOPLE }));
+    sendOutcome(reply, await this.pages.page(visit, 'people', 'People', { ...filters, people: page.items, next: page.next, first: page.first, canWrite: visit.can('people', 'write') }, { section: PEOPLE }));
   }
 
   @Get(`${PEOPLE.slice(1)}/:id`)
   async show(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Param('id') id: string): Promise<void> {
     const visit = await this.sessions.visit(request, reply);
     const path = `/people/${segment(id)}`;
-    const [person, sessions, grants] = await Promise.all([visit.api.get(path), visit.api.get<{ items: unknown[] }>(`${path}/sessions`), visit.api.get<{ items: unknown[] }>(`${path}/grants`)]);
-    const data = { person, sessions: sessions.items, grants: grants.items, canWrite: visit.can('people', 'write') };
+    const [person, sessions, grants, links] = await Promise.all([
+      visit.api.get(path),
+      visit.api.get<{ items: unknown[] }>(`${path}/sessions`),
+      visit.api.get<{ items: unknown[] }>(`${path}/grants`),
+      visit.api.get<{ items: unknown[] }>(`${path}/upstream-links`),
+    ]);
+    const data = { person, sessions: sessions.items, grants: grants.items, upstreamLinks: links.items, canWrite: visit.can('people', 'write'), canChangeRoles: visit.can('system', 'write') };
     sendOutcome(reply, await this.pages.page(visit, 'person', String(person.username), data, { section: PEOPLE }));
   }
 }
