@@ -200,7 +200,7 @@ describe('admin API: client group settings and sign-in rules, and the purge', ()
       expect([refused.status, refused.body.error]).toEqual([400, 'invalid_request']);
       const purged = await admin.request('POST', '/housekeeping/purge', callers.owner.token);
       expect(purged.status).toBe(200);
-      expect(Object.keys(purged.body).sort()).toEqual(['codes', 'device_authorizations', 'email_links', 'idempotency_keys', 'jti_uses', 'logout_deliveries', 'mac_nonces', 'pushed_requests', 'sessions', 'tokens']);
+      expect(Object.keys(purged.body).sort()).toEqual(['codes', 'device_authorizations', 'email_links', 'idempotency_keys', 'instances', 'jti_uses', 'logout_deliveries', 'mac_nonces', 'pushed_requests', 'sessions', 'tokens']);
       expect(purged.body.jti_uses).toBeGreaterThanOrEqual(3);
       expect(await app.dataSource.query('SELECT * FROM "jti_uses"')).toEqual([]);
       const [event] = await auditEventsOf(app.dataSource, 'housekeeping:purge');
