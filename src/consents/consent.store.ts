@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import { EntityRows } from '../database/entity-rows.js';
 import type { KeysetPage } from '../database/keyset-page.js';
-import { dateParameter, PreparedStatement } from '../database/prepared-statement.js';
+import { dateParameter, execute, PreparedStatement } from '../database/prepared-statement.js';
 import { User } from '../users/user.entity.js';
 import { Consent } from './consent.entity.js';
 
@@ -21,7 +21,7 @@ export interface SignedInRow {
 export class ConsentStore {
   private readonly rows: EntityRows<Consent>;
   private readonly users: EntityRows<User>;
-  // Prepared: grant() reads the consent it widens.
+  // Prepared: grant() reads the consent it widens when its caller did not (the password and device grants, a retry).
   private readonly byUserAndClient: PreparedStatement<Record<string, unknown>>;
   // Prepared: every authorization request in a signed-in session asks it (issue 47).
   private readonly signedInStatement: PreparedStatement<Record<string, unknown>>;
@@ -83,9 +83,28 @@ export class ConsentStore {
     return query.getMany();
   }
 
-  /** An upsert on the (user, client) unique index: two instances granting at once cannot create two rows. */
-  async upsert(consent: Pick<Consent, 'id' | 'userId' | 'clientId' | 'scope'>, manager: EntityManager): Promise<void> {
-    await manager.upsert(Consent, consent, { conflictPaths: ['userId', 'clientId'] });
+  /**
+   * Writes the person's consent for the client as `scope`, in the caller's transaction, only if
+   * the row still holds `current`, the scope the caller read (null: no row); false when it does
+   * not, so that the caller reads again rather than overwrite another grant or a withdrawal.
+   * A new row takes `id`; an existing row keeps its own (the statements never set it).
+   *
+   * No row read: an INSERT … ON CONFLICT on the (user, client) unique index (SQLite 3.24+,
+   * PostgreSQL 9.5+), which leaves a row another grant wrote meanwhile as it is. A row read: an
+   * UPDATE conditioned on its scope, not an upsert with `DO UPDATE … WHERE`, because that would
+   * insert the row again had the person withdrawn it meanwhile, bringing back what they took away.
+   */
+  async write(consent: Pick<Consent, 'id' | 'userId' | 'clientId' | 'scope'>, current: string | null, now: Date, manager: EntityManager): Promise<boolean> {
+    const at = dateParameter(now, this.dataSource.options.type);
+    const changed =
+      current === null
+        ? await execute(
+            manager,
+            'INSERT INTO "consents" ("id", "user_id", "client_id", "scope", "created_at", "updated_at") VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT ("user_id", "client_id") DO NOTHING',
+            [consent.id, consent.userId, consent.clientId, consent.scope, at, at],
+          )
+        : await execute(manager, 'UPDATE "consents" SET "scope" = ?, "updated_at" = ? WHERE "user_id" = ? AND "client_id" = ? AND "scope" = ?', [consent.scope, at, consent.userId, consent.clientId, current]);
+    return changed > 0;
   }
 
   /** Deletes the person's consent for the client, in the caller's transaction; false when there was none. */

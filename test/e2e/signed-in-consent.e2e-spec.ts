@@ -2,10 +2,13 @@
  * Issue 47: GET /authorize reads the session, its person, their consent and the session's record of
  * the client in one statement (ConsentStore.signedIn, ConsentsService.signedInConsenting). It must
  * answer exactly what the separate lookups did (SessionStore.isLive, UserStore.findById, the consent
- * covering the scope), and refuse a deactivated person, on SQLite and PostgreSQL.
+ * covering the scope), and refuse a deactivated person, on SQLite and PostgreSQL. POST /consent
+ * widens the consent from that statement's read, without reading it again.
  */
 import { randomUUID } from 'node:crypto';
 import { jest } from '@jest/globals';
+import { AuditEvent } from '../../src/audit/audit-event.entity.js';
+import { Consent } from '../../src/consents/consent.entity.js';
 import { ConsentsService } from '../../src/consents/consents.service.js';
 import { SessionClient } from '../../src/sessions/session-client.entity.js';
 import type { Session } from '../../src/sessions/session.entity.js';
@@ -13,6 +16,7 @@ import { SessionStore } from '../../src/sessions/session.store.js';
 import { User } from '../../src/users/user.entity.js';
 import { Browser, isLoginPage } from '../helpers/browser.js';
 import { authorizeAsUser, authorizeUrl, redirectParams } from '../helpers/oauth-flow.js';
+import { statementsSentDuring } from '../helpers/statements-sent.js';
 import { TestApp, type RegisteredClient } from '../helpers/test-app.js';
 
 describe(ConsentsService.name, () => {
@@ -118,6 +122,33 @@ describe(ConsentsService.name, () => {
     await app.app.get(SessionStore).recordClient(LIVE, appA.clientId, now, false);
     expect(await app.dataSource.getRepository(SessionClient).countBy({ sessionId: LIVE, clientId: appA.clientId })).toBe(1);
   });
+
+  it('grants from a stale read by reading again: merged with what the row holds, in the same row, and never bringing back a withdrawn scope', async () => {
+    const client = await app.createClient({ scope: 'openid notes:read notes:write' });
+    const consents = app.app.get(ConsentsService);
+    const rows = () => app.dataSource.getRepository(Consent).findBy({ userId: person.id, clientId: client.clientId });
+    const given = () => app.dataSource.getRepository(AuditEvent).countBy({ action: 'consent.given', subject: `client:${client.clientId}` });
+
+    await consents.grant(person.id, client.clientId, ['notes:read'], { current: null });
+    const [first] = await rows();
+    expect(first).toMatchObject({ scope: 'notes:read' });
+    // Told there is no consent when another grant wrote one meanwhile: the INSERT leaves it, and the retry widens it.
+    await consents.grant(person.id, client.clientId, ['notes:write'], { current: null });
+    expect(await rows()).toEqual([expect.objectContaining({ id: first.id, scope: 'notes:read notes:write' })]);
+    // Told an older scope: the conditional UPDATE misses, and the retry merges with the row as it is now, narrowing nothing.
+    await consents.grant(person.id, client.clientId, ['openid'], { current: 'notes:read' });
+    expect(await rows()).toEqual([expect.objectContaining({ id: first.id, scope: 'notes:read notes:write openid' })]);
+    // Nothing new allowed (as the caller read it): nothing written, nothing audited.
+    await consents.grant(person.id, client.clientId, ['notes:read'], { current: 'notes:read' });
+    expect(await rows()).toEqual([expect.objectContaining({ id: first.id, scope: 'notes:read notes:write openid' })]);
+    expect(await given()).toBe(3);
+
+    // Withdrawn between the read and the write: only what this grant allowed is written, not what the person took away.
+    await app.dataSource.getRepository(Consent).delete({ id: first.id });
+    await consents.grant(person.id, client.clientId, ['notes:write'], { current: 'notes:read openid' });
+    expect(await rows()).toEqual([expect.objectContaining({ scope: 'notes:write' })]);
+    expect(await given()).toBe(4);
+  });
 });
 
 describe('GET /authorize for a signed-in person (one statement)', () => {
@@ -168,5 +199,39 @@ describe('GET /authorize for a signed-in person (one statement)', () => {
     expect(isLoginPage(answer.status === 200 ? answer : await browser.get(answer.location!))).toBe(true);
     const consents = (await app.dataSource.query(`SELECT "scope" FROM "consents" WHERE "user_id" = '${userId}' AND "client_id" = '${client.clientId}'`)) as { scope: string }[];
     expect(consents.map((row) => row.scope)).toEqual(['notes:read']);
+  });
+
+  it('POST /consent widens the consent in place and reads it only in its signed-in statement; an answer allowing nothing new writes nothing', async () => {
+    const client = await app.createClient({ scope: 'openid notes:read notes:write' });
+    const user = await app.createUser();
+    const browser = new Browser(app.baseUrl);
+    expect(redirectParams(await authorizeAsUser(browser, user, authorizeUrl(client, { scope: 'notes:read' }))).get('code')).toBeTruthy();
+    const userId = (await app.dataSource.getRepository(User).findOneByOrFail({ username: user.username })).id;
+    const rows = () => app.dataSource.getRepository(Consent).findBy({ userId, clientId: client.clientId });
+    const given = () => app.dataSource.getRepository(AuditEvent).countBy({ action: 'consent.given', subject: `client:${client.clientId}` });
+    const [first] = await rows();
+
+    // Another scope alone: the answer adds it to what the person allowed before, in the same row.
+    const consentPage = await browser.get(authorizeUrl(client, { scope: 'notes:write', state: 'other' }));
+    expect(consentPage.body).toContain('action="/consent"');
+    let answer = consentPage;
+    const sent = await statementsSentDuring(app.dataSource, async () => (answer = await browser.submit(consentPage, '/consent', { decision: 'allow' })));
+    expect(redirectParams(answer).get('code')).toBeTruthy();
+    expect(await rows()).toEqual([expect.objectContaining({ id: first.id, scope: 'notes:read notes:write' })]);
+    expect(await given()).toBe(2);
+    // The consent was read with the session (ConsentStore.signedIn joins it) and not again; it was written once.
+    const onConsents = sent.filter((sql) => sql.includes('"consents"'));
+    expect(onConsents.filter((sql) => /^\s*SELECT/i.test(sql))).toEqual([expect.stringContaining('LEFT JOIN "consents"')]);
+    expect(onConsents.filter((sql) => sql.includes('FROM "consents"'))).toEqual([]);
+    expect(onConsents.filter((sql) => /^\s*(INSERT|UPDATE)/i.test(sql))).toHaveLength(1);
+
+    // prompt=consent asks again for what the person allowed already: allowing it writes and audits nothing.
+    const askedAgain = await browser.get(authorizeUrl(client, { scope: 'notes:read', prompt: 'consent', state: 'again' }));
+    expect(askedAgain.body).toContain('action="/consent"');
+    const sentAgain = await statementsSentDuring(app.dataSource, async () => (answer = await browser.submit(askedAgain, '/consent', { decision: 'allow' })));
+    expect(redirectParams(answer).get('code')).toBeTruthy();
+    expect(sentAgain.filter((sql) => sql.includes('"consents"') && !/^\s*SELECT/i.test(sql))).toEqual([]);
+    expect(await rows()).toEqual([expect.objectContaining({ id: first.id, scope: 'notes:read notes:write' })]);
+    expect(await given()).toBe(2);
   });
 });

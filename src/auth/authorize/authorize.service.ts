@@ -141,7 +141,8 @@ export class AuthorizeService {
     const user = step.user;
 
     if (form.decision === 'allow') {
-      await this.consents.grant(user.id, authorization.client.id, authorization.scope);
+      // What the person allowed so far came with the session (issue 47): grant need not read it again.
+      await this.consents.grant(user.id, authorization.client.id, authorization.scope, signedIn ? { current: signedIn.consentScope } : undefined);
       return this.approve(request, user, this.session.authTime(request), authorization, 303, signedIn?.clientRecorded);
     }
     if (form.decision === 'deny') {
