@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
+import { ConfigModule } from '@nestjs/config';
 import { ClientsModule } from '../clients/clients.module.js';
+import { mailConfig } from '../config/mail.config.js';
 import { CommonModule } from '../common/common.module.js';
 import { IdentityProvidersModule } from '../identity-providers/identity-providers.module.js';
 import { KeysModule } from '../keys/keys.module.js';
@@ -60,7 +62,8 @@ export const CONSOLE_CONTROLLERS = [
  */
 @Module({
   // The discovery document, the token and revocation endpoints and the admin API are this app's own routes, reached over HTTP (InProcessHttp).
-  imports: [ClientsModule, CommonModule, IdentityProvidersModule, KeysModule],
+  // The mail settings: whether to offer the emails a person's page sends (ConsolePeopleController).
+  imports: [ClientsModule, CommonModule, IdentityProvidersModule, KeysModule, ConfigModule.forFeature(mailConfig)],
   controllers: CONSOLE_CONTROLLERS,
   providers: [ConsoleEnabled, ConsoleKeys, ConsoleCookie, ConsoleClient, ConsoleOpenId, InProcessHttp, ConsoleSessions, ConsolePages, ConsoleExceptionFilter],
 })

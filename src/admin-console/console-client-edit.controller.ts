@@ -2,14 +2,15 @@ import { Body, Controller, Get, Param, Post, Req, Res, UseFilters, UseGuards } f
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sendOutcome, type InteractionOutcome } from '../auth/interaction/interaction-responder.js';
 import { CookieForm } from '../http/cookie-forms.js';
-import { CLIENT_FIELD_RULES, clientEditForm, clientEditFormOf, clientPatchOf, grantChoicesFor, type ClientEditForm } from './client-edit-form.js';
+import { clientEditForm, clientEditFormOf, clientPatchOf, grantChoicesFor, type ClientEditForm } from './client-edit-form.js';
+import { CLIENT_FIELD_RULES } from './client-form.js';
 import { ConsoleEnabled } from './console-enabled.guard.js';
 import { ConsoleExceptionFilter } from './console-exception.filter.js';
+import { formCall, formErrors, NO_ERRORS, problemOfRefusal, titleWith, type FormErrors } from './console-forms.js';
 import { ConsolePages } from './console-pages.js';
 import { CONSOLE, segment } from './console-paths.js';
 import { ConsoleSessions } from './console-sessions.js';
 import type { ConsoleVisit } from './console-visit.js';
-import { formErrors, isInputRefusal, problemOfRefusal, type FieldProblem } from './form-problems.js';
 
 const CLIENTS = `${CONSOLE}/clients`;
 
@@ -43,23 +44,18 @@ export class ConsoleClientEditController {
     const client = await visit.api.get(`/clients/${segment(id)}`);
     const form = clientEditForm(body);
     const change = clientPatchOf(clientEditFormOf(client), form);
-    if ('problems' in change) return void sendOutcome(reply, await this.editPage(visit, client, form, change.problems, 400));
+    if ('problems' in change) return void sendOutcome(reply, await this.editPage(visit, client, form, formErrors(change.problems), 400));
     const changed = Object.keys(change.patch).length > 0;
     if (changed) {
-      try {
-        await visit.api.send('PATCH', `/clients/${segment(id)}`, change.patch);
-      } catch (error) {
-        if (isInputRefusal(error)) return void sendOutcome(reply, await this.editPage(visit, client, form, [problemOfRefusal(error, CLIENT_FIELD_RULES)], error.status));
-        throw error;
-      }
+      const result = await formCall(() => visit.api.send('PATCH', `/clients/${segment(id)}`, change.patch));
+      if ('refused' in result) return void sendOutcome(reply, await this.editPage(visit, client, form, formErrors([problemOfRefusal(result.refused, CLIENT_FIELD_RULES)]), result.refused.status));
     }
     await visit.leave({ notice: changed ? `The registration of ${String(change.patch.client_name ?? client.client_name)} is saved.` : 'Nothing was changed.' });
     sendOutcome(reply, { kind: 'redirect', status: 303, location: page });
   }
 
-  private editPage(visit: ConsoleVisit, client: Record<string, unknown>, values: ClientEditForm, problems: FieldProblem[] = [], status = 200): Promise<InteractionOutcome> {
-    const errors = problems.length > 0 ? formErrors(problems) : undefined;
+  private editPage(visit: ConsoleVisit, client: Record<string, unknown>, values: ClientEditForm, errors: FormErrors = NO_ERRORS, status = 200): Promise<InteractionOutcome> {
     const data = { client, values, errors, grantTypes: grantChoicesFor(client) };
-    return this.pages.page(visit, 'client-edit', `${errors ? 'Error: ' : ''}Edit ${String(client.client_name)}`, data, { section: CLIENTS, status });
+    return this.pages.page(visit, 'client-edit', titleWith(errors, `Edit ${String(client.client_name)}`), data, { section: CLIENTS, status });
   }
 }

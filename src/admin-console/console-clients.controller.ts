@@ -2,10 +2,10 @@ import { Body, Controller, Get, Param, Post, Query, Req, Res, UseFilters, UseGua
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sendOutcome, type InteractionOutcome } from '../auth/interaction/interaction-responder.js';
 import { CookieForm } from '../http/cookie-forms.js';
-import { GRANT_CHOICES, newClientForm, registrationOf, type NewClientForm } from './client-form.js';
-import { AdminApiRefusal } from './console-errors.js';
+import { CLIENT_FIELD_RULES, GRANT_CHOICES, newClientForm, registrationOf, type NewClientForm } from './client-form.js';
 import { ConsoleEnabled } from './console-enabled.guard.js';
 import { ConsoleExceptionFilter } from './console-exception.filter.js';
+import { formCall, formErrors, NO_ERRORS, problemOfRefusal, titleWith, type FormErrors } from './console-forms.js';
 import { listPage, textParam } from './console-lists.js';
 import { ConsolePages } from './console-pages.js';
 import { CONSOLE, segment } from './console-paths.js';
@@ -17,8 +17,8 @@ const CLIENTS = `${CONSOLE}/clients`;
 /**
  * OAuth clients (issue 48): the list with search, a type filter and paging; one client with its
  * registration, live sessions and the people who gave it access; the registration form, validated
- * by the admin API (its messages shown on the form), and the new client's secret shown once on the
- * page after (post/redirect/get: a reload shows it no more).
+ * by the admin API (its message shown beside the field it is about), and the new client's secret
+ * shown once on the page after (post/redirect/get: a reload shows it no more).
  */
 @Controller()
 @UseFilters(ConsoleExceptionFilter)
@@ -44,22 +44,17 @@ export class ConsoleClientsController {
     sendOutcome(reply, await this.newClientPage(visit, newClientForm(undefined)));
   }
 
-  /** Registers the client through the API; its refusal (a bad redirect URI, an owner-only scope) is shown on the form, the values kept. */
+  /** Registers the client through the API; its refusal (a bad redirect URI, an owner-only scope) is shown beside its field, the values kept. */
   @CookieForm()
   @Post(CLIENTS.slice(1))
   async create(@Req() request: FastifyRequest, @Res() reply: FastifyReply, @Body() body: Record<string, unknown> | undefined): Promise<void> {
     const visit = await this.sessions.submit(request, reply, body, `${CLIENTS}/new`);
     const form = newClientForm(body);
     const registration = registrationOf(form);
-    if ('problem' in registration) return void sendOutcome(reply, await this.newClientPage(visit, form, registration.problem, 400));
-    let created: Record<string, unknown>;
-    try {
-      created = await visit.api.send('POST', '/clients', registration.body);
-    } catch (error) {
-      // Refused for what was typed: shown on the form. Refused for who is asking (403): the refusal page.
-      if (error instanceof AdminApiRefusal && (error.status === 400 || error.status === 409)) return void sendOutcome(reply, await this.newClientPage(visit, form, error.message, error.status));
-      throw error;
-    }
+    if ('problems' in registration) return void sendOutcome(reply, await this.newClientPage(visit, form, formErrors(registration.problems), 400));
+    const result = await formCall(() => visit.api.send('POST', '/clients', registration.body));
+    if ('refused' in result) return void sendOutcome(reply, await this.newClientPage(visit, form, formErrors([problemOfRefusal(result.refused, CLIENT_FIELD_RULES)]), result.refused.status));
+    const created = result.answer;
     const clientId = String(created.client_id);
     const secret = typeof created.client_secret === 'string' ? { clientId, secret: created.client_secret } : undefined;
     await visit.leave({ notice: `${String(created.client_name)} is registered.`, secret });
@@ -78,7 +73,7 @@ export class ConsoleClientsController {
     sendOutcome(reply, await this.pages.page(visit, 'client', String(client.client_name), data, { section: CLIENTS, scripts: secret !== undefined }));
   }
 
-  private newClientPage(visit: ConsoleVisit, values: NewClientForm, error?: string, status = 200): Promise<InteractionOutcome> {
-    return this.pages.page(visit, 'client-new', 'Register a client', { values, error, grantTypes: GRANT_CHOICES }, { section: CLIENTS, status });
+  private newClientPage(visit: ConsoleVisit, values: NewClientForm, errors: FormErrors = NO_ERRORS, status = 200): Promise<InteractionOutcome> {
+    return this.pages.page(visit, 'client-new', titleWith(errors, 'Register a client'), { values, errors, grantTypes: GRANT_CHOICES }, { section: CLIENTS, status });
   }
 }

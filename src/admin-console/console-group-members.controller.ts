@@ -4,7 +4,7 @@ import { sendOutcome } from '../auth/interaction/interaction-responder.js';
 import { CookieForm } from '../http/cookie-forms.js';
 import { ConsoleEnabled } from './console-enabled.guard.js';
 import { ConsoleExceptionFilter } from './console-exception.filter.js';
-import { formCall, formErrors, formText } from './console-forms.js';
+import { formCall, formErrors, formText, INPUT_OR_UNKNOWN_REFUSALS } from './console-forms.js';
 import { groupPage, groupPath, GROUPS, type GroupView } from './console-group-page.js';
 import { personNamed } from './console-lookups.js';
 import { ConsolePages } from './console-pages.js';
@@ -37,7 +37,7 @@ export class ConsoleGroupMembersController {
     const nobody = `Nobody has the username ${username}. Check the spelling, or find the person on the People page.`;
     // Longer than any username (64): no need to ask the people search, which takes at most 100 characters.
     if (username.length > 64) return void sendOutcome(reply, await problem(nobody));
-    const found = await formCall(() => personNamed(visit.api, username));
+    const found = await formCall(() => personNamed(visit.api, username), INPUT_OR_UNKNOWN_REFUSALS);
     if ('refused' in found) return void sendOutcome(reply, await problem(found.refused.message, found.refused.status));
     const person = found.answer;
     if (person === undefined) return void sendOutcome(reply, await problem(nobody));
@@ -45,7 +45,7 @@ export class ConsoleGroupMembersController {
       await visit.leave({ notice: `${person.username} is a member of ${group.display_name} already.` });
       return void sendOutcome(reply, { kind: 'redirect', status: 303, location: groupPath(group.id) });
     }
-    const added = await formCall(() => visit.api.send('POST', `/groups/${segment(group.id)}/members`, { members: [{ type: 'user', id: person.id }] }));
+    const added = await formCall(() => visit.api.send('POST', `/groups/${segment(group.id)}/members`, { members: [{ type: 'user', id: person.id }] }), INPUT_OR_UNKNOWN_REFUSALS);
     if ('refused' in added) return void sendOutcome(reply, await problem(added.refused.message, added.refused.status));
     await visit.leave({ notice: `${person.username} is now a member of ${group.display_name}.` });
     sendOutcome(reply, { kind: 'redirect', status: 303, location: groupPath(group.id) });

@@ -5,7 +5,7 @@ import { CookieForm } from '../http/cookie-forms.js';
 import { notAllowedToChange } from './console-errors.js';
 import { ConsoleEnabled } from './console-enabled.guard.js';
 import { ConsoleExceptionFilter } from './console-exception.filter.js';
-import { formCall, formErrors, formText, NO_ERRORS, problemOf, titleWith, type FieldProblem, type FormErrors } from './console-forms.js';
+import { formCall, formErrors, formText, NO_ERRORS, problemOfRefusal, titleWith, type FieldProblem, type FieldRule, type FormErrors } from './console-forms.js';
 import { groupPage, groupPath, GROUPS, type GroupView } from './console-group-page.js';
 import { listPage } from './console-lists.js';
 import { ConsolePages } from './console-pages.js';
@@ -20,10 +20,10 @@ interface GroupForm {
 }
 
 /** Where the API's refusals of a group's names are shown (GroupsService's messages name the field). */
-const GROUP_FIELDS = [
-  ['external_id', /externalId/],
-  ['display_name', /name/i],
-] as const;
+const GROUP_FIELDS: readonly FieldRule[] = [
+  { field: 'external_id', matches: /externalId/ },
+  { field: 'display_name', matches: /name/i },
+];
 
 /**
  * Groups (issue 48 on issue 46's groups): the list, paged as the API pages it (by name); one group
@@ -64,7 +64,7 @@ export class ConsoleGroupsController {
     if (missing) return void sendOutcome(reply, await this.formPage(visit, undefined, form, formErrors([missing]), 400));
     const external = form.external_id.trim();
     const result = await formCall(() => visit.api.send<GroupView>('POST', '/groups', { display_name: form.display_name, ...(external === '' ? {} : { external_id: external }) }));
-    if ('refused' in result) return void sendOutcome(reply, await this.formPage(visit, undefined, form, formErrors([problemOf(result.refused.message, GROUP_FIELDS)]), result.refused.status));
+    if ('refused' in result) return void sendOutcome(reply, await this.formPage(visit, undefined, form, formErrors([problemOfRefusal(result.refused, GROUP_FIELDS)]), result.refused.status));
     await visit.leave({ notice: `The group ${result.answer.display_name} is created. Add its members below.` });
     sendOutcome(reply, { kind: 'redirect', status: 303, location: groupPath(result.answer.id) });
   }
@@ -94,7 +94,7 @@ export class ConsoleGroupsController {
     if (missing) return void sendOutcome(reply, await this.formPage(visit, group, form, formErrors([missing]), 400));
     const external = form.external_id.trim();
     const result = await formCall(() => visit.api.send<GroupView>('PATCH', `/groups/${segment(group.id)}`, { display_name: form.display_name, external_id: external === '' ? null : external }));
-    if ('refused' in result) return void sendOutcome(reply, await this.formPage(visit, group, form, formErrors([problemOf(result.refused.message, GROUP_FIELDS)]), result.refused.status));
+    if ('refused' in result) return void sendOutcome(reply, await this.formPage(visit, group, form, formErrors([problemOfRefusal(result.refused, GROUP_FIELDS)]), result.refused.status));
     await visit.leave({ notice: `The group ${result.answer.display_name} is saved.` });
     sendOutcome(reply, { kind: 'redirect', status: 303, location: groupPath(group.id) });
   }

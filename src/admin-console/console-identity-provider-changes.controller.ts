@@ -5,7 +5,7 @@ import { CookieForm } from '../http/cookie-forms.js';
 import { ConsoleRefusal, notAllowedToChange } from './console-errors.js';
 import { ConsoleEnabled } from './console-enabled.guard.js';
 import { ConsoleExceptionFilter } from './console-exception.filter.js';
-import { formCall, formErrors, NO_ERRORS, problemOf } from './console-forms.js';
+import { formCall, formErrors, NO_ERRORS, problemOfRefusal } from './console-forms.js';
 import { PROVIDERS, providerFormPage, providerPath } from './console-identity-provider-page.js';
 import { ConsolePages } from './console-pages.js';
 import { segment } from './console-paths.js';
@@ -50,7 +50,7 @@ export class ConsoleIdentityProviderChangesController {
     if ('problems' in prepared) return void sendOutcome(reply, await providerFormPage(this.pages, visit, form, current, files, formErrors(prepared.problems), 400));
     const result = await formCall(() => visit.api.send<IdentityProviderView>('PATCH', `/identity-providers/${segment(current.id)}`, prepared.body));
     if ('refused' in result) {
-      const errors = formErrors([problemOf(result.refused.message, PROVIDER_FIELDS)]);
+      const errors = formErrors([problemOfRefusal(result.refused, PROVIDER_FIELDS)]);
       return void sendOutcome(reply, await providerFormPage(this.pages, visit, form, current, files, errors, result.refused.status));
     }
     await visit.leave({ notice: `${result.answer.name} is saved.` });

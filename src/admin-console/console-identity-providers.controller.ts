@@ -5,7 +5,7 @@ import { CookieForm } from '../http/cookie-forms.js';
 import { notAllowedToChange } from './console-errors.js';
 import { ConsoleEnabled } from './console-enabled.guard.js';
 import { ConsoleExceptionFilter } from './console-exception.filter.js';
-import { formCall, formErrors, NO_ERRORS, problemOf } from './console-forms.js';
+import { formCall, formErrors, NO_ERRORS, problemOfRefusal } from './console-forms.js';
 import { PROTOCOL_NAMES, PROVIDERS, providerFormPage, providerPath } from './console-identity-provider-page.js';
 import { listPage } from './console-lists.js';
 import { ConsolePages } from './console-pages.js';
@@ -64,7 +64,7 @@ export class ConsoleIdentityProvidersController {
     if ('problems' in prepared) return void sendOutcome(reply, await providerFormPage(this.pages, visit, form, undefined, NONE_FROM_FILES, formErrors(prepared.problems), 400));
     const result = await formCall(() => visit.api.send<IdentityProviderView>('POST', '/identity-providers', prepared.body));
     if ('refused' in result) {
-      const errors = formErrors([problemOf(result.refused.message, PROVIDER_FIELDS)]);
+      const errors = formErrors([problemOfRefusal(result.refused, PROVIDER_FIELDS)]);
       return void sendOutcome(reply, await providerFormPage(this.pages, visit, form, undefined, NONE_FROM_FILES, errors, result.refused.status));
     }
     await visit.leave({ notice: `${result.answer.name} is added. Give its administrator the addresses below to finish the set-up on their side.` });

@@ -1,6 +1,7 @@
-import { Controller, Get, Param, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
+import { Controller, Get, Inject, Param, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sendOutcome } from '../auth/interaction/interaction-responder.js';
+import { mailConfig, type MailConfig } from '../config/mail.config.js';
 import { listPage, textParam } from './console-lists.js';
 import { ConsoleEnabled } from './console-enabled.guard.js';
 import { ConsoleExceptionFilter } from './console-exception.filter.js';
@@ -15,6 +16,12 @@ const PEOPLE = `${CONSOLE}/people`;
  * profile, roles, second factors, live sessions, applications and upstream links, and the actions
  * their role allows (ConsolePersonActionsController, ConsolePersonFormsController,
  * ConsolePersonRolesController and ConsolePersonLinksController do them).
+ *
+ * The verification email and the invitation are offered only when this server sends email
+ * (SMTP_URL, the same setting the mail transport is built from): otherwise the API refuses them
+ * (409) and the page says why instead. The console runs in the server's own process, so it reads
+ * that setting from the configuration like the sign-in page does for "Forgot your password?",
+ * rather than asking the admin API, which would need a field describing the server's set-up.
  */
 @Controller()
 @UseFilters(ConsoleExceptionFilter)
@@ -23,6 +30,7 @@ export class ConsolePeopleController {
   constructor(
     private readonly sessions: ConsoleSessions,
     private readonly pages: ConsolePages,
+    @Inject(mailConfig.KEY) private readonly mail: MailConfig,
   ) {}
 
   @Get(PEOPLE.slice(1))
@@ -43,7 +51,15 @@ export class ConsolePeopleController {
       visit.api.get<{ items: unknown[] }>(`${path}/grants`),
       visit.api.get<{ items: unknown[] }>(`${path}/upstream-links`),
     ]);
-    const data = { person, sessions: sessions.items, grants: grants.items, upstreamLinks: links.items, canWrite: visit.can('people', 'write'), canChangeRoles: visit.can('system', 'write') };
+    const data = {
+      person,
+      sessions: sessions.items,
+      grants: grants.items,
+      upstreamLinks: links.items,
+      canWrite: visit.can('people', 'write'),
+      canChangeRoles: visit.can('system', 'write'),
+      sendsEmail: this.mail.smtpUrl !== null,
+    };
     sendOutcome(reply, await this.pages.page(visit, 'person', String(person.username), data, { section: PEOPLE }));
   }
 }

@@ -6,11 +6,11 @@ import type { Flash } from './console-cookie.js';
 import { AdminApiRefusal } from './console-errors.js';
 import { ConsoleEnabled } from './console-enabled.guard.js';
 import { ConsoleExceptionFilter } from './console-exception.filter.js';
+import { formCall, formErrors, NO_ERRORS, problemOfRefusal, titleWith, type FormErrors } from './console-forms.js';
 import { ConsolePages } from './console-pages.js';
 import { CONSOLE, segment } from './console-paths.js';
 import { ConsoleSessions } from './console-sessions.js';
 import type { ConsoleVisit } from './console-visit.js';
-import { formErrors, isInputRefusal, problemOfRefusal, type FieldProblem } from './form-problems.js';
 import { creationOf, newPersonForm, PERSON_FIELD_RULES, profileForm, profileFormOf, profilePatch, type NewPersonForm, type ProfileForm } from './person-form.js';
 
 const PEOPLE = `${CONSOLE}/people`;
@@ -42,14 +42,10 @@ export class ConsolePersonFormsController {
     const visit = await this.sessions.submit(request, reply, body, NEW_PERSON);
     const form = newPersonForm(body);
     const creation = creationOf(form);
-    if ('problems' in creation) return void sendOutcome(reply, await this.newPersonPage(visit, form, creation.problems, 400));
-    let created: Record<string, unknown>;
-    try {
-      created = await visit.api.send('POST', '/people', creation.body);
-    } catch (error) {
-      if (isInputRefusal(error)) return void sendOutcome(reply, await this.newPersonPage(visit, form, [problemOfRefusal(error, PERSON_FIELD_RULES)], error.status));
-      throw error;
-    }
+    if ('problems' in creation) return void sendOutcome(reply, await this.newPersonPage(visit, form, formErrors(creation.problems), 400));
+    const result = await formCall(() => visit.api.send('POST', '/people', creation.body));
+    if ('refused' in result) return void sendOutcome(reply, await this.newPersonPage(visit, form, formErrors([problemOfRefusal(result.refused, PERSON_FIELD_RULES)]), result.refused.status));
+    const created = result.answer;
     const id = String(created.id);
     const username = String(created.username);
     await visit.leave(form.invite ? await this.invite(visit, id, username) : { notice: `${username} is added. They sign in once they have a password: send an invitation, or set one from the command line.` });
@@ -73,12 +69,8 @@ export class ConsolePersonFormsController {
     const form = profileForm(body);
     const patch = profilePatch(profileFormOf(person), form);
     if (Object.keys(patch).length > 0) {
-      try {
-        await visit.api.send('PATCH', `/people/${segment(id)}`, patch);
-      } catch (error) {
-        if (isInputRefusal(error)) return void sendOutcome(reply, await this.profilePage(visit, person, form, [problemOfRefusal(error, PERSON_FIELD_RULES)], error.status));
-        throw error;
-      }
+      const result = await formCall(() => visit.api.send('PATCH', `/people/${segment(id)}`, patch));
+      if ('refused' in result) return void sendOutcome(reply, await this.profilePage(visit, person, form, formErrors([problemOfRefusal(result.refused, PERSON_FIELD_RULES)]), result.refused.status));
     }
     await visit.leave({ notice: Object.keys(patch).length > 0 ? `The profile of ${String(person.username)} is saved.` : 'Nothing was changed.' });
     sendOutcome(reply, { kind: 'redirect', status: 303, location: page });
@@ -95,13 +87,11 @@ export class ConsolePersonFormsController {
     }
   }
 
-  private newPersonPage(visit: ConsoleVisit, values: NewPersonForm, problems: FieldProblem[] = [], status = 200): Promise<InteractionOutcome> {
-    const errors = problems.length > 0 ? formErrors(problems) : undefined;
-    return this.pages.page(visit, 'person-new', `${errors ? 'Error: ' : ''}Add a person`, { values, errors }, { section: PEOPLE, status });
+  private newPersonPage(visit: ConsoleVisit, values: NewPersonForm, errors: FormErrors = NO_ERRORS, status = 200): Promise<InteractionOutcome> {
+    return this.pages.page(visit, 'person-new', titleWith(errors, 'Add a person'), { values, errors }, { section: PEOPLE, status });
   }
 
-  private profilePage(visit: ConsoleVisit, person: Record<string, unknown>, values: ProfileForm, problems: FieldProblem[] = [], status = 200): Promise<InteractionOutcome> {
-    const errors = problems.length > 0 ? formErrors(problems) : undefined;
-    return this.pages.page(visit, 'person-edit', `${errors ? 'Error: ' : ''}Edit ${String(person.username)}`, { person, values, errors }, { section: PEOPLE, status });
+  private profilePage(visit: ConsoleVisit, person: Record<string, unknown>, values: ProfileForm, errors: FormErrors = NO_ERRORS, status = 200): Promise<InteractionOutcome> {
+    return this.pages.page(visit, 'person-edit', titleWith(errors, `Edit ${String(person.username)}`), { person, values, errors }, { section: PEOPLE, status });
   }
 }

@@ -4,11 +4,11 @@ import { sendOutcome, type InteractionOutcome } from '../auth/interaction/intera
 import { CookieForm } from '../http/cookie-forms.js';
 import { ConsoleEnabled } from './console-enabled.guard.js';
 import { ConsoleExceptionFilter } from './console-exception.filter.js';
+import { formCall, formErrors, formText, INPUT_OR_UNKNOWN_REFUSALS, NO_ERRORS, problemOfRefusal, titleWith, type FieldProblem, type FieldRule, type FormErrors } from './console-forms.js';
 import { ConsolePages } from './console-pages.js';
 import { CONSOLE, segment } from './console-paths.js';
 import { ConsoleSessions } from './console-sessions.js';
 import type { ConsoleVisit } from './console-visit.js';
-import { formErrors, isInputRefusal, problemOfRefusal, type FieldProblem, type FieldRule } from './form-problems.js';
 
 const PEOPLE = `${CONSOLE}/people`;
 
@@ -17,8 +17,6 @@ const LINK_FIELD_RULES: readonly FieldRule[] = [
   { field: 'subject', matches: /subject|linked to another person/ },
   { field: 'identity_provider', matches: /identity.provider/ },
 ];
-
-const text = (value: unknown): string => (typeof value === 'string' ? value.trim().slice(0, 300) : '');
 
 /**
  * A person's links to upstream identity providers and the emails that let them in (issue 48):
@@ -50,19 +48,15 @@ export class ConsolePersonLinksController {
     const visit = await this.sessions.submit(request, reply, body, `${page}/upstream-links/new`);
     this.sessions.requireRecentSignIn(visit, `${page}/upstream-links/new`);
     const person = await visit.api.get(`/people/${segment(id)}`);
-    const values = { identity_provider: text(body?.identity_provider), subject: text(body?.subject) };
+    const values = { identity_provider: formText(body?.identity_provider, 300).trim(), subject: formText(body?.subject, 300).trim() };
     const missing: FieldProblem[] = [
       ...(values.identity_provider === '' ? [{ field: 'identity_provider', message: 'Give the id of the identity provider.' }] : []),
       ...(values.subject === '' ? [{ field: 'subject', message: "Give the person's subject at that provider." }] : []),
     ];
-    if (missing.length > 0) return void sendOutcome(reply, await this.linkPage(visit, person, values, missing, 400));
-    try {
-      await visit.api.send('POST', `/people/${segment(id)}/upstream-links`, values);
-    } catch (error) {
-      // The person was found just now: a 404 here is the provider.
-      if (isInputRefusal(error, [400, 404, 409])) return void sendOutcome(reply, await this.linkPage(visit, person, values, [problemOfRefusal(error, LINK_FIELD_RULES)], error.status));
-      throw error;
-    }
+    if (missing.length > 0) return void sendOutcome(reply, await this.linkPage(visit, person, values, formErrors(missing), 400));
+    // The person was found just now: a 404 here is the provider.
+    const result = await formCall(() => visit.api.send('POST', `/people/${segment(id)}/upstream-links`, values), INPUT_OR_UNKNOWN_REFUSALS);
+    if ('refused' in result) return void sendOutcome(reply, await this.linkPage(visit, person, values, formErrors([problemOfRefusal(result.refused, LINK_FIELD_RULES)]), result.refused.status));
     await visit.leave({ notice: `${String(person.username)} is linked to ${values.subject} at ${values.identity_provider}.` });
     sendOutcome(reply, { kind: 'redirect', status: 303, location: page });
   }
@@ -117,12 +111,11 @@ export class ConsolePersonLinksController {
   }
 
   /** The link form; the providers offered as suggestions to those who may read them (the owner, the auditor), typed by the others. */
-  private async linkPage(visit: ConsoleVisit, person: Record<string, unknown>, values: Record<string, string>, problems: FieldProblem[] = [], status = 200): Promise<InteractionOutcome> {
-    const errors = problems.length > 0 ? formErrors(problems) : undefined;
+  private async linkPage(visit: ConsoleVisit, person: Record<string, unknown>, values: Record<string, string>, errors: FormErrors = NO_ERRORS, status = 200): Promise<InteractionOutcome> {
     const listed = visit.can('system', 'read') ? await visit.api.answer('GET', '/identity-providers', { limit: '200' }) : undefined;
     const providers = listed?.status === 200 ? (listed.body.items as { id: string; name: string }[]) : [];
     const data = { person, values, errors, providers, reauthenticate: !visit.recentlySignedIn };
-    return this.pages.page(visit, 'person-link', `${errors ? 'Error: ' : ''}Link ${String(person.username)} to an identity`, data, { section: PEOPLE, status });
+    return this.pages.page(visit, 'person-link', titleWith(errors, `Link ${String(person.username)} to an identity`), data, { section: PEOPLE, status });
   }
 }
 

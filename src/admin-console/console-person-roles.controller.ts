@@ -4,11 +4,11 @@ import { sendOutcome, type InteractionOutcome } from '../auth/interaction/intera
 import { CookieForm } from '../http/cookie-forms.js';
 import { ConsoleEnabled } from './console-enabled.guard.js';
 import { ConsoleExceptionFilter } from './console-exception.filter.js';
+import { formCall, formErrors, NO_ERRORS, titleWith, type FormErrors } from './console-forms.js';
 import { ConsolePages } from './console-pages.js';
 import { CONSOLE, segment } from './console-paths.js';
 import { ConsoleSessions } from './console-sessions.js';
 import type { ConsoleVisit } from './console-visit.js';
-import { formErrors, isInputRefusal } from './form-problems.js';
 
 const PEOPLE = `${CONSOLE}/people`;
 const OWNER = 'owner';
@@ -58,14 +58,11 @@ export class ConsolePersonRolesController {
     const held = rolesOf(person);
     const removed = held.filter((role) => !wanted.includes(role)).sort((a, b) => Number(b === OWNER) - Number(a === OWNER));
     const added = wanted.filter((role) => !held.includes(role));
-    try {
+    const result = await formCall(async () => {
       for (const role of removed) await visit.api.send('DELETE', `/people/${segment(id)}/roles/${segment(role)}`);
       for (const role of added) await visit.api.send('PUT', `/people/${segment(id)}/roles/${segment(role)}`);
-    } catch (error) {
-      if (!isInputRefusal(error)) throw error;
-      const errors = formErrors([{ field: 'roles', message: error.message }]);
-      return void sendOutcome(reply, await this.rolesPage(visit, person, wanted, errors, error.status));
-    }
+    });
+    if ('refused' in result) return void sendOutcome(reply, await this.rolesPage(visit, person, wanted, formErrors([{ field: 'roles', message: result.refused.message }]), result.refused.status));
     const now = [...held.filter((role) => !removed.includes(role)), ...added];
     const notice = removed.length + added.length === 0 ? 'Nothing was changed.' : `${String(person.username)} now holds ${now.length === 0 ? 'no administrator role' : `the roles ${now.join(', ')}`}.`;
     await visit.leave({ notice });
@@ -77,9 +74,9 @@ export class ConsolePersonRolesController {
     return (await visit.api.get<{ items: RoleChoice[] }>('/roles')).items;
   }
 
-  private async rolesPage(visit: ConsoleVisit, person: Record<string, unknown>, ticked: string[], errors?: ReturnType<typeof formErrors>, status = 200): Promise<InteractionOutcome> {
+  private async rolesPage(visit: ConsoleVisit, person: Record<string, unknown>, ticked: string[], errors: FormErrors = NO_ERRORS, status = 200): Promise<InteractionOutcome> {
     const data = { person, roles: await this.catalog(visit), ticked, errors, canChange: visit.can('system', 'write'), reauthenticate: !visit.recentlySignedIn };
-    return this.pages.page(visit, 'person-roles', `${errors ? 'Error: ' : ''}Roles of ${String(person.username)}`, data, { section: PEOPLE, status });
+    return this.pages.page(visit, 'person-roles', titleWith(errors, `Roles of ${String(person.username)}`), data, { section: PEOPLE, status });
   }
 }
 

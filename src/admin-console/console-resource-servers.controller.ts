@@ -5,7 +5,7 @@ import { CookieForm } from '../http/cookie-forms.js';
 import { ConsoleRefusal, notAllowedToChange } from './console-errors.js';
 import { ConsoleEnabled } from './console-enabled.guard.js';
 import { ConsoleExceptionFilter } from './console-exception.filter.js';
-import { formCall, formErrors, formText, NO_ERRORS, problemOf, titleWith, type FormErrors } from './console-forms.js';
+import { formCall, formErrors, formText, NO_ERRORS, problemOfRefusal, titleWith, type FieldRule, type FormErrors } from './console-forms.js';
 import { listPage } from './console-lists.js';
 import { resourceServerWithId, type ResourceServerView } from './console-lookups.js';
 import { ConsolePages } from './console-pages.js';
@@ -24,12 +24,12 @@ interface ResourceServerForm {
 }
 
 /** Where the API's refusals are shown (ResourceServersService's messages name what they refuse). */
-const SERVER_FIELDS = [
-  ['introspector', /introspect/],
-  ['access_token_format', /access token format/],
-  ['name', /^The name/],
-  ['uri', /URI|fragment|own APIs/],
-] as const;
+const SERVER_FIELDS: readonly FieldRule[] = [
+  { field: 'introspector', matches: /introspect/ },
+  { field: 'access_token_format', matches: /access token format/ },
+  { field: 'name', matches: /^The name/ },
+  { field: 'uri', matches: /URI|fragment|own APIs/ },
+];
 
 /**
  * Resource servers (RFC 8707) in the console (issue 48): the list, the registration form (checked
@@ -73,7 +73,7 @@ export class ConsoleResourceServersController {
     if (form.uri === '') return void sendOutcome(reply, await this.formPage(visit, form, formErrors([{ field: 'uri', message: 'Give the address of the API, such as https://api.example.com/.' }]), 400));
     const registration = { uri: form.uri, name: form.name || undefined, access_token_format: form.access_token_format, introspector: form.introspector || undefined };
     const result = await formCall(() => visit.api.send<ResourceServerView>('POST', '/resource-servers', registration));
-    if ('refused' in result) return void sendOutcome(reply, await this.formPage(visit, form, formErrors([problemOf(result.refused.message, SERVER_FIELDS)]), result.refused.status));
+    if ('refused' in result) return void sendOutcome(reply, await this.formPage(visit, form, formErrors([problemOfRefusal(result.refused, SERVER_FIELDS)]), result.refused.status));
     await visit.leave({ notice: `${result.answer.name} is registered: clients can now ask for tokens for it.` });
     sendOutcome(reply, { kind: 'redirect', status: 303, location: SERVERS });
   }

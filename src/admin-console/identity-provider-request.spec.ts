@@ -1,4 +1,5 @@
-import { problemOf } from './console-forms.js';
+import { AdminApiRefusal } from './console-errors.js';
+import { problemOfRefusal } from './console-forms.js';
 import { fromFilesOf, newProviderForm, NONE_FROM_FILES, providerFormOf, type IdentityProviderView } from './identity-provider-form.js';
 import { PROVIDER_FIELDS, providerRequest } from './identity-provider-request.js';
 
@@ -79,6 +80,6 @@ describe('providerRequest (the identity provider form as the admin API takes it)
     ['give the IdP metadata as exactly one of a URL or a file', 'metadata_url'],
     ['the mapping has no attribute nickname', undefined],
   ])('shows "%s" beside %s', (message, field) => {
-    expect(problemOf(message, PROVIDER_FIELDS)).toEqual({ field, message });
+    expect(problemOfRefusal(new AdminApiRefusal(400, 'invalid_request', message), PROVIDER_FIELDS)).toEqual({ field, message });
   });
 });

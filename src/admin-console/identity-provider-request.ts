@@ -1,4 +1,4 @@
-import type { FieldProblem } from './console-forms.js';
+import type { FieldProblem, FieldRule } from './console-forms.js';
 import { CLIENT_AUTH_METHODS, DEFAULT_SCOPE, type FromFiles, type IdentityProviderForm, type IdentityProviderView } from './identity-provider-form.js';
 
 /**
@@ -6,21 +6,21 @@ import { CLIENT_AUTH_METHODS, DEFAULT_SCOPE, type FromFiles, type IdentityProvid
  * identity-provider-body.ts) name the setting they refuse. First match wins: the SP key's messages
  * mention an environment variable too, so they come before the client secret's.
  */
-export const PROVIDER_FIELDS = [
-  ['id', /^The id\b|exists already/],
-  ['name', /^The name\b|^name\b/],
-  ['domains', /domain/i],
-  ['issuer', /^issuer\b/],
-  ['client_id', /^client_id\b/],
-  ['client_auth_method', /client authentication method/],
-  ['sp_signing_key_env', /sp_signing|SP signing/],
-  ['secret_env', /client_auth|client secret|private key|environment variable/],
-  ['scope', /^scope\b/],
-  ['groups_source', /groups_claim|groups_attribute/],
-  ['groups_match', /groups_match|groups_create/],
-  ['metadata_url', /metadata/i],
-  ['subject_attribute', /subject_attribute/],
-] as const;
+export const PROVIDER_FIELDS: readonly FieldRule[] = [
+  { field: 'id', matches: /^The id\b|exists already/ },
+  { field: 'name', matches: /^The name\b|^name\b/ },
+  { field: 'domains', matches: /domain/i },
+  { field: 'issuer', matches: /^issuer\b/ },
+  { field: 'client_id', matches: /^client_id\b/ },
+  { field: 'client_auth_method', matches: /client authentication method/ },
+  { field: 'sp_signing_key_env', matches: /sp_signing|SP signing/ },
+  { field: 'secret_env', matches: /client_auth|client secret|private key|environment variable/ },
+  { field: 'scope', matches: /^scope\b/ },
+  { field: 'groups_source', matches: /groups_claim|groups_attribute/ },
+  { field: 'groups_match', matches: /groups_match|groups_create/ },
+  { field: 'metadata_url', matches: /metadata/i },
+  { field: 'subject_attribute', matches: /subject_attribute/ },
+];
 
 /**
  * The admin API's body for the form (POST /identity-providers, or PATCH of `current`), or what the

@@ -1,4 +1,4 @@
-import type { FieldProblem, FieldRule } from './form-problems.js';
+import { formFlag, formText, type FieldProblem, type FieldRule } from './console-forms.js';
 
 /**
  * The console's person forms (issue 48): adding a person and editing their profile, read from a
@@ -16,10 +16,6 @@ export const PERSON_FIELD_RULES: readonly FieldRule[] = [
   { field: 'name', matches: /^name\b/ },
 ];
 
-const text = (value: unknown, max: number): string => (typeof value === 'string' ? value.slice(0, max) : '');
-/** A checkbox: present (any value) when ticked, absent when not. */
-const ticked = (value: unknown): boolean => value !== undefined && value !== '';
-
 /** The add-a-person form as typed, kept to show again beside a refusal. */
 export interface NewPersonForm {
   username: string;
@@ -29,7 +25,7 @@ export interface NewPersonForm {
 }
 
 export function newPersonForm(body: Record<string, unknown> | undefined): NewPersonForm {
-  return { username: text(body?.username, 200), name: text(body?.name, 400), email: text(body?.email, 400), invite: body === undefined ? true : ticked(body.invite) };
+  return { username: formText(body?.username, 200), name: formText(body?.name, 400), email: formText(body?.email, 400), invite: body === undefined ? true : formFlag(body.invite) };
 }
 
 /** POST /people's body (no password: the person chooses one from the invitation, or is given one later), or what the form itself can say is missing. */
@@ -57,7 +53,7 @@ export function profileFormOf(person: Record<string, unknown>): ProfileForm {
 }
 
 export function profileForm(body: Record<string, unknown> | undefined): ProfileForm {
-  return { name: text(body?.name, 400), given_name: text(body?.given_name, 200), family_name: text(body?.family_name, 200), email: text(body?.email, 400), require_mfa: ticked(body?.require_mfa) };
+  return { name: formText(body?.name, 400), given_name: formText(body?.given_name, 200), family_name: formText(body?.family_name, 200), email: formText(body?.email, 400), require_mfa: formFlag(body?.require_mfa) };
 }
 
 /**

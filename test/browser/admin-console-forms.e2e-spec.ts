@@ -2,9 +2,10 @@
  * Issue 48, the admin console's people and client forms in a real Chromium (support/chromium.ts,
  * driven by playwright-core): an owner adds a person from the keyboard alone (a taken username
  * first: the message beside the field and in the summary), edits their profile, gives them a role,
- * links and unlinks an upstream identity, and edits a client's registration (a refused redirect
- * URI first). Every new page, its error state included, is checked by axe-core and the
- * accessibility basics (support/page-checks.ts) and photographed into /tmp/console-shots-forms/.
+ * links and unlinks an upstream identity, edits a client's registration (a refused redirect URI
+ * first), and sees a refused redirect URI beside its field on the registration form. Every new
+ * page, its error state included, is checked by axe-core and the accessibility basics
+ * (support/page-checks.ts) and photographed into /tmp/console-shots-forms/.
  */
 import { jest } from '@jest/globals';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -75,7 +76,7 @@ describe('the admin console forms in a real browser (issue 48; WCAG 2.1 A and AA
     throw new Error(`Tab never reached ${target}`);
   }
 
-  it('an owner adds a person by keyboard, edits them, gives a role, links and unlinks an identity, and edits a client', async () => {
+  it('an owner adds a person by keyboard, edits them, gives a role, links and unlinks an identity, edits a client and has a registration refused', async () => {
     const owner = await consolePerson(nest, ['owner']);
     const { client } = await nest.get(ClientsService).create({ name: 'Payroll', redirectUris: ['https://payroll.example/cb'], scope: 'openid' });
     const { page, watcher } = await openWindowAt(chromium, contexts, issuer.origin);
@@ -185,6 +186,20 @@ describe('the admin console forms in a real browser (issue 48; WCAG 2.1 A and AA
     await expect(page.getByRole('status').textContent()).resolves.toBe('The registration of Payroll (prod) is saved.');
     expect(await nest.get(ClientsService).findById(client.id)).toMatchObject({ name: 'Payroll (prod)', redirectUris: ['https://payroll.example/cb', 'https://payroll.example/cb2'] });
     await shoot(page, 'client-saved');
+    await expectAccessible(page, watcher, SKIP_LINK);
+
+    // Register a client: the redirect URI the API refuses is shown beside its field, and the summary's link leads there.
+    await page.goto(`${issuer.origin}/admin/clients/new`);
+    await page.getByLabel('Name').fill('Shop');
+    await page.getByLabel('Redirect URIs').fill('http://shop.example/cb');
+    await follow(page, 'button', 'Register', '/admin/clients');
+    expect(await page.title()).toMatch(/^Error: Register a client/);
+    await expect(page.locator('#redirect_uris-error').textContent()).resolves.toMatch(/must use https/);
+    await expect(page.getByLabel('Redirect URIs').getAttribute('aria-invalid')).resolves.toBe('true');
+    await expect(page.getByLabel('Name').inputValue()).resolves.toBe('Shop');
+    await page.getByRole('link', { name: /must use https/ }).click();
+    await expect(page.evaluate(() => (globalThis as unknown as { document: { activeElement: { id: string } } }).document.activeElement.id)).resolves.toBe('redirect_uris');
+    await shoot(page, 'client-new-error');
     await expectAccessible(page, watcher, SKIP_LINK);
   });
 });

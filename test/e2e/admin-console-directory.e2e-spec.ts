@@ -15,7 +15,7 @@ import { GroupsService } from '../../src/groups/groups.service.js';
 import { IdentityProvidersService } from '../../src/identity-providers/identity-providers.service.js';
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service.js';
 import { tableSnapshot } from '../helpers/admin-api.js';
-import { consoleCsrf, consolePerson, followSignIn, signInToConsole, type ConsolePerson } from '../helpers/admin-console.js';
+import { consoleCsrf, consolePerson, fieldProblemOn, followSignIn, signInToConsole, type ConsolePerson } from '../helpers/admin-console.js';
 import { startAtIssuer } from '../helpers/app-at-issuer.js';
 import { Browser, type Page } from '../helpers/browser.js';
 import { dropTestDatabase } from '../helpers/test-database.js';
@@ -57,10 +57,7 @@ describe('the admin console: groups, identity providers and resource servers (is
   const h1 = (page: Page) => text(/<h1 id="page-title">([^<]*)<\/h1>/.exec(page.body)?.[1]);
   const notice = (page: Page) => text(/<p class="notice" role="status">([^<]*)<\/p>/.exec(page.body)?.[1]);
   /** The message shown beside a field, and whether the field says it is invalid and is described by it. */
-  const fieldError = (page: Page, field: string) => ({
-    message: text(new RegExp(`<p class="field-error" id="${field}-error"><span class="visually-hidden">Error: </span>([^<]*)</p>`).exec(page.body)?.[1]),
-    linked: new RegExp(`id="${field}"[^>]*aria-describedby="[^"]*${field}-error"[^>]*aria-invalid="true"`).test(page.body) && page.body.includes(`<a href="#${field}">`),
-  });
+  const fieldError = fieldProblemOn;
   const auditRows = (action: string, subject: string) => db.query(`SELECT "actor", "ip" FROM "audit_events" WHERE "action" = '${action}' AND "subject" = '${subject}'`) as Promise<{ actor: string; ip: string | null }[]>;
 
   it('shows the owner every new page and its section in the navigation, under the strict page policy', async () => {

@@ -16,7 +16,7 @@ import { Clock } from '../../src/common/clock.js';
 import { IdentityProvidersService } from '../../src/identity-providers/identity-providers.service.js';
 import { UsersService } from '../../src/users/users.service.js';
 import { tableSnapshot } from '../helpers/admin-api.js';
-import { consoleCsrf, consolePerson, signInToConsole, type ConsolePerson } from '../helpers/admin-console.js';
+import { consoleCsrf, consolePerson, fieldProblemOn, signInToConsole, type ConsolePerson } from '../helpers/admin-console.js';
 import { startAtIssuer } from '../helpers/app-at-issuer.js';
 import { Browser, type Page } from '../helpers/browser.js';
 import { SmtpSink } from '../helpers/smtp-sink.js';
@@ -58,7 +58,7 @@ describe('the admin console: people and client forms (issue 48)', () => {
 
   const h1 = (page: Page) => /<h1 id="page-title">([^<]*)<\/h1>/.exec(page.body)?.[1];
   /** The message shown beside a field (its id), or undefined. */
-  const fieldError = (page: Page, field: string) => decodeEntities(new RegExp(`<p class="field-error" id="${field}-error"><span class="visually-hidden">Error: </span>([^<]*)</p>`).exec(page.body)?.[1]);
+  const fieldError = (page: Page, field: string) => fieldProblemOn(page, field).message;
   const users = () => nest.get(UsersService);
   /** A person without a role; with an address when given. */
   const person = async (email?: string) => {
@@ -66,8 +66,6 @@ describe('the admin console: people and client forms (issue 48)', () => {
     return email ? users().updateProfile(username, { email }) : users().require(username);
   };
   const audit = (action: string, subject: string) => db.query(`SELECT "actor", "ip" FROM "audit_events" WHERE "action" = '${action}' AND "subject" = '${subject}'`) as Promise<{ actor: string; ip: string | null }[]>;
-  /** Text as the page shows it (Eta escapes & < > " '). */
-  const decodeEntities = (html: string | undefined) => html?.replace(/&(amp|lt|gt|quot|#39);/g, (_, name: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[name]!);
   const rolesOf = async (userId: string) => ((await db.query(`SELECT "role" FROM "admin_roles" WHERE "user_id" = '${userId}'`)) as { role: string }[]).map((row) => row.role).sort();
 
   it('renders each form for the owner, with the CSRF token and the strict policy', async () => {

@@ -23,7 +23,7 @@ import { SESSION_COOKIE_USE, SessionCookieUse } from '../../src/http/cookie-form
 import { ClientsService } from '../../src/clients/clients.service.js';
 import { UsersService } from '../../src/users/users.service.js';
 import { tableSnapshot } from '../helpers/admin-api.js';
-import { consoleCsrf, consolePerson, secretShownOn, signInToConsole, type ConsolePerson } from '../helpers/admin-console.js';
+import { consoleCsrf, consolePerson, fieldProblemOn, secretShownOn, signInToConsole, type ConsolePerson } from '../helpers/admin-console.js';
 import { startAtIssuer } from '../helpers/app-at-issuer.js';
 import { basicAuth } from '../helpers/oauth-flow.js';
 import { Browser, type Page } from '../helpers/browser.js';
@@ -238,6 +238,50 @@ describe('the admin console: roles, forms and secrets (issue 48)', () => {
     expect(refused.body).toMatch(/must use https/);
     expect(refused.body).toContain('value="Plain http"');
     expect(await tableSnapshot(db, ['clients'])).toBe(before);
+  });
+
+  it('shows what the registration form gets wrong beside its field (a refused redirect URI, an unknown scope, what is missing), linked from the summary, keeping what was typed', async () => {
+    const owner = await consolePerson(nest, ['owner']);
+    const { browser } = await signIn(owner);
+    const before = await tableSnapshot(db, ['clients']);
+    const form = await browser.get('/admin/clients/new');
+    const typed = { client_name: 'Shop', client_type: 'public', grant_types: 'authorization_code', redirect_uris: 'https://shop.example/cb\nhttp://shop.example/cb', scope: 'openid' };
+    const refused = await browser.submit(form, '/admin/clients', typed);
+    expect(refused.status).toBe(400);
+    expect(fieldProblemOn(refused, 'redirect_uris')).toEqual({ message: expect.stringMatching(/must use https/), linked: true });
+    expect(refused.body).toContain('<h2 id="error-summary-title">There is a problem</h2>');
+    expect(refused.body).toContain('<title>Error: Register a client');
+    expect(refused.body).toContain('>https://shop.example/cb\nhttp://shop.example/cb</textarea>');
+    expect(refused.body).toMatch(/id="client_type-2" name="client_type" value="public" checked/);
+    expect(fieldProblemOn(refused, 'scope').message).toBeUndefined();
+
+    const unknownScope = await browser.submit(form, '/admin/clients', { ...typed, redirect_uris: 'https://shop.example/cb', scope: 'openid shop:everything' });
+    expect(unknownScope.status).toBe(400);
+    expect(fieldProblemOn(unknownScope, 'scope')).toEqual({ message: expect.stringMatching(/^Unknown scope/), linked: true });
+
+    const empty = await browser.submit(form, '/admin/clients', { client_name: ' ', client_type: 'confidential' });
+    expect(empty.status).toBe(400);
+    expect(fieldProblemOn(empty, 'client_name')).toEqual({ message: 'Give the client a name.', linked: true });
+    expect(fieldProblemOn(empty, 'grant_types').message).toBe('Choose at least one grant type.');
+    expect(empty.body).toContain('<a href="#grant_types">');
+    expect(empty.body).toContain('<h2 id="error-summary-title">There are 2 problems</h2>');
+    expect(await tableSnapshot(db, ['clients'])).toBe(before);
+  });
+
+  it('offers no verification email nor invitation on a person\'s page when the server sends no email (no SMTP_URL), and says why', async () => {
+    const owner = await consolePerson(nest, ['owner']);
+    const { browser } = await signIn(owner);
+    const username = `unmailed_${Date.now().toString(36)}`;
+    // Added without a password and with an address nobody has confirmed: both emails would be offered with a mail server.
+    const added = await browser.submit(await browser.get('/admin/people/new'), '/admin/people', { username, email: `${username}@example.org` });
+    expect(added.status).toBe(303);
+    const page = await browser.get(added.location!);
+    expect(page.body).toContain('not verified');
+    expect(page.body).toContain('none (invited, or from an identity provider)');
+    for (const button of ['Send a verification email', 'Send an invitation']) expect(page.body).not.toContain(button);
+    for (const action of ['/email-verification"', '/invitation"']) expect(page.body).not.toContain(`${added.location!}${action}`);
+    expect(page.body).toMatch(/id="verification-unavailable">No verification email can be sent: this server does not send email/);
+    expect(page.body).toMatch(/id="invitation-unavailable">No invitation can be sent: this server does not send email/);
   });
 
   it('refuses a form without the console session\'s CSRF token (403) and changes nothing', async () => {

@@ -4,7 +4,7 @@ import { Clock } from '../../src/common/clock.js';
 import { SecondFactors } from '../../src/factors/second-factors.service.js';
 import type { AdminRole } from '../../src/scopes/admin-scopes.js';
 import { UsersService } from '../../src/users/users.service.js';
-import { Browser, hiddenFields, isConsentPage, isLoginPage, type Page } from './browser.js';
+import { Browser, decodeEntities, hiddenFields, isConsentPage, isLoginPage, type Page } from './browser.js';
 import { totpCode } from './totp.js';
 
 /** The console's cookie (src/admin-console/console-cookie.ts). */
@@ -70,4 +70,15 @@ export function consoleCsrf(page: Page): string {
 /** The client secret shown once on a client's page, or undefined. */
 export function secretShownOn(page: Page): string | undefined {
   return /id="client-secret" value="([^"]+)"/.exec(page.body)?.[1];
+}
+
+/**
+ * What a console form page says beside `field` (views/admin-console/field-error.eta): the message,
+ * or undefined; and whether it is linked both ways: the field is described by the message and
+ * aria-invalid, and the error summary links to the field.
+ */
+export function fieldProblemOn(page: Page, field: string): { message: string | undefined; linked: boolean } {
+  const message = new RegExp(`<p class="field-error" id="${field}-error"><span class="visually-hidden">Error: </span>([^<]*)</p>`).exec(page.body)?.[1];
+  const described = new RegExp(`id="${field}"[^>]*aria-describedby="[^"]*${field}-error"[^>]*aria-invalid="true"`).test(page.body);
+  return { message: message === undefined ? undefined : decodeEntities(message), linked: described && page.body.includes(`<a href="#${field}">`) };
 }

@@ -95,6 +95,7 @@ export function hiddenFields(html: string, action: string): Record<string, strin
   return fields;
 }
 
-function decodeEntities(value: string): string {
+/** Text as the page escaped it (Eta escapes & < > " '), read back. */
+export function decodeEntities(value: string): string {
   return value.replace(/&(amp|lt|gt|quot|#39);/g, (_, e: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[e]!);
 }
