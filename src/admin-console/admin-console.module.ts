@@ -20,6 +20,7 @@ import { ConsoleIdentityProviderChangesController } from './console-identity-pro
 import { ConsoleIdentityProvidersController } from './console-identity-providers.controller.js';
 import { ConsoleKeys } from './console-keys.js';
 import { ConsoleKeysController } from './console-keys.controller.js';
+import { ConsoleLiveSessionsController } from './console-live-sessions.controller.js';
 import { ConsoleOpenId } from './console-openid.js';
 import { ConsolePages } from './console-pages.js';
 import { ConsolePeopleController } from './console-people.controller.js';
@@ -38,6 +39,7 @@ export const CONSOLE_CONTROLLERS = [
   ConsoleDashboardController,
   ConsolePeopleController,
   ConsolePersonActionsController,
+  ConsoleLiveSessionsController,
   ConsoleGroupsController,
   ConsoleGroupMembersController,
   ConsoleClientsController,

@@ -52,3 +52,18 @@ export interface ResourceServerView {
 export function resourceServerWithId(api: ConsoleApi, id: string): Promise<ResourceServerView | undefined> {
   return findInList<ResourceServerView>(api, '/resource-servers', {}, (server) => server.id === id);
 }
+
+export interface LiveSessionView {
+  id: string;
+  person: PersonRef;
+  device: string | null;
+  ip: string | null;
+  created_at: string;
+  expires_at: string;
+  applications: { client_id: string; name: string | null }[];
+}
+
+/** The person's live session with this id, from the API's list of their sessions (a person has few); undefined once it ended or expired. */
+export function liveSessionWithId(api: ConsoleApi, personId: string, id: string): Promise<LiveSessionView | undefined> {
+  return findInList<LiveSessionView>(api, '/sessions', { person: personId }, (session) => session.id === id);
+}

@@ -12,6 +12,7 @@ export type ConsoleView =
   | 'dashboard'
   | 'people'
   | 'person'
+  | 'sessions'
   | 'groups'
   | 'group'
   | 'group-form'
@@ -40,6 +41,7 @@ export type ConsoleView =
 const SECTIONS: readonly { path: string; label: string; area: AdminArea | null }[] = [
   { path: CONSOLE, label: 'Dashboard', area: null },
   { path: `${CONSOLE}/people`, label: 'People', area: 'people' },
+  { path: `${CONSOLE}/sessions`, label: 'Sessions', area: 'people' },
   { path: `${CONSOLE}/groups`, label: 'Groups', area: 'system' },
   { path: `${CONSOLE}/clients`, label: 'Clients', area: 'clients' },
   { path: `${CONSOLE}/resource-servers`, label: 'Resource servers', area: 'clients' },

@@ -10,6 +10,7 @@ import { PeopleController } from './people/people.controller.js';
 import { PersonAccessController } from './people/person-access.controller.js';
 import { PersonLinksController } from './people/person-links.controller.js';
 import { PersonSecurityController } from './people/person-security.controller.js';
+import { SessionsController } from './people/sessions.controller.js';
 import { AdminSystemModule } from './system/admin-system.module.js';
 import { AdminClientsModule } from './clients/admin-clients.module.js';
 
@@ -26,7 +27,7 @@ export class AdminApiModule {
     return {
       module: AdminApiModule,
       imports: [AccessModule, AdminRolesModule, ClientsModule, UsersModule, PeopleAdminModule.register(invitations), AdminSystemModule, AdminClientsModule],
-      controllers: [AdminRolesController, PeopleController, PersonSecurityController, PersonAccessController, PersonLinksController],
+      controllers: [AdminRolesController, PeopleController, PersonSecurityController, PersonAccessController, PersonLinksController, SessionsController],
       providers: [AdminAccess],
     };
   }

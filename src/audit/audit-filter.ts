@@ -1,4 +1,5 @@
 import { validate as isUuid } from 'uuid';
+import { parseDateTime } from '../common/date-time.js';
 import { DomainError } from '../common/domain-error.js';
 
 /**
@@ -27,8 +28,6 @@ export type AuditFilterInput = Partial<Record<keyof AuditFilter, unknown>>;
 const EVENT = /^[a-z][a-z0-9_.]{0,63}$/;
 /** An actor or a client id: printable ASCII without spaces, as the columns hold them (at most 100). */
 const NAME = /^[\x21-\x7E]{1,100}$/;
-/** RFC 3339 §5.6 date-time: a full date, a time and an offset (Z or ±hh:mm). */
-const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-](\d{2}):(\d{2}))$/;
 
 function invalid(message: string): DomainError {
   return new DomainError('invalid_audit_filter', message);
@@ -59,17 +58,9 @@ function text(name: string, value: unknown, pattern: RegExp, what: string): stri
   return value;
 }
 
-/** An RFC 3339 date-time, strictly: no date alone, no local time without an offset, no 31 February. */
+/** An RFC 3339 date-time, strictly (parseDateTime): no date alone, no local time without an offset, no 31 February. */
 function instant(name: string, value: unknown): Date {
-  const refuse = () => invalid(`${name} must be an RFC 3339 date-time with an offset, such as 2026-11-30T08:00:00Z`);
-  const match = typeof value === 'string' ? DATE_TIME.exec(value) : null;
-  if (!match) throw refuse();
-  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number);
-  const offset = match[9] === undefined ? [0, 0] : [Number(match[9]), Number(match[10])];
-  const calendar = new Date(Date.UTC(year, month - 1, day));
-  if (month < 1 || month > 12 || calendar.getUTCDate() !== day || hour > 23 || minute > 59 || second > 59 || offset[0] > 23 || offset[1] > 59) throw refuse();
-  // Milliseconds are what the column keeps; further digits are dropped.
-  const at = new Date((value as string).replace(/(\.\d{3})\d+/, '$1').replace(/^(\S{10}) /, '$1T'));
-  if (Number.isNaN(at.getTime())) throw refuse();
+  const at = parseDateTime(value);
+  if (at === undefined) throw invalid(`${name} must be an RFC 3339 date-time with an offset, such as 2026-11-30T08:00:00Z`);
   return at;
 }

@@ -1,4 +1,4 @@
-import { CreateDateColumn, Entity, JoinColumn, ManyToOne, PrimaryColumn, type Relation } from 'typeorm';
+import { CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, type Relation } from 'typeorm';
 import { Client } from '../clients/client.entity.js';
 import { TIMESTAMP } from '../database/column-types.js';
 import { Session } from './session.entity.js';
@@ -12,6 +12,8 @@ export class SessionClient {
   @PrimaryColumn({ name: 'session_id', type: 'varchar', length: 64 })
   sessionId: string;
 
+  /** Indexed on its own: the primary key leads with session_id, and a client's sessions are listed and counted (the admin API). */
+  @Index('IDX_session_clients_client_id')
   @PrimaryColumn({ name: 'client_id', type: 'varchar', length: 64 })
   clientId: string;
 

@@ -9,6 +9,7 @@ import type { User } from '../users/user.entity.js';
 import type { SessionClient } from './session-client.entity.js';
 import type { Session } from './session.entity.js';
 import type { DeviceHistory } from './device-history.js';
+import { SessionSearchStore, type LiveSessionFilter, type LiveSessionPosition, type SessionWithPerson } from './session-search.store.js';
 import { publicSessionId } from './session-id.js';
 import { SessionStore } from './session.store.js';
 
@@ -27,6 +28,7 @@ export interface SessionOrigin {
 export class SessionsService {
   constructor(
     private readonly store: SessionStore,
+    private readonly search: SessionSearchStore,
     private readonly clock: Clock,
     @Inject(sessionConfig.KEY) private readonly config: SessionConfig,
   ) {}
@@ -101,6 +103,21 @@ export class SessionsService {
     const sessions = await this.store.livePageOf(userId, this.clock.now(), limit, after);
     const clients = await this.store.clientsOf(sessions.map((session) => session.id));
     return sessions.map((session) => ({ session, clients: clients.filter((client) => client.sessionId === session.id) }));
+  }
+
+  /**
+   * One page of every person's live sessions matching `filter`, newest first, each with its person
+   * and the clients that signed them in through it (the admin API's list, issue 48).
+   */
+  async livePage(filter: LiveSessionFilter, limit: number, after: LiveSessionPosition | null): Promise<{ session: SessionWithPerson; clients: SessionClient[] }[]> {
+    const sessions = await this.search.page(filter, this.clock.now(), limit, after);
+    const clients = await this.store.clientsOf(sessions.map((session) => session.id));
+    return sessions.map((session) => ({ session, clients: clients.filter((client) => client.sessionId === session.id) }));
+  }
+
+  /** The id of the person whose live session has this public id (the name the admin API lists), or undefined. */
+  ownerOfLive(publicId: string): Promise<string | undefined> {
+    return this.search.ownerOfLive(publicId, this.clock.now());
   }
 
   /**

@@ -2,7 +2,8 @@
  * Issue 48, the admin console in a real Chromium (support/chromium.ts, driven by playwright-core):
  * an owner signs in with a password and a one-time code, finds a failed sign-in in the audit log,
  * registers a client from the keyboard alone and copies its secret (shown once), resets a person's
- * second factors and ends one of their sessions, then signs out. Every console page is checked for
+ * second factors and ends one of their sessions, then signs out; a help desk finds a phone's session
+ * on the Sessions page by its device and ends it. Every console page is checked for
  * the accessibility basics and by axe-core (support/page-checks.ts), and photographed into
  * /tmp/console-<page>.png for a person to look at.
  */
@@ -25,6 +26,7 @@ jest.setTimeout(180_000);
 
 /** The first stop of Tab on every console page: the link past the navigation. */
 const SKIP_LINK = 'a "Skip to the content"';
+const SAFARI_ON_IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
 
 describe('the admin console in a real browser (issue 48; WCAG 2.1 A and AA by axe-core)', () => {
   let nest: NestFastifyApplication;
@@ -185,6 +187,47 @@ describe('the admin console in a real browser (issue 48; WCAG 2.1 A and AA by ax
     await follow(page, 'button', 'Sign out', '/admin/signed-out');
     expect(await heading(page)).toBe('You are signed out');
     await shoot(page, 'signed-out');
+    await expectAccessible(page, watcher, SKIP_LINK);
+  });
+
+  it('a help desk finds a phone on the Sessions page by its device and ends its session after the confirmation', async () => {
+    const helpdesk = await consolePerson(nest, ['helpdesk']);
+    const holder = await consolePerson(nest, [], false);
+    offset += 30_000;
+    const phone = new Browser(issuer.origin, { 'user-agent': SAFARI_ON_IPHONE });
+    await followSignIn(phone, await phone.get('/login'), holder, now);
+    expect(await nest.get(SessionsService).livePageOf(holder.userId, 10, null)).toHaveLength(1);
+
+    const { page, watcher } = await openWindowAt(chromium, contexts, issuer.origin);
+    await page.goto(`${issuer.origin}/admin`);
+    await page.getByLabel('Username').fill(helpdesk.username);
+    await page.getByLabel('Password').fill(helpdesk.password);
+    await Promise.all([page.waitForURL((url) => url.pathname === '/login/code'), page.getByRole('button', { name: 'Sign in', exact: true }).click()]);
+    offset += 30_000;
+    await page.locator('input#code').fill(totpCode(helpdesk.key!, now()));
+    await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Continue' }).click()]);
+    await follow(page, 'button', 'Allow', '/admin');
+
+    await follow(page, 'link', 'Sessions', '/admin/sessions');
+    expect(await heading(page)).toBe('Sessions');
+    await page.getByLabel('Device').fill('iphone');
+    await follow(page, 'button', 'Filter', '/admin/sessions');
+    const row = page.locator('tbody tr');
+    await expect(row.count()).resolves.toBe(1);
+    await expect(row.textContent()).resolves.toContain('Safari on iPhone');
+    await shoot(page, 'sessions');
+    await expectAccessible(page, watcher, SKIP_LINK);
+
+    await follow(page, 'link', new RegExp(`^End the session of ${holder.username} started`), /^\/admin\/sessions\/[^/]+\/end$/);
+    expect(await heading(page)).toBe('End a session');
+    await expect(page.locator('main').textContent()).resolves.toContain(`End the session of ${holder.username} on Safari on iPhone, from 127.0.0.1?`);
+    await shoot(page, 'session-end');
+    await expectAccessible(page, watcher, SKIP_LINK);
+    await follow(page, 'button', 'End the session', '/admin/sessions');
+    expect(new URL(page.url()).searchParams.get('device')).toBe('iphone');
+    await expect(page.getByRole('status').textContent()).resolves.toBe(`The session of ${holder.username} on Safari on iPhone, from 127.0.0.1 ended.`);
+    await expect(page.locator('main').textContent()).resolves.toContain('No live session matches.');
+    expect(await nest.get(SessionsService).livePageOf(holder.userId, 10, null)).toHaveLength(0);
     await expectAccessible(page, watcher, SKIP_LINK);
   });
 });

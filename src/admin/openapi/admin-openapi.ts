@@ -6,12 +6,13 @@ import { CLIENTS_PATHS } from './clients.paths.js';
 import { CORE_PATHS } from './core.paths.js';
 import { PEOPLE_PATHS } from './people.paths.js';
 import { PERSON_LINK_PATHS } from './person-links.paths.js';
+import { SESSION_PATHS } from './sessions.paths.js';
 import { GROUP_PATHS } from './groups.paths.js';
 import { IDENTITY_PROVIDER_PATHS } from './identity-providers.paths.js';
 import { SYSTEM_PATHS } from './system.paths.js';
 
 /** Every fragment of the admin API's description, one per area. */
-const FRAGMENTS: Record<string, object>[] = [CORE_PATHS, PEOPLE_PATHS, PERSON_LINK_PATHS, CLIENTS_PATHS, CLIENT_SETTINGS_PATHS, AUDIT_PATHS, SYSTEM_PATHS, GROUP_PATHS, IDENTITY_PROVIDER_PATHS];
+const FRAGMENTS: Record<string, object>[] = [CORE_PATHS, PEOPLE_PATHS, PERSON_LINK_PATHS, SESSION_PATHS, CLIENTS_PATHS, CLIENT_SETTINGS_PATHS, AUDIT_PATHS, SYSTEM_PATHS, GROUP_PATHS, IDENTITY_PROVIDER_PATHS];
 
 /**
  * The admin API's paths for the OpenAPI document the data API has (issue 48): keyed by their full

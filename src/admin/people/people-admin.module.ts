@@ -11,6 +11,7 @@ import { PeopleSearchStore } from './people-search.store.js';
 import { PersonAccess } from './person-access.service.js';
 import { PersonEmailVerification } from './person-email-verification.service.js';
 import { PersonInvitations } from './person-invitations.service.js';
+import { SessionDirectory } from './session-directory.service.js';
 
 /**
  * The admin API's people (issue 48): the services its controllers call (AdminApiModule declares
@@ -24,8 +25,8 @@ export class PeopleAdminModule {
     return {
       module: PeopleAdminModule,
       imports: [AccountAdministrationModule, AdminRolesModule, UsersModule, FactorRecordsModule, SessionsModule, ClientsModule, ConsentsModule, invitations],
-      providers: [PeopleSearchStore, PeopleDirectory, PersonAccess, PersonInvitations, PersonEmailVerification],
-      exports: [AccountAdministrationModule, PeopleDirectory, PersonAccess, PersonInvitations, PersonEmailVerification],
+      providers: [PeopleSearchStore, PeopleDirectory, PersonAccess, PersonInvitations, PersonEmailVerification, SessionDirectory],
+      exports: [AccountAdministrationModule, PeopleDirectory, PersonAccess, PersonInvitations, PersonEmailVerification, SessionDirectory],
     };
   }
 }

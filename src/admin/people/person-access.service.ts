@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { ClientStore } from '../../clients/client.store.js';
 import { DomainError } from '../../common/domain-error.js';
 import { AccessWithdrawalService } from '../../consents/access-withdrawal.service.js';
 import { SessionsService } from '../../sessions/sessions.service.js';
 import type { User } from '../../users/user.entity.js';
 import { AdministratorProtection } from './administrator-protection.js';
 import type { PeopleAdministrator } from './people-administrator.js';
+import { SessionDirectory } from './session-directory.service.js';
 import { grantView, sessionView } from './person-views.js';
 
 export type SessionView = ReturnType<typeof sessionView>;
@@ -21,7 +21,7 @@ export type GrantView = ReturnType<typeof grantView>;
 export class PersonAccess {
   constructor(
     private readonly sessions: SessionsService,
-    private readonly clients: ClientStore,
+    private readonly directory: SessionDirectory,
     private readonly withdrawal: AccessWithdrawalService,
     private readonly protection: AdministratorProtection,
   ) {}
@@ -29,8 +29,7 @@ export class PersonAccess {
   /** Up to `limit` live sessions, newest first, after the session `after` (its created_at and id). */
   async sessionsOf(user: User, limit: number, after: { createdAt: Date; publicId: string } | null): Promise<SessionView[]> {
     const sessions = await this.sessions.livePageOf(user.id, limit, after);
-    const clientIds = [...new Set(sessions.flatMap(({ clients }) => clients.map((client) => client.clientId)))];
-    const names = new Map((await this.clients.findByIds(clientIds)).map((client) => [client.id, client.name]));
+    const names = await this.directory.clientNames(sessions.flatMap(({ clients }) => clients));
     return sessions.map((session) => sessionView(session, names));
   }
 

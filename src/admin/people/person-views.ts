@@ -48,6 +48,12 @@ export function sessionView({ session, clients }: { session: Session; clients: S
   };
 }
 
+/** A live session in the list of everyone's (GET /sessions): sessionView, and whose it is. */
+export function liveSessionItem(row: { session: Session & { user: Pick<User, 'id' | 'username'> }; clients: SessionClient[] }, clientNames: ReadonlyMap<string, string>) {
+  const { id, ...rest } = sessionView(row, clientNames);
+  return { id, person: { id: row.session.user.id, username: row.session.user.username }, ...rest };
+}
+
 /** An application holding access to the person's data: what the account's access page lists. */
 export function grantView(grant: GrantedAccess) {
   return { client_id: grant.clientId, client_name: grant.clientName, scope: grant.scope, granted_at: grant.grantedAt.toISOString(), last_active_at: grant.lastActiveAt?.toISOString() ?? null };
