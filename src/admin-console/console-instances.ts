@@ -1,3 +1,4 @@
+import type { InstanceItem } from '../admin/system/instance-item.js';
 import type { ConsoleApi } from './console-api.js';
 
 /** One instance as the dashboard's table shows it. */
@@ -21,22 +22,11 @@ export interface InstancesPanel {
   live: number;
 }
 
-interface InstanceAnswer {
-  id: string;
-  hostname: string;
-  pid: number;
-  version: string;
-  node: string;
-  started_at: string;
-  last_seen_at: string;
-  live: boolean;
-}
-
 /** The instances seen (GET /instances, every administrator's), or null when the API did not answer them. */
 export async function instancesPanel(api: ConsoleApi, now: Date): Promise<InstancesPanel | null> {
   const answer = await api.answer('GET', '/instances');
   if (answer.status !== 200) return null;
-  const body = answer.body as { items: InstanceAnswer[]; answered_by: string };
+  const body = answer.body as { items: InstanceItem[]; answered_by: string };
   const items = body.items.map((instance) => ({
     id: instance.id,
     hostname: instance.hostname,

@@ -8,100 +8,44 @@
  * /tmp/console-shots/ for a person to look at.
  */
 import { jest } from '@jest/globals';
-import { mkdirSync } from 'node:fs';
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { Browser as Chromium, BrowserContext, Page as PlaywrightPage } from 'playwright-core';
-import { Clock } from '../../src/common/clock.js';
+import type { Page as PlaywrightPage } from 'playwright-core';
 import { GroupsService } from '../../src/groups/groups.service.js';
 import { IdentityProvidersService } from '../../src/identity-providers/identity-providers.service.js';
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service.js';
 import { consolePerson, type ConsolePerson } from '../helpers/admin-console.js';
-import { startAtIssuer } from '../helpers/app-at-issuer.js';
-import { dropTestDatabase } from '../helpers/test-database.js';
-import { totpCode } from '../helpers/totp.js';
-import { launchChromium } from './support/chromium.js';
-import { expectAccessible, openWindowAt, type Watcher } from './support/page-checks.js';
+import { ConsoleInChromium, follow, heading, screenshotsAt, SKIP_LINK, tabTo } from './support/console-browser.js';
+import { expectAccessible, type Watcher } from './support/page-checks.js';
 
 jest.setTimeout(240_000);
 
-const SHOTS = '/tmp/console-shots';
-/** The first stop of Tab on every console page: the link past the navigation. */
-const SKIP_LINK = 'a "Skip to the content"';
 /** Nothing listens there: the provider is only stored, never reached. */
 const ISSUER = 'http://127.0.0.1:9/contoso';
 
 describe('the admin console directory pages in a real browser (issue 48; WCAG 2.1 A and AA by axe-core)', () => {
-  let nest: NestFastifyApplication;
-  let issuer: URL;
-  let chromium: Chromium;
-  const contexts: BrowserContext[] = [];
-  let offset = 0;
-  const now = () => new Date(Date.now() + offset);
+  const suite = new ConsoleInChromium();
 
-  beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
-    const started = await Promise.allSettled([
-      startAtIssuer({ LOGIN_THROTTLE_ENABLED: 'false' }).then((value) => ({ nest, issuer } = value)),
-      launchChromium().then((value) => (chromium = value.browser)),
-    ]);
-    const failure = started.find((result) => result.status === 'rejected');
-    if (failure) throw failure.reason;
-    jest.spyOn(nest.get(Clock), 'now').mockImplementation(now);
-  });
-  afterAll(async () => {
-    await Promise.allSettled(contexts.map((context) => context.close()));
-    await chromium?.close();
-    await nest?.close();
-    await dropTestDatabase();
-    delete process.env.LOGIN_THROTTLE_ENABLED;
-  });
+  beforeAll(() => suite.start());
+  afterAll(() => suite.stop());
 
-  const heading = (page: PlaywrightPage): Promise<string | null> => page.getByRole('heading', { level: 1 }).textContent();
+  const shoot = screenshotsAt('/tmp/console-shots/');
 
   /** The page photographed and checked: the basics and axe-core, from the skip link on (Tab followed through the longest form, the identity provider's). */
   async function check(page: PlaywrightPage, watcher: Watcher, name: string): Promise<void> {
-    await page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
+    await shoot(page, name);
     await expectAccessible(page, watcher, SKIP_LINK, 2, 50);
   }
 
-  /** Clicks the link or button named `name` and waits for the page at `path`. */
-  async function follow(page: PlaywrightPage, role: 'link' | 'button', name: string | RegExp, path: RegExp | string): Promise<void> {
-    const matches = (url: URL) => (typeof path === 'string' ? url.pathname === path : path.test(url.pathname));
-    await Promise.all([page.waitForURL(matches), page.getByRole(role, { name, exact: typeof name === 'string' }).click()]);
-  }
-
-  /** Presses Tab until the element with this id or text has the focus: the keyboard alone. */
-  async function tabTo(page: PlaywrightPage, target: string): Promise<void> {
-    for (let i = 0; i < 80; i++) {
-      await page.keyboard.press('Tab');
-      const here = await page.evaluate(() => {
-        const active = (globalThis as unknown as { document: { activeElement: { id: string; textContent: string | null } | null } }).document.activeElement;
-        return active ? [active.id, (active.textContent ?? '').trim()] : [];
-      });
-      if (here.includes(target)) return;
-    }
-    throw new Error(`Tab never reached ${target}`);
-  }
-
-  /** The owner signed in on a fresh window: the password, the one-time code, the console's scopes allowed. */
+  /** The owner signed in on a fresh window, on the dashboard. */
   async function signIn(owner: ConsolePerson): Promise<{ page: PlaywrightPage; watcher: Watcher }> {
-    const window = await openWindowAt(chromium, contexts, issuer.origin);
-    const { page } = window;
-    await page.goto(`${issuer.origin}/admin`);
-    await page.getByLabel('Username').fill(owner.username);
-    await page.getByLabel('Password').fill(owner.password);
-    await Promise.all([page.waitForURL((url) => url.pathname === '/login/code'), page.getByRole('button', { name: 'Sign in', exact: true }).click()]);
-    offset += 30_000;
-    await page.locator('input#code').fill(totpCode(owner.key!, now()));
-    await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Continue' }).click()]);
-    await follow(page, 'button', 'Allow', '/admin');
-    expect(await heading(page)).toBe('Dashboard');
+    const window = await suite.openWindow();
+    await suite.signIn(window.page, owner);
+    expect(await heading(window.page)).toBe('Dashboard');
     return window;
   }
 
   it('an owner creates a group by keyboard and adds a member, adds an identity provider, registers and deletes a resource server', async () => {
-    const owner = await consolePerson(nest, ['owner']);
-    const member = await consolePerson(nest, []);
+    const owner = await consolePerson(suite.nest, ['owner']);
+    const member = await consolePerson(suite.nest, []);
     const { page, watcher } = await signIn(owner);
 
     // Groups: created from the keyboard alone (Tab and Enter), then a member added by username.
@@ -133,8 +77,8 @@ describe('the admin console directory pages in a real browser (issue 48; WCAG 2.
     await expect(page.getByRole('status').textContent()).resolves.toBe(`${member.username} is now a member of Finance.`);
     await expect(page.getByRole('link', { name: member.username, exact: true }).count()).resolves.toBe(1);
     await check(page, watcher, 'group');
-    const [group] = await nest.get(GroupsService).list();
-    expect(await nest.get(GroupsService).members(group.id)).toEqual([{ type: 'user', id: member.userId }]);
+    const [group] = await suite.nest.get(GroupsService).list();
+    expect(await suite.nest.get(GroupsService).members(group.id)).toEqual([{ type: 'user', id: member.userId }]);
     await follow(page, 'link', 'Edit name or external id', `${groupPath}/edit`);
     await check(page, watcher, 'group-edit');
     await follow(page, 'link', 'Cancel', groupPath);
@@ -165,12 +109,12 @@ describe('the admin console directory pages in a real browser (issue 48; WCAG 2.
     await page.getByLabel('Issuer URL').fill(ISSUER);
     await follow(page, 'button', 'Add the provider', '/admin/identity-providers/contoso');
     await expect(page.getByRole('status').textContent()).resolves.toContain('Contoso is added.');
-    await expect(page.locator('main').textContent()).resolves.toContain(`${issuer.origin}/federation/contoso/callback`);
+    await expect(page.locator('main').textContent()).resolves.toContain(`${suite.origin}/federation/contoso/callback`);
     await check(page, watcher, 'identity-provider');
-    expect(await nest.get(IdentityProvidersService).show('contoso')).toMatchObject({ name: 'Contoso', settings: { issuer: ISSUER, clientAuth: { secret: { env: 'LATCHKEY_IDP_CONTOSO_SECRET' } } } });
+    expect(await suite.nest.get(IdentityProvidersService).show('contoso')).toMatchObject({ name: 'Contoso', settings: { issuer: ISSUER, clientAuth: { secret: { env: 'LATCHKEY_IDP_CONTOSO_SECRET' } } } });
     await follow(page, 'link', 'Edit', '/admin/identity-providers/contoso/edit');
     await check(page, watcher, 'identity-provider-edit');
-    await page.goto(`${issuer.origin}/admin/identity-providers/new?protocol=saml`);
+    await page.goto(`${suite.origin}/admin/identity-providers/new?protocol=saml`);
     await check(page, watcher, 'identity-provider-new-saml');
     await follow(page, 'link', 'Identity providers', '/admin/identity-providers');
     await check(page, watcher, 'identity-providers');
@@ -186,11 +130,11 @@ describe('the admin console directory pages in a real browser (issue 48; WCAG 2.
     await follow(page, 'button', 'Register', '/admin/resource-servers');
     await expect(page.getByRole('status').textContent()).resolves.toBe('Orders API is registered: clients can now ask for tokens for it.');
     await check(page, watcher, 'resource-servers');
-    expect(await nest.get(ResourceServersService).list()).toMatchObject([{ uri: 'https://orders.example/api', accessTokenFormat: 'jwt' }]);
+    expect(await suite.nest.get(ResourceServersService).list()).toMatchObject([{ uri: 'https://orders.example/api', accessTokenFormat: 'jwt' }]);
     await follow(page, 'link', 'Delete Orders API', /\/confirm\/delete$/);
     await check(page, watcher, 'resource-server-delete');
     await follow(page, 'button', 'Delete the resource server', '/admin/resource-servers');
     await expect(page.getByRole('status').textContent()).resolves.toBe('The resource server Orders API was deleted.');
-    expect(await nest.get(ResourceServersService).list()).toEqual([]);
+    expect(await suite.nest.get(ResourceServersService).list()).toEqual([]);
   });
 });

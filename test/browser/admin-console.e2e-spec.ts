@@ -8,108 +8,55 @@
  * /tmp/console-<page>.png for a person to look at.
  */
 import { jest } from '@jest/globals';
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { Browser as Chromium, BrowserContext, Page as PlaywrightPage } from 'playwright-core';
 import { AuditService } from '../../src/audit/audit.service.js';
-import { Clock } from '../../src/common/clock.js';
 import { SecondFactors } from '../../src/factors/second-factors.service.js';
 import { SessionsService } from '../../src/sessions/sessions.service.js';
 import { consolePerson, followSignIn, type ConsolePerson } from '../helpers/admin-console.js';
-import { startAtIssuer } from '../helpers/app-at-issuer.js';
 import { Browser, hiddenFields } from '../helpers/browser.js';
-import { dropTestDatabase } from '../helpers/test-database.js';
-import { totpCode } from '../helpers/totp.js';
-import { launchChromium } from './support/chromium.js';
-import { expectAccessible, openWindowAt } from './support/page-checks.js';
+import { ConsoleInChromium, follow, heading, screenshotsAt, SKIP_LINK, tabTo } from './support/console-browser.js';
+import { expectAccessible } from './support/page-checks.js';
 
 jest.setTimeout(180_000);
 
-/** The first stop of Tab on every console page: the link past the navigation. */
-const SKIP_LINK = 'a "Skip to the content"';
 const SAFARI_ON_IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
 
 describe('the admin console in a real browser (issue 48; WCAG 2.1 A and AA by axe-core)', () => {
-  let nest: NestFastifyApplication;
-  let issuer: URL;
-  let chromium: Chromium;
-  const contexts: BrowserContext[] = [];
-  let offset = 0;
-  const now = () => new Date(Date.now() + offset);
+  const suite = new ConsoleInChromium();
 
-  beforeAll(async () => {
-    const started = await Promise.allSettled([
-      startAtIssuer({ LOGIN_THROTTLE_ENABLED: 'false' }).then((value) => ({ nest, issuer } = value)),
-      launchChromium().then((value) => (chromium = value.browser)),
-    ]);
-    const failure = started.find((result) => result.status === 'rejected');
-    if (failure) throw failure.reason;
-    jest.spyOn(nest.get(Clock), 'now').mockImplementation(now);
-  });
-  afterAll(async () => {
-    await Promise.allSettled(contexts.map((context) => context.close()));
-    await chromium?.close();
-    await nest?.close();
-    await dropTestDatabase();
-    delete process.env.LOGIN_THROTTLE_ENABLED;
-  });
+  beforeAll(() => suite.start());
+  afterAll(() => suite.stop());
 
-  const heading = (page: PlaywrightPage): Promise<string | null> => page.getByRole('heading', { level: 1 }).textContent();
-  const shoot = (page: PlaywrightPage, name: string) => page.screenshot({ path: `/tmp/console-${name}.png`, fullPage: true });
-
-  /** Clicks the link or button named `name` and waits for the page at `path`. */
-  async function follow(page: PlaywrightPage, role: 'link' | 'button', name: string | RegExp, path: RegExp | string): Promise<void> {
-    const matches = (url: URL) => (typeof path === 'string' ? url.pathname === path : path.test(url.pathname));
-    await Promise.all([page.waitForURL(matches), page.getByRole(role, { name, exact: typeof name === 'string' }).click()]);
-  }
-
-  /** Presses Tab until the element with this id, name=value or text has the focus: the keyboard alone. */
-  async function tabTo(page: PlaywrightPage, target: string): Promise<void> {
-    for (let i = 0; i < 60; i++) {
-      await page.keyboard.press('Tab');
-      const here = await page.evaluate(() => {
-        const active = (globalThis as unknown as { document: { activeElement: { id: string; textContent: string | null; getAttribute(n: string): string | null; value?: string } | null } }).document.activeElement;
-        return active ? [active.id, `${active.getAttribute('name')}=${active.value ?? ''}`, (active.textContent ?? '').trim()] : [];
-      });
-      if (here.includes(target)) return;
-    }
-    throw new Error(`Tab never reached ${target}`);
-  }
+  const shoot = screenshotsAt('/tmp/console-');
 
   /** A person with one-time codes, signed in on a browser of their own (a live session the owner will see). */
   async function personWithSession(): Promise<ConsolePerson> {
-    const person = await consolePerson(nest, []);
-    offset += 30_000;
-    const phone = new Browser(issuer.origin);
-    await followSignIn(phone, await phone.get('/login'), person, now);
+    const person = await consolePerson(suite.nest, []);
+    suite.clock.advance(30_000);
+    const phone = new Browser(suite.origin);
+    await followSignIn(phone, await phone.get('/login'), person, suite.clock.now);
     return person;
   }
 
   it('an owner signs in, finds a failed sign-in, registers a client by keyboard and copies its secret once, resets factors, ends a session, signs out', async () => {
-    const owner = await consolePerson(nest, ['owner']);
+    const owner = await consolePerson(suite.nest, ['owner']);
     const person = await personWithSession();
     await personWithSession();
     // Someone tries the person's account with a wrong password.
-    const guesser = new Browser(issuer.origin);
+    const guesser = new Browser(suite.origin);
     const login = await guesser.get('/login');
     await guesser.post('/login', { ...hiddenFields(login.body, '/login'), username: person.username, password: 'not the password' });
     // Recorded after the answer (FailedSignIns.note): wait for the row.
-    const recorded = () => nest.get(AuditService).list(1, { event: { exact: 'user.sign_in_failed' }, person: person.userId });
+    const recorded = () => suite.nest.get(AuditService).list(1, { event: { exact: 'user.sign_in_failed' }, person: person.userId });
     for (let tries = 0; tries < 100 && (await recorded()).length === 0; tries++) await new Promise((resolve) => setTimeout(resolve, 20));
 
-    const { page, watcher } = await openWindowAt(chromium, contexts, issuer.origin);
-    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: issuer.origin });
+    const { page, watcher } = await suite.openWindow();
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: suite.origin });
 
     // Sign in: the password, then the one-time code, then the console's scopes allowed once.
-    await page.goto(`${issuer.origin}/admin`);
-    expect(await heading(page)).toBe('Sign in');
-    await page.getByLabel('Username').fill(owner.username);
-    await page.getByLabel('Password').fill(owner.password);
-    await Promise.all([page.waitForURL((url) => url.pathname === '/login/code'), page.getByRole('button', { name: 'Sign in', exact: true }).click()]);
-    offset += 30_000;
-    await page.locator('input#code').fill(totpCode(owner.key!, now()));
-    await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Continue' }).click()]);
-    await shoot(page, 'consent');
-    await follow(page, 'button', 'Allow', '/admin');
+    await suite.signIn(page, owner, '/admin', {
+      atSignInForm: async () => expect(await heading(page)).toBe('Sign in'),
+      atConsent: () => shoot(page, 'consent'),
+    });
     expect(await heading(page)).toBe('Dashboard');
     await expect(page.locator('main').textContent()).resolves.toContain('user.sign_in_failed');
     await shoot(page, 'dashboard');
@@ -126,7 +73,7 @@ describe('the admin console in a real browser (issue 48; WCAG 2.1 A and AA by ax
     await expectAccessible(page, watcher, SKIP_LINK);
 
     // Register a client from the keyboard alone; the secret is shown once, and copied.
-    await page.goto(`${issuer.origin}/admin/clients`);
+    await page.goto(`${suite.origin}/admin/clients`);
     await shoot(page, 'clients');
     await expectAccessible(page, watcher, SKIP_LINK);
     await page.mouse.click(1, 1);
@@ -169,14 +116,14 @@ describe('the admin console in a real browser (issue 48; WCAG 2.1 A and AA by ax
     await expectAccessible(page, watcher, SKIP_LINK);
     await follow(page, 'button', 'Reset second factors', `/admin/people/${person.userId}`);
     await expect(page.getByRole('status').textContent()).resolves.toContain(`Second factors of ${person.username} removed`);
-    expect(await nest.get(SecondFactors).hasSecondFactor(person.userId)).toBe(false);
+    expect(await suite.nest.get(SecondFactors).hasSecondFactor(person.userId)).toBe(false);
 
     // End the session the person's browser holds.
-    expect(await nest.get(SessionsService).livePageOf(person.userId, 10, null)).toHaveLength(1);
+    expect(await suite.nest.get(SessionsService).livePageOf(person.userId, 10, null)).toHaveLength(1);
     await follow(page, 'link', /^End the session started/, /\/sessions\/[^/]+\/end$/);
     await follow(page, 'button', 'End the session', `/admin/people/${person.userId}`);
     await expect(page.getByRole('status').textContent()).resolves.toBe('The session ended.');
-    expect(await nest.get(SessionsService).livePageOf(person.userId, 10, null)).toHaveLength(0);
+    expect(await suite.nest.get(SessionsService).livePageOf(person.userId, 10, null)).toHaveLength(0);
     await shoot(page, 'person-after');
     await expectAccessible(page, watcher, SKIP_LINK);
 
@@ -191,22 +138,15 @@ describe('the admin console in a real browser (issue 48; WCAG 2.1 A and AA by ax
   });
 
   it('a help desk finds a phone on the Sessions page by its device and ends its session after the confirmation', async () => {
-    const helpdesk = await consolePerson(nest, ['helpdesk']);
-    const holder = await consolePerson(nest, [], false);
-    offset += 30_000;
-    const phone = new Browser(issuer.origin, { 'user-agent': SAFARI_ON_IPHONE });
-    await followSignIn(phone, await phone.get('/login'), holder, now);
-    expect(await nest.get(SessionsService).livePageOf(holder.userId, 10, null)).toHaveLength(1);
+    const helpdesk = await consolePerson(suite.nest, ['helpdesk']);
+    const holder = await consolePerson(suite.nest, [], false);
+    suite.clock.advance(30_000);
+    const phone = new Browser(suite.origin, { 'user-agent': SAFARI_ON_IPHONE });
+    await followSignIn(phone, await phone.get('/login'), holder, suite.clock.now);
+    expect(await suite.nest.get(SessionsService).livePageOf(holder.userId, 10, null)).toHaveLength(1);
 
-    const { page, watcher } = await openWindowAt(chromium, contexts, issuer.origin);
-    await page.goto(`${issuer.origin}/admin`);
-    await page.getByLabel('Username').fill(helpdesk.username);
-    await page.getByLabel('Password').fill(helpdesk.password);
-    await Promise.all([page.waitForURL((url) => url.pathname === '/login/code'), page.getByRole('button', { name: 'Sign in', exact: true }).click()]);
-    offset += 30_000;
-    await page.locator('input#code').fill(totpCode(helpdesk.key!, now()));
-    await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Continue' }).click()]);
-    await follow(page, 'button', 'Allow', '/admin');
+    const { page, watcher } = await suite.openWindow();
+    await suite.signIn(page, helpdesk);
 
     await follow(page, 'link', 'Sessions', '/admin/sessions');
     expect(await heading(page)).toBe('Sessions');
@@ -227,7 +167,7 @@ describe('the admin console in a real browser (issue 48; WCAG 2.1 A and AA by ax
     expect(new URL(page.url()).searchParams.get('device')).toBe('iphone');
     await expect(page.getByRole('status').textContent()).resolves.toBe(`The session of ${holder.username} on Safari on iPhone, from 127.0.0.1 ended.`);
     await expect(page.locator('main').textContent()).resolves.toContain('No live session matches.');
-    expect(await nest.get(SessionsService).livePageOf(holder.userId, 10, null)).toHaveLength(0);
+    expect(await suite.nest.get(SessionsService).livePageOf(holder.userId, 10, null)).toHaveLength(0);
     await expectAccessible(page, watcher, SKIP_LINK);
   });
 });

@@ -6,19 +6,14 @@
  * the session's CSRF token, and an identity provider's secret never shown (only its variable's
  * name). The real app at its issuer; admin-console.e2e-spec.ts covers the console's own rules.
  */
-import { jest } from '@jest/globals';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { Clock } from '../../src/common/clock.js';
 import { GroupsService } from '../../src/groups/groups.service.js';
 import { IdentityProvidersService } from '../../src/identity-providers/identity-providers.service.js';
 import { ResourceServersService } from '../../src/resource-servers/resource-servers.service.js';
 import { tableSnapshot } from '../helpers/admin-api.js';
-import { consoleCsrf, consolePerson, fieldProblemOn, followSignIn, signInToConsole, type ConsolePerson } from '../helpers/admin-console.js';
-import { startAtIssuer } from '../helpers/app-at-issuer.js';
-import { Browser, type Page } from '../helpers/browser.js';
-import { dropTestDatabase } from '../helpers/test-database.js';
+import { consoleCsrf, consolePerson, fieldProblemOn, followSignIn, headingOf, noticeOf, signInWithNewBrowser, startConsoleApp, stopConsoleApp, type ConsolePerson } from '../helpers/admin-console.js';
+import { MovableClock } from '../helpers/movable-clock.js';
 
 const SECRET = 'contoso-upstream-secret-value-81d2';
 const TABLES = ['groups', 'group_members', 'identity_providers', 'resource_servers'];
@@ -31,31 +26,14 @@ describe('the admin console: groups, identity providers and resource servers (is
   let nest: NestFastifyApplication;
   let issuer: URL;
   let db: DataSource;
-  let offset = 0;
-  const now = () => new Date(Date.now() + offset);
+  const clock = new MovableClock();
 
   beforeAll(async () => {
-    ({ nest, issuer } = await startAtIssuer({ LOGIN_THROTTLE_ENABLED: 'false', LATCHKEY_IDP_CONTOSO_SECRET: SECRET }));
-    db = nest.get<DataSource>(getDataSourceToken());
-    jest.spyOn(nest.get(Clock), 'now').mockImplementation(now);
+    ({ nest, issuer, db } = await startConsoleApp(clock, { LATCHKEY_IDP_CONTOSO_SECRET: SECRET }));
   });
-  afterAll(async () => {
-    await nest?.close();
-    await dropTestDatabase();
-    delete process.env.LOGIN_THROTTLE_ENABLED;
-    delete process.env.LATCHKEY_IDP_CONTOSO_SECRET;
-  });
+  afterAll(() => stopConsoleApp(nest, ['LATCHKEY_IDP_CONTOSO_SECRET']));
 
-  async function signIn(person: ConsolePerson): Promise<{ browser: Browser; page: Page }> {
-    offset += 30_000;
-    const browser = new Browser(issuer.origin);
-    return { browser, page: await signInToConsole(browser, person, now) };
-  }
-
-  /** Text as the page escaped it, read back. */
-  const text = (html: string | undefined) => html?.replace(/&(amp|lt|gt|quot|#39);/g, (_, e: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[e]!);
-  const h1 = (page: Page) => text(/<h1 id="page-title">([^<]*)<\/h1>/.exec(page.body)?.[1]);
-  const notice = (page: Page) => text(/<p class="notice" role="status">([^<]*)<\/p>/.exec(page.body)?.[1]);
+  const signIn = (person: ConsolePerson) => signInWithNewBrowser(issuer.origin, person, clock);
   /** The message shown beside a field, and whether the field says it is invalid and is described by it. */
   const fieldError = fieldProblemOn;
   const auditRows = (action: string, subject: string) => db.query(`SELECT "actor", "ip" FROM "audit_events" WHERE "action" = '${action}' AND "subject" = '${subject}'`) as Promise<{ actor: string; ip: string | null }[]>;
@@ -76,7 +54,7 @@ describe('the admin console: groups, identity providers and resource servers (is
     };
     for (const [path, title] of Object.entries(pages)) {
       const shown = await browser.get(path);
-      expect([path, shown.status, h1(shown)]).toEqual([path, 200, title]);
+      expect([path, shown.status, headingOf(shown)]).toEqual([path, 200, title]);
       expect(shown.headers.get('content-security-policy')).not.toContain('unsafe-inline');
       expect(shown.headers.get('cache-control')).toBe('no-store');
       expect(shown.body).not.toMatch(/<script(?![^>]*\bsrc=)/);
@@ -91,14 +69,14 @@ describe('the admin console: groups, identity providers and resource servers (is
     expect(created.status).toBe(303);
     const groupPage = created.location!;
     const groupId = groupPage.replace('/admin/groups/', '');
-    expect(notice(await browser.get(groupPage))).toBe('The group Finance is created. Add its members below.');
+    expect(noticeOf(await browser.get(groupPage))).toBe('The group Finance is created. Add its members below.');
     expect(await auditRows('group.created', `group:${groupId}`)).toEqual([{ actor: `user:${owner.userId}`, ip: '127.0.0.1' }]);
 
     // By username, in any case; the person's page is linked from the members.
     const added = await browser.submit(await browser.get(groupPage), `${groupPage}/members`, { username: member.username.toUpperCase() });
     expect(added).toMatchObject({ status: 303, location: groupPage });
     const withMember = await browser.get(groupPage);
-    expect(notice(withMember)).toBe(`${member.username} is now a member of Finance.`);
+    expect(noticeOf(withMember)).toBe(`${member.username} is now a member of Finance.`);
     expect(withMember.body).toContain(`href="/admin/people/${member.userId}"`);
     expect(await nest.get(GroupsService).members(groupId)).toEqual([{ type: 'user', id: member.userId }]);
     expect(await auditRows('group.members_changed', `group:${groupId}`)).toEqual([{ actor: `user:${owner.userId}`, ip: '127.0.0.1' }]);
@@ -109,15 +87,15 @@ describe('the admin console: groups, identity providers and resource servers (is
 
     const removed = await browser.submit(await browser.get(groupPage), `${groupPage}/members/user/${member.userId}/remove`);
     expect(removed.status).toBe(303);
-    expect(notice(await browser.get(groupPage))).toBe(`${member.username} is no longer a member of Finance team.`);
+    expect(noticeOf(await browser.get(groupPage))).toBe(`${member.username} is no longer a member of Finance team.`);
     expect(await nest.get(GroupsService).members(groupId)).toEqual([]);
 
     const confirm = await browser.get(`${groupPage}/confirm/delete`);
-    expect(h1(confirm)).toBe('Delete the group');
+    expect(headingOf(confirm)).toBe('Delete the group');
     expect(confirm.body).toContain('Delete the group Finance team?');
     const deleted = await browser.submit(confirm, `${groupPage}/delete`);
     expect(deleted).toMatchObject({ status: 303, location: '/admin/groups' });
-    expect(notice(await browser.get('/admin/groups'))).toBe('The group Finance team was deleted.');
+    expect(noticeOf(await browser.get('/admin/groups'))).toBe('The group Finance team was deleted.');
     expect(await nest.get(GroupsService).findById(groupId)).toBeNull();
     expect(await auditRows('group.deleted', `group:${groupId}`)).toEqual([{ actor: `user:${owner.userId}`, ip: '127.0.0.1' }]);
   });
@@ -153,7 +131,7 @@ describe('the admin console: groups, identity providers and resource servers (is
     const created = await browser.submit(form, '/admin/identity-providers', fields);
     expect(created).toMatchObject({ status: 303, location: '/admin/identity-providers/contoso' });
     const shown = await browser.get(created.location!);
-    expect(h1(shown)).toBe('Contoso');
+    expect(headingOf(shown)).toBe('Contoso');
     expect(shown.body).toContain(`${issuer.origin}/federation/contoso/callback`);
     expect(shown.body).toContain('LATCHKEY_IDP_CONTOSO_SECRET');
     expect(shown.body).not.toContain(SECRET);
@@ -167,7 +145,7 @@ describe('the admin console: groups, identity providers and resource servers (is
     const { enabled: _off, ...ticked } = TICKED;
     const saved = await browser.submit(edit, '/admin/identity-providers/contoso/edit', { ...ticked, name: 'Contoso Ltd', domains: 'contoso.com', issuer: ISSUER, client_id: 'latchkey', client_auth_method: 'client_secret_post', secret_env: 'LATCHKEY_IDP_CONTOSO_SECRET', scope: 'openid email', groups_source: '', groups_match: 'name' });
     expect(saved).toMatchObject({ status: 303, location: '/admin/identity-providers/contoso' });
-    expect(notice(await browser.get(saved.location!))).toBe('Contoso Ltd is saved.');
+    expect(noticeOf(await browser.get(saved.location!))).toBe('Contoso Ltd is saved.');
     expect(await nest.get(IdentityProvidersService).show('contoso')).toMatchObject({ name: 'Contoso Ltd', enabled: false, settings: { domains: ['contoso.com'], scope: 'openid email', groupsClaim: null, clientAuth: { method: 'client_secret_post' } } });
     expect(await auditRows('idp.updated', 'idp:contoso')).toEqual([{ actor: `user:${owner.userId}`, ip: '127.0.0.1' }]);
   });
@@ -209,23 +187,23 @@ describe('the admin console: groups, identity providers and resource servers (is
     const owner = await consolePerson(nest, ['owner']);
     await nest.get(IdentityProvidersService).create({ id: 'northwind', displayName: 'Northwind', protocol: 'saml', settings: { metadataUrl: 'http://127.0.0.1:9/metadata' } }, { actor: 'cli' });
     const { browser } = await signIn(owner);
-    offset += 6 * 60_000;
+    clock.advance(6 * 60_000);
     const confirmation = '/admin/identity-providers/northwind/confirm/delete';
     const confirm = await browser.get(confirmation);
-    expect(h1(confirm)).toBe('Delete the identity provider');
+    expect(headingOf(confirm)).toBe('Delete the identity provider');
     expect(confirm.body).toContain('id="reauth-note"');
     const before = await tableSnapshot(db, TABLES);
     const refused = await browser.submit(confirm, '/admin/identity-providers/northwind/delete');
     expect(refused).toMatchObject({ status: 303, location: `/admin/sign-in?${new URLSearchParams({ return_to: confirmation, reauthenticate: '1' })}` });
     expect(await tableSnapshot(db, TABLES)).toBe(before);
 
-    offset += 30_000;
-    const again = await followSignIn(browser, refused, owner, now);
-    expect(h1(again)).toBe('Delete the identity provider');
+    clock.advance(30_000);
+    const again = await followSignIn(browser, refused, owner, clock.now);
+    expect(headingOf(again)).toBe('Delete the identity provider');
     expect(again.body).not.toContain('id="reauth-note"');
     const done = await browser.submit(again, '/admin/identity-providers/northwind/delete');
     expect(done).toMatchObject({ status: 303, location: '/admin/identity-providers' });
-    expect(notice(await browser.get('/admin/identity-providers'))).toBe('Northwind was deleted.');
+    expect(noticeOf(await browser.get('/admin/identity-providers'))).toBe('Northwind was deleted.');
     expect(await nest.get(IdentityProvidersService).find('northwind')).toBeNull();
     expect(await auditRows('idp.deleted', 'idp:northwind')).toEqual([{ actor: `user:${owner.userId}`, ip: '127.0.0.1' }]);
   });
@@ -247,7 +225,7 @@ describe('the admin console: groups, identity providers and resource servers (is
     const registered = await browser.submit(form, '/admin/resource-servers', { uri: 'https://orders.example/api', name: 'Orders', access_token_format: 'jwt' });
     expect(registered).toMatchObject({ status: 303, location: '/admin/resource-servers' });
     const list = await browser.get('/admin/resource-servers');
-    expect(notice(list)).toBe('Orders is registered: clients can now ask for tokens for it.');
+    expect(noticeOf(list)).toBe('Orders is registered: clients can now ask for tokens for it.');
     const [server] = await nest.get(ResourceServersService).list();
     expect(server).toMatchObject({ uri: 'https://orders.example/api', name: 'Orders', accessTokenFormat: 'jwt' });
     expect(await auditRows('resource_server.registered', `resource_server:${server.id}`)).toEqual([{ actor: `user:${clientAdmin.userId}`, ip: '127.0.0.1' }]);
@@ -256,7 +234,7 @@ describe('the admin console: groups, identity providers and resource servers (is
     expect(confirm.body).toContain('Delete the resource server Orders (https://orders.example/api)?');
     const deleted = await browser.submit(confirm, `/admin/resource-servers/${server.id}/delete`);
     expect(deleted).toMatchObject({ status: 303, location: '/admin/resource-servers' });
-    expect(notice(await browser.get('/admin/resource-servers'))).toBe('The resource server Orders was deleted.');
+    expect(noticeOf(await browser.get('/admin/resource-servers'))).toBe('The resource server Orders was deleted.');
     expect(await nest.get(ResourceServersService).list()).toEqual([]);
     expect(await auditRows('resource_server.deleted', `resource_server:${server.id}`)).toEqual([{ actor: `user:${clientAdmin.userId}`, ip: '127.0.0.1' }]);
     expect((await browser.get(`/admin/resource-servers/${server.id}/confirm/delete`)).status).toBe(404);

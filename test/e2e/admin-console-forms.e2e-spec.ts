@@ -7,20 +7,16 @@
  * changes; a form without the session's CSRF token is refused. The real app at its issuer, with a
  * real SMTP server for the emails. The console's own rules: admin-console.e2e-spec.ts.
  */
-import { jest } from '@jest/globals';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { ClientsService } from '../../src/clients/clients.service.js';
-import { Clock } from '../../src/common/clock.js';
 import { IdentityProvidersService } from '../../src/identity-providers/identity-providers.service.js';
 import { UsersService } from '../../src/users/users.service.js';
 import { tableSnapshot } from '../helpers/admin-api.js';
-import { consoleCsrf, consolePerson, fieldProblemOn, signInToConsole, type ConsolePerson } from '../helpers/admin-console.js';
-import { startAtIssuer } from '../helpers/app-at-issuer.js';
-import { Browser, type Page } from '../helpers/browser.js';
+import { consoleCsrf, consolePerson, fieldProblemOn, headingOf, signInWithNewBrowser, startConsoleApp, stopConsoleApp, type ConsolePerson } from '../helpers/admin-console.js';
+import type { Page } from '../helpers/browser.js';
+import { MovableClock } from '../helpers/movable-clock.js';
 import { SmtpSink } from '../helpers/smtp-sink.js';
-import { dropTestDatabase } from '../helpers/test-database.js';
 
 const MAIL_ENV = { SMTP_TLS: 'none', MAIL_SERVICE_NAME: 'Latchkey Test' };
 const PEOPLE_TABLES = ['users', 'admin_roles', 'upstream_links', 'email_links'];
@@ -32,31 +28,19 @@ describe('the admin console: people and client forms (issue 48)', () => {
   let nest: NestFastifyApplication;
   let issuer: URL;
   let db: DataSource;
-  let offset = 0;
-  const now = () => new Date(Date.now() + offset);
+  const clock = new MovableClock();
 
   beforeAll(async () => {
     smtp = await SmtpSink.start();
-    ({ nest, issuer } = await startAtIssuer({ LOGIN_THROTTLE_ENABLED: 'false', ...MAIL_ENV, SMTP_URL: smtp.url }));
-    db = nest.get<DataSource>(getDataSourceToken());
-    jest.spyOn(nest.get(Clock), 'now').mockImplementation(now);
+    ({ nest, issuer, db } = await startConsoleApp(clock, { ...MAIL_ENV, SMTP_URL: smtp.url }));
     await nest.get(IdentityProvidersService).create({ id: 'contoso', protocol: 'oidc', settings: { issuer: 'http://127.0.0.1:9/contoso', clientId: 'latchkey', createAccounts: false } }, 'cli');
   });
   afterAll(async () => {
-    await nest?.close();
+    await stopConsoleApp(nest, ['SMTP_URL', ...Object.keys(MAIL_ENV)]);
     await smtp?.stop();
-    await dropTestDatabase();
-    for (const name of ['LOGIN_THROTTLE_ENABLED', 'SMTP_URL', ...Object.keys(MAIL_ENV)]) delete process.env[name];
   });
 
-  async function signIn(person: ConsolePerson): Promise<Browser> {
-    offset += 30_000;
-    const browser = new Browser(issuer.origin);
-    await signInToConsole(browser, person, now);
-    return browser;
-  }
-
-  const h1 = (page: Page) => /<h1 id="page-title">([^<]*)<\/h1>/.exec(page.body)?.[1];
+  const signIn = async (person: ConsolePerson) => (await signInWithNewBrowser(issuer.origin, person, clock)).browser;
   /** The message shown beside a field (its id), or undefined. */
   const fieldError = (page: Page, field: string) => fieldProblemOn(page, field).message;
   const users = () => nest.get(UsersService);
@@ -82,7 +66,7 @@ describe('the admin console: people and client forms (issue 48)', () => {
     ];
     for (const [path, title, action] of forms) {
       const page = await browser.get(path);
-      expect([path, page.status, h1(page)]).toEqual([path, 200, title]);
+      expect([path, page.status, headingOf(page)]).toEqual([path, 200, title]);
       expect(page.body).toContain(action);
       expect(consoleCsrf(page)).toMatch(/^[\w-]{43}$/);
       expect(page.headers.get('content-security-policy')).not.toContain('unsafe-inline');
@@ -183,7 +167,7 @@ describe('the admin console: people and client forms (issue 48)', () => {
     expect(await tableSnapshot(db, ['admin_roles', 'audit_events'])).toBe(before);
 
     // A sign-in older than ADMIN_CONSOLE_REAUTH_SECONDS: a new one first, then back to the form; nothing changed meanwhile.
-    offset += 301_000;
+    clock.advance(301_000);
     const stale = await browser.get(`/admin/people/${target.id}/roles`);
     expect(stale.body).toContain('id="reauth-note"');
     const reauth = await browser.submit(stale, `/admin/people/${target.id}/roles`, { roles: 'owner' });
@@ -215,7 +199,7 @@ describe('the admin console: people and client forms (issue 48)', () => {
     const remove = `/admin/people/${target.id}/upstream-links/contoso/${encodeURIComponent(ODD_SUBJECT)}/remove`;
     expect(page.body).toContain(`href="${remove}"`);
     const confirm = await browser.get(remove);
-    expect(h1(confirm)).toBe('Unlink an identity');
+    expect(headingOf(confirm)).toBe('Unlink an identity');
     const unlinked = await browser.submit(confirm, remove);
     expect(unlinked.status).toBe(303);
     expect(await db.query(`SELECT * FROM "upstream_links" WHERE "user_id" = '${target.id}'`)).toEqual([]);

@@ -8,17 +8,14 @@
  */
 import { jest } from '@jest/globals';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { ClientsService } from '../../src/clients/clients.service.js';
-import { Clock } from '../../src/common/clock.js';
 import { UsersService } from '../../src/users/users.service.js';
 import { stillSignedIn, tableSnapshot } from '../helpers/admin-api.js';
-import { consoleCsrf, consolePerson, signInToConsole, type ConsolePerson } from '../helpers/admin-console.js';
-import { startAtIssuer } from '../helpers/app-at-issuer.js';
+import { alertOf, consoleCsrf, consolePerson, headingOf, noticeOf, readBack, signInWithNewBrowser, startConsoleApp, stopConsoleApp, type ConsolePerson } from '../helpers/admin-console.js';
 import { Browser, type Page } from '../helpers/browser.js';
+import { MovableClock } from '../helpers/movable-clock.js';
 import { authorizeAsUser, authorizeUrl, newPkce } from '../helpers/oauth-flow.js';
-import { dropTestDatabase } from '../helpers/test-database.js';
 
 jest.setTimeout(60_000);
 
@@ -30,31 +27,19 @@ describe('the admin console: every live session (issue 48)', () => {
   let nest: NestFastifyApplication;
   let issuer: URL;
   let db: DataSource;
-  let offset = 0;
-  const now = () => new Date(Date.now() + offset);
+  const clock = new MovableClock();
 
   beforeAll(async () => {
     // X-Forwarded-For from the test stands for people at different addresses.
-    ({ nest, issuer } = await startAtIssuer({ LOGIN_THROTTLE_ENABLED: 'false', TRUST_PROXY: '127.0.0.1' }));
-    db = nest.get<DataSource>(getDataSourceToken());
-    jest.spyOn(nest.get(Clock), 'now').mockImplementation(now);
+    ({ nest, issuer, db } = await startConsoleApp(clock, { TRUST_PROXY: '127.0.0.1' }));
   });
-  afterAll(async () => {
-    await nest?.close();
-    await dropTestDatabase();
-    delete process.env.LOGIN_THROTTLE_ENABLED;
-    delete process.env.TRUST_PROXY;
-  });
+  afterAll(() => stopConsoleApp(nest, ['TRUST_PROXY']));
 
-  async function signIn(person: ConsolePerson): Promise<{ browser: Browser; page: Page }> {
-    offset += 30_000;
-    const browser = new Browser(issuer.origin);
-    return { browser, page: await signInToConsole(browser, person, now) };
-  }
+  const signIn = (person: ConsolePerson) => signInWithNewBrowser(issuer.origin, person, clock);
 
   /** A person signed in on a device at an address, a second after the sign-in before; `to`: through that client (OpenID Connect). */
   async function signedIn(userAgent: string, address: string, to?: { clientId: string; redirectUri: string }, username = `person_${Math.random().toString(36).slice(2, 10)}`) {
-    offset += 1000;
+    clock.advance(1000);
     const password = 'correct horse battery staple';
     const user = (await nest.get(UsersService).findByUsername(username)) ?? (await nest.get(UsersService).create(username, password));
     const browser = new Browser(issuer.origin, { 'user-agent': userAgent, 'x-forwarded-for': address });
@@ -67,10 +52,6 @@ describe('the admin console: every live session (issue 48)', () => {
     return { browser, id: user.id, username };
   }
 
-  const text = (html: string | undefined) => html?.replace(/&(amp|lt|gt|quot|#39);/g, (_, e: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[e]!);
-  const h1 = (page: Page) => text(/<h1 id="page-title">([^<]*)<\/h1>/.exec(page.body)?.[1]);
-  const notice = (page: Page) => text(/<p class="notice" role="status">([^<]*)<\/p>/.exec(page.body)?.[1]);
-  const alert = (page: Page) => text(/<div class="alert" role="alert"><p>([^<]*)<\/p>/.exec(page.body)?.[1]);
   /** The table's rows: the person (and the page it links to), the device, the address, and the End link when there is one. */
   const rows = (page: Page) =>
     [...page.body.matchAll(/<tr>\s*<td><a href="\/admin\/people\/([^"]+)">([^<]*)<\/a><\/td>\s*<td>([^<]*)<\/td>\s*<td>([^<]*)<\/td>[\s\S]*?<\/tr>/g)].map((m) => ({
@@ -78,9 +59,9 @@ describe('the admin console: every live session (issue 48)', () => {
       username: m[2],
       device: m[3],
       ip: m[4],
-      end: text(/<a href="([^"]+)" aria-label="End the session/.exec(m[0])?.[1]),
+      end: readBack(/<a href="([^"]+)" aria-label="End the session/.exec(m[0])?.[1]),
     }));
-  const link = (page: Page, label: string) => text(new RegExp(`<a href="([^"]+)">${label}</a>`).exec(page.body)?.[1]);
+  const link = (page: Page, label: string) => readBack(new RegExp(`<a href="([^"]+)">${label}</a>`).exec(page.body)?.[1]);
 
   it('lets a help desk find sessions by person, application, address and device, page through them, and end one after a confirmation', async () => {
     const { client } = await nest.get(ClientsService).create({ name: 'Notes', redirectUris: ['http://localhost:8080/callback'], scope: 'openid notes:read' });
@@ -92,7 +73,7 @@ describe('the admin console: every live session (issue 48)', () => {
     expect(dashboard.body).toContain('href="/admin/sessions"');
 
     const all = await browser.get('/admin/sessions');
-    expect([all.status, h1(all)]).toEqual([200, 'Sessions']);
+    expect([all.status, headingOf(all)]).toEqual([200, 'Sessions']);
     expect(all.body).toContain('<a href="/admin/sessions" aria-current="page">Sessions</a>');
     const listed = rows(all);
     expect(listed.slice(1, 4).map((row) => [row.username, row.device, row.ip])).toEqual([
@@ -113,9 +94,9 @@ describe('the admin console: every live session (issue 48)', () => {
     expect(rows(await named('ip=203.0.113.')).map((row) => row.ip)).toEqual(['203.0.113.40', '203.0.113.7']);
     expect(rows(await named('device=iphone&ip=198.51.100.23')).map((row) => row.username)).toEqual([bo.username]);
     const nobody = await named('person=nobody-has-this-name');
-    expect([nobody.status, alert(nobody), rows(nobody)]).toEqual([400, 'Nobody has the username "nobody-has-this-name".', []]);
+    expect([nobody.status, alertOf(nobody), rows(nobody)]).toEqual([400, 'Nobody has the username "nobody-has-this-name".', []]);
     const badAddress = await named('ip=example.org');
-    expect([badAddress.status, alert(badAddress)]).toEqual([400, expect.stringMatching(/^ip must be an address/)]);
+    expect([badAddress.status, alertOf(badAddress)]).toEqual([400, expect.stringMatching(/^ip must be an address/)]);
     expect(badAddress.body).toContain('value="example.org"');
 
     // 25 a page, forwards with the filters kept, and back to the first.
@@ -134,15 +115,15 @@ describe('the admin console: every live session (issue 48)', () => {
     const filtered = await named('ip=203.0.113.');
     const laptop = rows(filtered).find((row) => row.device === 'Firefox on Windows')!;
     const confirm = await browser.get(laptop.end!);
-    expect([confirm.status, h1(confirm)]).toEqual([200, 'End a session']);
-    expect(text(confirm.body)).toContain(`End the session of ${ana.username} on Firefox on Windows, from 203.0.113.7?`);
-    expect(text(confirm.body)).toContain('<a class="button secondary" href="/admin/sessions?ip=203.0.113.">Cancel</a>');
-    const action = text(/<form method="post" action="(\/admin\/sessions\/[^"]+)"/.exec(confirm.body)?.[1]);
+    expect([confirm.status, headingOf(confirm)]).toEqual([200, 'End a session']);
+    expect(readBack(confirm.body)).toContain(`End the session of ${ana.username} on Firefox on Windows, from 203.0.113.7?`);
+    expect(readBack(confirm.body)).toContain('<a class="button secondary" href="/admin/sessions?ip=203.0.113.">Cancel</a>');
+    const action = readBack(/<form method="post" action="(\/admin\/sessions\/[^"]+)"/.exec(confirm.body)?.[1]);
     expect(action).toBe(laptop.end);
     const done = await browser.post(action!, { csrf_token: consoleCsrf(confirm) });
     expect(done).toMatchObject({ status: 303, location: '/admin/sessions?ip=203.0.113.' });
     const after = await browser.get(done.location!);
-    expect(notice(after)).toBe(`The session of ${ana.username} on Firefox on Windows, from 203.0.113.7 ended.`);
+    expect(noticeOf(after)).toBe(`The session of ${ana.username} on Firefox on Windows, from 203.0.113.7 ended.`);
     expect(rows(after).map((row) => row.ip)).toEqual(['203.0.113.40']);
     expect(await stillSignedIn(ana.browser)).toBe(false);
     expect(await stillSignedIn(anaPhone.browser)).toBe(true);
@@ -152,9 +133,9 @@ describe('the admin console: every live session (issue 48)', () => {
     // The ended session's confirmation is a 404 page; the End form of it too, changing nothing.
     const before = await tableSnapshot(db, TABLES);
     const gone = await browser.get(laptop.end!);
-    expect([gone.status, h1(gone)]).toEqual([404, 'Not found']);
+    expect([gone.status, headingOf(gone)]).toEqual([404, 'Not found']);
     const again = await browser.post(action!, { csrf_token: consoleCsrf(after) });
-    expect([again.status, h1(again)]).toEqual([404, 'Not found']);
+    expect([again.status, headingOf(again)]).toEqual([404, 'Not found']);
     expect(await tableSnapshot(db, TABLES)).toBe(before);
   });
 
@@ -172,7 +153,7 @@ describe('the admin console: every live session (issue 48)', () => {
     expect(shown.body).not.toContain('/end?');
     const before = await tableSnapshot(db, TABLES);
     const confirm = await browser.get(row.end!);
-    expect([confirm.status, h1(confirm)]).toEqual([403, 'Not allowed']);
+    expect([confirm.status, headingOf(confirm)]).toEqual([403, 'Not allowed']);
     const refused = await browser.post(row.end!, { csrf_token: consoleCsrf(page) });
     expect([refused.status, /Not allowed/.test(refused.body)]).toEqual([403, true]);
     expect(await tableSnapshot(db, TABLES)).toBe(before);

@@ -5,48 +5,35 @@
  * idle and old sessions end; a dangerous action asks for a new sign-in first. Also: a failed
  * sign-in in the dashboard and the audit log, and paging. Two instances of the real app, one database.
  */
-import { jest } from '@jest/globals';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { AdminRolesService } from '../../src/admin/admin-roles.service.js';
 import { ClientsService } from '../../src/clients/clients.service.js';
-import { Clock } from '../../src/common/clock.js';
 import { UsersService } from '../../src/users/users.service.js';
 import { tableSnapshot } from '../helpers/admin-api.js';
-import { CONSOLE_COOKIE, consoleCsrf, consolePerson, followSignIn, signInToConsole, type ConsolePerson } from '../helpers/admin-console.js';
-import { startAnotherInstance, startAtIssuer } from '../helpers/app-at-issuer.js';
+import { CONSOLE_COOKIE, consoleCsrf, consolePerson, followSignIn, headingOf, signInWithNewBrowser, startConsoleApp, stopConsoleApp, type ConsolePerson } from '../helpers/admin-console.js';
+import { startAnotherInstance } from '../helpers/app-at-issuer.js';
 import { Browser, hiddenFields, isLoginPage, type Page } from '../helpers/browser.js';
-import { dropTestDatabase } from '../helpers/test-database.js';
+import { MovableClock } from '../helpers/movable-clock.js';
 
 describe('the admin console: sessions, sign-out and re-authentication (issue 48)', () => {
   let nest: NestFastifyApplication;
   let other: { nest: NestFastifyApplication; baseUrl: string };
   let issuer: URL;
   let db: DataSource;
-  let offset = 0;
-  const now = () => new Date(Date.now() + offset);
+  const clock = new MovableClock();
 
   beforeAll(async () => {
-    ({ nest, issuer } = await startAtIssuer({ LOGIN_THROTTLE_ENABLED: 'false' }));
+    ({ nest, issuer, db } = await startConsoleApp(clock));
     other = await startAnotherInstance();
-    db = nest.get<DataSource>(getDataSourceToken());
-    for (const app of [nest, other.nest]) jest.spyOn(app.get(Clock), 'now').mockImplementation(now);
+    clock.attachTo(other.nest);
   });
   afterAll(async () => {
     await other?.nest.close();
-    await nest?.close();
-    await dropTestDatabase();
-    delete process.env.LOGIN_THROTTLE_ENABLED;
+    await stopConsoleApp(nest);
   });
 
-  async function signIn(person: ConsolePerson, origin = issuer.origin): Promise<{ browser: Browser; page: Page }> {
-    offset += 30_000;
-    const browser = new Browser(origin);
-    return { browser, page: await signInToConsole(browser, person, now) };
-  }
-
-  const h1 = (page: Page) => /<h1 id="page-title">([^<]*)<\/h1>/.exec(page.body)?.[1];
+  const signIn = (person: ConsolePerson, origin = issuer.origin) => signInWithNewBrowser(origin, person, clock);
   const isSignInRedirect = (page: Page) => page.status === 303 && /^\/admin\/sign-in\?/.test(page.location ?? '');
   const liveConsoleTokens = async (userId: string) =>
     ((await db.query(`SELECT "id", "revoked_at", "expires_at" FROM "tokens" WHERE "client_id" = 'latchkey-admin-console' AND "user_id" = '${userId}'`)) as { revoked_at: unknown }[]).filter((row) => row.revoked_at === null).length;
@@ -74,7 +61,7 @@ describe('the admin console: sessions, sign-out and re-authentication (issue 48)
     expect(endSession.searchParams.get('post_logout_redirect_uri')).toBe(`${issuer.origin}/admin/signed-out`);
     const back = await browser.get(out.location!);
     expect(back.location).toBe(`${issuer.origin}/admin/signed-out`);
-    expect(h1(await browser.get(back.location!))).toBe('You are signed out');
+    expect(headingOf(await browser.get(back.location!))).toBe('You are signed out');
 
     expect(await liveConsoleTokens(owner.userId)).toBe(0);
     expect(isSignInRedirect(await copy.get('/admin'))).toBe(true);
@@ -97,9 +84,9 @@ describe('the admin console: sessions, sign-out and re-authentication (issue 48)
   it('ends a session left idle longer than ADMIN_CONSOLE_IDLE_SECONDS, and its tokens with it', async () => {
     const owner = await consolePerson(nest, ['owner']);
     const { browser } = await signIn(owner);
-    offset += 14 * 60_000;
+    clock.advance(14 * 60_000);
     expect((await browser.get('/admin')).status).toBe(200);
-    offset += 16 * 60_000;
+    clock.advance(16 * 60_000);
     expect(isSignInRedirect(await browser.get('/admin'))).toBe(true);
     expect(await liveConsoleTokens(owner.userId)).toBe(0);
   });
@@ -108,7 +95,7 @@ describe('the admin console: sessions, sign-out and re-authentication (issue 48)
     const owner = await consolePerson(nest, ['owner']);
     const { client } = await nest.get(ClientsService).create({ name: 'Old app', redirectUris: ['https://old.example/cb'], scope: 'notes:read' });
     const { browser } = await signIn(owner);
-    offset += 6 * 60_000;
+    clock.advance(6 * 60_000);
     const confirmation = `/admin/clients/${client.id}/confirm/delete`;
     const confirm = await browser.get(confirmation);
     expect(confirm.body).toContain('id="reauth-note"');
@@ -123,11 +110,11 @@ describe('the admin console: sessions, sign-out and re-authentication (issue 48)
     // The new sign-in is asked for even though the server's session is live (prompt=login, max_age=0).
     const authorize = await browser.get(refused.location!);
     expect(Object.fromEntries(new URL(authorize.location!).searchParams)).toMatchObject({ prompt: 'login', max_age: '0' });
-    offset += 30_000;
+    clock.advance(30_000);
     const login = await browser.get(authorize.location!);
     expect(isLoginPage(login)).toBe(true);
-    const again = await followSignIn(browser, login, owner, now);
-    expect(h1(again)).toBe('Delete the client');
+    const again = await followSignIn(browser, login, owner, clock.now);
+    expect(headingOf(again)).toBe('Delete the client');
     expect(again.body).not.toContain('id="reauth-note"');
     const done = await browser.submit(again, `/admin/clients/${client.id}/delete`);
     expect(done).toMatchObject({ status: 303, location: '/admin/clients' });

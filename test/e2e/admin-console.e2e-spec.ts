@@ -5,7 +5,6 @@
  * shown once. The real app on a real port, at its issuer (the console's redirect URI is under it).
  * Sessions, sign-out and re-authentication: admin-console-sessions.e2e-spec.ts.
  */
-import { jest } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
@@ -13,9 +12,7 @@ import { RequestMethod } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { FASTIFY_ROUTE_CONFIG_METADATA } from '@nestjs/platform-fastify/constants.js';
 import type { DataSource } from 'typeorm';
-import { getDataSourceToken } from '@nestjs/typeorm';
 import { CONSOLE_CONTROLLERS } from '../../src/admin-console/admin-console.module.js';
-import { Clock } from '../../src/common/clock.js';
 import { SecondFactors } from '../../src/factors/second-factors.service.js';
 import { InstanceHeartbeat } from '../../src/housekeeping/instance-heartbeat.js';
 import { InstanceStore } from '../../src/instances/instance.store.js';
@@ -23,11 +20,10 @@ import { SESSION_COOKIE_USE, SessionCookieUse } from '../../src/http/cookie-form
 import { ClientsService } from '../../src/clients/clients.service.js';
 import { UsersService } from '../../src/users/users.service.js';
 import { tableSnapshot } from '../helpers/admin-api.js';
-import { consoleCsrf, consolePerson, fieldProblemOn, secretShownOn, signInToConsole, type ConsolePerson } from '../helpers/admin-console.js';
-import { startAtIssuer } from '../helpers/app-at-issuer.js';
+import { consoleCsrf, consolePerson, fieldProblemOn, headingOf, secretShownOn, signInToConsole, signInWithNewBrowser, startConsoleApp, stopConsoleApp, type ConsolePerson } from '../helpers/admin-console.js';
 import { basicAuth } from '../helpers/oauth-flow.js';
-import { Browser, type Page } from '../helpers/browser.js';
-import { dropTestDatabase } from '../helpers/test-database.js';
+import { Browser } from '../helpers/browser.js';
+import { MovableClock } from '../helpers/movable-clock.js';
 
 const FACTOR_TABLES = ['totp_factors', 'recovery_codes', 'passkeys', 'users', 'admin_roles'];
 
@@ -35,28 +31,14 @@ describe('the admin console: roles, forms and secrets (issue 48)', () => {
   let nest: NestFastifyApplication;
   let issuer: URL;
   let db: DataSource;
-  let offset = 0;
-  const now = () => new Date(Date.now() + offset);
+  const clock = new MovableClock();
 
   beforeAll(async () => {
-    ({ nest, issuer } = await startAtIssuer({ LOGIN_THROTTLE_ENABLED: 'false' }));
-    db = nest.get<DataSource>(getDataSourceToken());
-    jest.spyOn(nest.get(Clock), 'now').mockImplementation(now);
+    ({ nest, issuer, db } = await startConsoleApp(clock));
   });
-  afterAll(async () => {
-    await nest?.close();
-    await dropTestDatabase();
-    delete process.env.LOGIN_THROTTLE_ENABLED;
-  });
+  afterAll(() => stopConsoleApp(nest));
 
-  /** A fresh browser signed in to the console as `person` (the clock moved on a code step first, so their one-time code is new). */
-  async function signIn(person: ConsolePerson, path = '/admin'): Promise<{ browser: Browser; page: Page }> {
-    offset += 30_000;
-    const browser = new Browser(issuer.origin);
-    return { browser, page: await signInToConsole(browser, person, now, path) };
-  }
-
-  const h1 = (page: Page) => /<h1 id="page-title">([^<]*)<\/h1>/.exec(page.body)?.[1];
+  const signIn = (person: ConsolePerson, path = '/admin') => signInWithNewBrowser(issuer.origin, person, clock, path);
   const auditRows = (action: string, subject: string) => db.query(`SELECT "actor", "ip" FROM "audit_events" WHERE "action" = '${action}' AND "subject" = '${subject}'`) as Promise<{ actor: string; ip: string | null }[]>;
 
   it('sends someone signed out to sign in with a second factor and every admin scope, then back to the page they asked for', async () => {
@@ -76,10 +58,10 @@ describe('the admin console: roles, forms and secrets (issue 48)', () => {
       acr_values: 'urn:latchkey:acr:mfa',
       code_challenge_method: 'S256',
     });
-    offset += 30_000;
-    const page = await signInToConsole(browser, owner, now, '/admin/people?q=x');
+    clock.advance(30_000);
+    const page = await signInToConsole(browser, owner, clock.now, '/admin/people?q=x');
     expect(page.status).toBe(200);
-    expect(h1(page)).toBe('People');
+    expect(headingOf(page)).toBe('People');
     // Registered on first use: confidential, its redirect URI under the issuer, a second factor as its floor.
     const client = await nest.get(ClientsService).findById('latchkey-admin-console');
     expect(client).toMatchObject({ redirectUris: [`${issuer.origin}/admin/callback`], minimumAcr: 'urn:latchkey:acr:mfa', tokenEndpointAuthMethod: 'client_secret_basic' });
@@ -112,7 +94,7 @@ describe('the admin console: roles, forms and secrets (issue 48)', () => {
     // This instance beats at the test's clock; another one stopped answering ten minutes ago.
     await nest.get(InstanceHeartbeat).beat();
     const gone = { id: randomUUID(), hostname: 'worker-gone', pid: 4242, version: '0.0.9', node: '24.0.0', heartbeatSeconds: 30 };
-    await nest.get(InstanceStore).record({ ...gone, startedAt: new Date(now().getTime() - 3_600_000), lastSeenAt: new Date(now().getTime() - 600_000) });
+    await nest.get(InstanceStore).record({ ...gone, startedAt: new Date(clock.now().getTime() - 3_600_000), lastSeenAt: new Date(clock.now().getTime() - 600_000) });
 
     const page = await browser.get('/admin');
     expect(page.status).toBe(200);
@@ -139,7 +121,7 @@ describe('the admin console: roles, forms and secrets (issue 48)', () => {
     const list = await browser.get(`/admin/people?q=${target.username}`);
     expect(list.body).toContain(`href="/admin/people/${target.userId}"`);
     const confirm = await browser.get(`/admin/people/${target.userId}/confirm/reset-factors`);
-    expect(h1(confirm)).toBe('Reset second factors');
+    expect(headingOf(confirm)).toBe('Reset second factors');
     const done = await browser.submit(confirm, `/admin/people/${target.userId}/reset-factors`);
     expect(done).toMatchObject({ status: 303, location: `/admin/people/${target.userId}` });
     expect((await browser.get(done.location!)).body).toContain(`Second factors of ${target.username} removed`);
@@ -162,7 +144,7 @@ describe('the admin console: roles, forms and secrets (issue 48)', () => {
     const owner = await consolePerson(nest, ['owner']);
     const { browser } = await signIn(owner);
     const form = await browser.get('/admin/clients/new');
-    expect(h1(form)).toBe('Register a client');
+    expect(headingOf(form)).toBe('Register a client');
     const created = await browser.submit(form, '/admin/clients', { client_name: 'Reports robot', client_type: 'confidential', grant_types: 'client_credentials', scope: 'notes:read', redirect_uris: '' });
     expect(created.status).toBe(303);
     const clientId = decodeURIComponent(created.location!.replace('/admin/clients/', ''));
@@ -181,7 +163,7 @@ describe('the admin console: roles, forms and secrets (issue 48)', () => {
 
     // A rotation: the new secret shown once, the old one refused from now on.
     const rotate = await browser.get(`/admin/clients/${encodeURIComponent(clientId)}/confirm/rotate-secret`);
-    expect(h1(rotate)).toBe('Rotate the secret');
+    expect(headingOf(rotate)).toBe('Rotate the secret');
     const rotated = await browser.get((await browser.submit(rotate, `/admin/clients/${encodeURIComponent(clientId)}/rotate-secret`)).location!);
     const fresh = secretShownOn(rotated);
     expect(fresh).toMatch(/^lk_cs_/);

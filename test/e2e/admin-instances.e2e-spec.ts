@@ -16,6 +16,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { AdminRolesService } from '../../src/admin/admin-roles.service.js';
+import type { InstanceItem } from '../../src/admin/system/instance-item.js';
 import { CliModule } from '../../src/cli/cli.module.js';
 import { InstanceHeartbeat } from '../../src/housekeeping/instance-heartbeat.js';
 import { PurgeService } from '../../src/housekeeping/purge.service.js';
@@ -26,17 +27,6 @@ import { freePort } from '../helpers/app-at-issuer.js';
 import { PROJECT, runCli } from '../helpers/cli.js';
 import { TestApp } from '../helpers/test-app.js';
 import { within } from '../helpers/within.js';
-
-interface InstanceItem {
-  id: string;
-  hostname: string;
-  pid: number;
-  version: string;
-  node: string;
-  started_at: string;
-  last_seen_at: string;
-  live: boolean;
-}
 
 const VERSION = (JSON.parse(readFileSync(join(PROJECT, 'package.json'), 'utf8')) as { version: string }).version;
 

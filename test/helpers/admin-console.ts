@@ -1,10 +1,15 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
 import { AdminRolesService } from '../../src/admin/admin-roles.service.js';
 import { Clock } from '../../src/common/clock.js';
 import { SecondFactors } from '../../src/factors/second-factors.service.js';
 import type { AdminRole } from '../../src/scopes/admin-scopes.js';
 import { UsersService } from '../../src/users/users.service.js';
+import { startAtIssuer } from './app-at-issuer.js';
 import { Browser, decodeEntities, hiddenFields, isConsentPage, isLoginPage, type Page } from './browser.js';
+import type { MovableClock } from './movable-clock.js';
+import { dropTestDatabase } from './test-database.js';
 import { totpCode } from './totp.js';
 
 /** The console's cookie (src/admin-console/console-cookie.ts). */
@@ -59,6 +64,48 @@ export async function followSignIn(browser: Browser, page: Page, person: Console
 export async function signInToConsole(browser: Browser, person: ConsolePerson, now: () => Date, path = '/admin'): Promise<Page> {
   return followSignIn(browser, await browser.get(path), person, now);
 }
+
+/** The real app at its issuer as a console spec runs it, and its database. */
+export interface ConsoleApp {
+  nest: NestFastifyApplication;
+  issuer: URL;
+  db: DataSource;
+}
+
+/** Starts the real app at its issuer for a console spec: sign-in throttling off (the specs sign in many times), `env` added, its Clock reading `clock`. */
+export async function startConsoleApp(clock: MovableClock, env: Record<string, string> = {}): Promise<ConsoleApp> {
+  const { nest, issuer } = await startAtIssuer({ LOGIN_THROTTLE_ENABLED: 'false', ...env });
+  clock.attachTo(nest);
+  return { nest, issuer, db: nest.get<DataSource>(getDataSourceToken()) };
+}
+
+/** Closes the app startConsoleApp started (if it did), drops the test database and removes LOGIN_THROTTLE_ENABLED and the variables in `envNames`. */
+export async function stopConsoleApp(nest: NestFastifyApplication | undefined, envNames: readonly string[] = []): Promise<void> {
+  await nest?.close();
+  await dropTestDatabase();
+  for (const name of ['LOGIN_THROTTLE_ENABLED', ...envNames]) delete process.env[name];
+}
+
+/** A fresh browser signed in to the console as `person` from a visit of `path` (the clock moved a code step on first, so their one-time code is new), and the page it ends on. */
+export async function signInWithNewBrowser(origin: string, person: ConsolePerson, clock: MovableClock, path = '/admin'): Promise<{ browser: Browser; page: Page }> {
+  clock.advance(30_000);
+  const browser = new Browser(origin);
+  return { browser, page: await signInToConsole(browser, person, clock.now, path) };
+}
+
+/** Text as the page escaped it, read back; undefined stays undefined (a pattern that found nothing). */
+export function readBack(html: string | undefined): string | undefined {
+  return html === undefined ? undefined : decodeEntities(html);
+}
+
+/** The console page's heading (its h1), read back. */
+export const headingOf = (page: Page): string | undefined => readBack(/<h1 id="page-title">([^<]*)<\/h1>/.exec(page.body)?.[1]);
+
+/** The notice a console page shows after a change (role="status"), read back; undefined when there is none. */
+export const noticeOf = (page: Page): string | undefined => readBack(/<p class="notice" role="status">([^<]*)<\/p>/.exec(page.body)?.[1]);
+
+/** The first message of a console page's alert (role="alert"), read back; undefined when there is none. */
+export const alertOf = (page: Page): string | undefined => readBack(/<div class="alert" role="alert"><p>([^<]*)<\/p>/.exec(page.body)?.[1]);
 
 /** The CSRF token of the console's forms on a page (every form carries the same one). */
 export function consoleCsrf(page: Page): string {

@@ -5,6 +5,7 @@ import { InstancesService } from '../../instances/instances.service.js';
 import { ThisInstance } from '../../instances/this-instance.js';
 import { AdminRoute } from '../admin-access.js';
 import { ADMIN_API, sendAdminJson } from '../admin-reply.js';
+import type { InstanceItem } from './instance-item.js';
 
 /**
  * The server instances seen in the last day (issue 48, the console's dashboard), for every
@@ -23,7 +24,7 @@ export class InstancesController {
   @AdminRoute('overview', 'read')
   async list(@Res() reply: FastifyReply): Promise<void> {
     const seen = await this.instances.recent(this.clock.now());
-    const items = seen.map((instance) => ({
+    const items = seen.map((instance): InstanceItem => ({
       id: instance.id,
       hostname: instance.hostname,
       pid: instance.pid,
