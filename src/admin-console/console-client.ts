@@ -3,7 +3,7 @@ import type { ClientEditor } from '../clients/client-change-policy.js';
 import type { NewClient } from '../clients/client-information.js';
 import type { Client } from '../clients/client.entity.js';
 import { ClientsService } from '../clients/clients.service.js';
-import { CONSOLE_CLIENT_ID } from '../clients/console-client-id.js';
+import { CONSOLE_CALLBACK_PATH, CONSOLE_CLIENT_ID } from '../clients/console-client-id.js';
 import { ClientAuthMethod, GrantType } from '../common/oauth.constants.js';
 import { splitScope } from '../common/scope.js';
 import { secretMatchesHash } from '../common/secrets.js';
@@ -12,8 +12,8 @@ import { appConfig, type AppConfig } from '../config/app.config.js';
 import { ADMIN_SCOPES } from '../scopes/admin-scopes.js';
 import { ConsoleKeys } from './console-keys.js';
 
-/** Where the authorization endpoint sends the administrator back. */
-export const CALLBACK_PATH = '/admin/callback';
+/** Where the authorization endpoint sends the administrator back (first party there: clients/first-party.ts). */
+export const CALLBACK_PATH = CONSOLE_CALLBACK_PATH;
 /** Where RP-Initiated Logout sends them after the console's sign-out. */
 export const SIGNED_OUT_PATH = '/admin/signed-out';
 /** OpenID Connect and every admin scope: a person's sign-in carries only those their roles allow (AdminAccess's rule). */

@@ -166,6 +166,9 @@ export class ClientDeclarations {
     const { client: input } = parseClientMetadata(metadata);
     const secret = this.secretOf(reference, input.tokenEndpointAuthMethod ?? ClientAuthMethod.ClientSecretBasic, options.secrets);
     const current = existing.get(clientId);
+    // The console's id is the server's to register (console-client.ts, first party: first-party.ts).
+    // Claimed first by a document, a client the console cannot take over (a public one) would keep the console from signing anyone in.
+    if (!current && clientId === CONSOLE_CLIENT_ID) throw new ClientDocumentError([`client_id ${CONSOLE_CLIENT_ID} is the admin console's own, which the server registers on the console's first use`]);
     if (!current) {
       const { client } = await this.clients.draft(input, { clientId, secret });
       assertOwnerScopesRespected(null, splitScope(client.scope), options.editor);

@@ -5,3 +5,6 @@
  * leaves it out does not delete it (client-declarations.ts).
  */
 export const CONSOLE_CLIENT_ID = 'latchkey-admin-console';
+
+/** Where the authorization endpoint sends the administrator back to the console: under the issuer, served by this server itself. */
+export const CONSOLE_CALLBACK_PATH = '/admin/callback';

@@ -46,7 +46,8 @@ export function isCodePage(page: Page): boolean {
 /**
  * Follows the browser from `page` as a person would: redirects, the sign-in form (password), the
  * one-time code (at the app's clock: a code is accepted once per 30-second step, so callers move the
- * clock between sign-ins), the consent page (allowed); until a page that is none of those.
+ * clock between sign-ins); until a page that is none of those. A consent page is a failure: the
+ * console is the server's own client and never asks (issue 48, clients/first-party.ts).
  */
 export async function followSignIn(browser: Browser, page: Page, person: ConsolePerson, now: () => Date): Promise<Page> {
   let current = page;
@@ -54,7 +55,7 @@ export async function followSignIn(browser: Browser, page: Page, person: Console
     if (current.status >= 300 && current.status < 400 && current.location) current = await browser.get(current.location);
     else if (isLoginPage(current)) current = await browser.submit(current, '/login', { username: person.username, password: person.password });
     else if (isCodePage(current)) current = await browser.post('/login/code', { ...hiddenFields(current.body, '/login/code'), code: totpCode(person.key!, now()) });
-    else if (isConsentPage(current)) current = await browser.submit(current, '/consent', { decision: 'allow' });
+    else if (isConsentPage(current)) throw new Error(`The console's sign-in showed a consent page (${person.username})`);
     else return current;
   }
   throw new Error(`The sign-in did not end: ${current.status} ${current.location ?? ''}`);

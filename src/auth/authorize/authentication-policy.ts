@@ -1,5 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { isFirstPartyRequest } from '../../clients/first-party.js';
 import { Clock } from '../../common/clock.js';
+import { appConfig, type AppConfig } from '../../config/app.config.js';
 import { IdTokenHintReader } from '../../openid/id-token-hint.reader.js';
 import { SubjectIdentifiers } from '../../openid/subject-identifiers.js';
 import type { User } from '../../users/user.entity.js';
@@ -25,6 +27,7 @@ export type NextStep =
 export interface Presence {
   user: User | null;
   authTime: Date | null;
+  /** The person allowed this client this scope before (a consent), or just did (the consent form). */
   consented: boolean;
   /** The person signed in after this very request asked them to (LoginSession.signedInSinceAsked). */
   signedInSinceAsked: boolean;
@@ -46,7 +49,9 @@ export const NOT_IN_REQUIRED_GROUP = 'The person is not in a group this applicat
 /**
  * OpenID Connect Core §3.1.2.3 and §3.1.2.1: whether the person must sign in (again), be asked for
  * consent, or neither, from prompt, max_age and id_token_hint. Plain OAuth requests carry none of
- * these and behave as before: sign in when nobody is, ask unless consent was given.
+ * these and behave as before: sign in when nobody is, ask unless consent was given. The one place
+ * that decides whether the consent page is shown: never to the server's own console unless it
+ * sends prompt=consent (isFirstPartyRequest, issue 48).
  */
 @Injectable()
 export class AuthenticationPolicy {
@@ -54,10 +59,14 @@ export class AuthenticationPolicy {
     private readonly clock: Clock,
     private readonly hints: IdTokenHintReader,
     private readonly subjects: SubjectIdentifiers,
+    @Inject(appConfig.KEY) private readonly app: AppConfig,
   ) {}
 
   async next(authorization: AuthorizationRequest, presence: Presence): Promise<NextStep> {
-    const { user, authTime, consented, signedInSinceAsked } = presence;
+    const { user, authTime, signedInSinceAsked } = presence;
+    // Issue 48: the server's own console is no third party to ask; its scopes are still only those
+    // the person's roles allow (narrowed when the code is issued). No consent is recorded for it.
+    const consented = presence.consented || isFirstPartyRequest({ clientId: authorization.client.id, redirectUri: authorization.redirectUri }, this.app.issuer);
     const hinted = authorization.idTokenHint === undefined ? undefined : await this.hints.subject(authorization.idTokenHint, authorization.client.id);
     if (authorization.idTokenHint !== undefined && hinted === undefined) {
       return { kind: 'refuse', error: new InvalidRequestError('id_token_hint is not an ID token this server issued to this client') };
@@ -108,6 +117,7 @@ export class AuthenticationPolicy {
       if (signedInSinceAsked) return { kind: 'refuse', error: new AccessDeniedError(`This application requires ${required}: a sign-in with a passkey`) };
       return { kind: 'login', returnTo };
     }
+    // Core §3.1.2.1 prompt=consent asks again, the console's own request included.
     if (!consented || authorization.prompt.has(Prompt.Consent)) return { kind: 'consent', user };
     return { kind: 'approve', user };
   }
