@@ -1,7 +1,7 @@
 import { Controller, Get, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { SIGN_IN_FAILURES } from '../audit/sign-in-failures.js';
 import { sendOutcome } from '../auth/interaction/interaction-responder.js';
-import { SIGN_IN_FAILED } from '../auth/interaction/failed-sign-ins.js';
 import { AdminApiRefusal } from './console-errors.js';
 import { ConsoleEnabled } from './console-enabled.guard.js';
 import { ConsoleExceptionFilter } from './console-exception.filter.js';
@@ -13,7 +13,7 @@ import { ConsoleSessions } from './console-sessions.js';
 const AUDIT = `${CONSOLE}/audit`;
 const FILTERS = ['actor', 'event', 'person', 'client', 'since', 'until'] as const;
 /** Offered as the event field's suggestions: the questions an administrator asks most. */
-const KNOWN_EVENTS = [SIGN_IN_FAILED, 'factor.failed', 'passkey.sign_in_refused', 'upstream.sign_in_failed', 'user.', 'client.', 'consent.', 'factor.', 'admin_role.', 'signing_key.rotated'];
+const KNOWN_EVENTS = [...SIGN_IN_FAILURES, 'user.', 'client.', 'consent.', 'factor.', 'admin_role.', 'signing_key.rotated'];
 /** A date and a time without an offset, as people type them: the form's label says it is UTC. */
 const LOCAL_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?$/;
 

@@ -1,7 +1,7 @@
 import { Controller, Get, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { SIGN_IN_FAILURES } from '../audit/sign-in-failures.js';
 import { sendOutcome } from '../auth/interaction/interaction-responder.js';
-import { SIGN_IN_FAILED } from '../auth/interaction/failed-sign-ins.js';
 import { Clock } from '../common/clock.js';
 import type { ConsoleApi } from './console-api.js';
 import { ConsoleEnabled } from './console-enabled.guard.js';
@@ -13,10 +13,25 @@ import { ConsoleSessions } from './console-sessions.js';
 import type { ConsoleVisit } from './console-visit.js';
 import { InProcessHttp } from './in-process-http.js';
 
-/** The audit events that are a sign-in refused: a password, a second factor, a passkey, an upstream provider's answer. */
-const FAILURES = [SIGN_IN_FAILED, 'factor.failed', 'passkey.sign_in_refused', 'upstream.sign_in_failed'];
 /** How many the dashboard shows. */
 const RECENT = 8;
+
+/** GET /overview's last_24_hours, as the API names them. */
+interface LastDayCounts {
+  sign_ins: number;
+  failed_sign_ins: number;
+  new_devices: number;
+  consents_given: number;
+  consents_withdrawn: number;
+}
+
+interface DashboardCounts {
+  people: number;
+  active: number;
+  clients: number;
+  sessions: number;
+  lastDay: LastDayCounts;
+}
 
 interface AuditEventView {
   id: string;
@@ -31,7 +46,8 @@ interface AuditEventView {
 /**
  * The dashboard (issue 48): this instance's readiness (/health/ready), doctor's findings (for the
  * roles that read the system), the instances seen and which of them still beat, how many people,
- * clients and live sessions there are, and the latest failed sign-ins from the audit log. Each from
+ * clients and live sessions there are and how many sign-ins (failed ones, new devices, consents,
+ * withdrawals) the last 24 hours saw, and the latest failed sign-ins from the audit log. Each from
  * the API as this administrator may read it.
  */
 @Controller()
@@ -59,11 +75,11 @@ export class ConsoleDashboardController {
     return { ready: answer.status === 200, checks: Object.entries(body.details ?? {}).map(([name, check]) => ({ name, status: String(check.status ?? 'unknown') })) };
   }
 
-  private async counts(api: ConsoleApi): Promise<{ people: number; active: number; clients: number; sessions: number } | null> {
+  private async counts(api: ConsoleApi): Promise<DashboardCounts | null> {
     const answer = await api.answer('GET', '/overview');
     if (answer.status !== 200) return null;
-    const body = answer.body as { people: { total: number; active: number }; clients: { total: number }; sessions: { live: number } };
-    return { people: body.people.total, active: body.people.active, clients: body.clients.total, sessions: body.sessions.live };
+    const body = answer.body as { people: { total: number; active: number }; clients: { total: number }; sessions: { live: number }; last_24_hours: LastDayCounts };
+    return { people: body.people.total, active: body.people.active, clients: body.clients.total, sessions: body.sessions.live, lastDay: body.last_24_hours };
   }
 
   /** Doctor's failures and warnings, for the auditor and the owner (null for the other roles). */
@@ -78,7 +94,7 @@ export class ConsoleDashboardController {
   /** The newest failed sign-ins of every kind, newest first. */
   private async failures(visit: ConsoleVisit): Promise<(AuditEventView & { personId?: string })[]> {
     if (!visit.can('audit', 'read')) return [];
-    const pages = await Promise.all(FAILURES.map((event) => visit.api.answer('GET', '/audit-events', { event, limit: String(RECENT) })));
+    const pages = await Promise.all(SIGN_IN_FAILURES.map((event) => visit.api.answer('GET', '/audit-events', { event, limit: String(RECENT) })));
     const events = pages.flatMap((page) => (page.status === 200 ? (page.body.items as AuditEventView[]) : []));
     return events
       .sort((a, b) => (a.at === b.at ? (a.id < b.id ? 1 : -1) : a.at < b.at ? 1 : -1))

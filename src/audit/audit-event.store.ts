@@ -12,17 +12,25 @@ export interface AuditPosition {
 }
 
 /**
+ * The action column of `alias` as IDX_audit_events_action_at reads it: on PostgreSQL under the C
+ * collation (the index's, see its migration), so that a comparison with it is a range of that
+ * index; compared under the database's own collation it is not, and the read falls back to (at).
+ */
+export function indexedAuditAction(dataSource: DataSource, alias: string): string {
+  return dataSource.options.type === 'postgres' ? `"${alias}"."action" COLLATE "C"` : `"${alias}"."action"`;
+}
+
+/**
  * The audit_events table: inserted into, in the changing transaction, and read newest first. A
  * filtered read is one range of one index (audit-event.entity.ts) in (at, id) order, and a page
  * starts where the previous one stopped (a row-value comparison, which both databases seek to).
  */
 @Injectable()
 export class AuditEventStore {
-  /** On PostgreSQL the action is compared under the C collation, the collation of its index. */
   private readonly action: string;
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
-    this.action = dataSource.options.type === 'postgres' ? '"e"."action" COLLATE "C"' : '"e"."action"';
+    this.action = indexedAuditAction(dataSource, 'e');
   }
 
   async insert(rows: AuditEvent | AuditEvent[], manager: EntityManager): Promise<void> {

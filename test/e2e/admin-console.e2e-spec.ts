@@ -112,6 +112,29 @@ describe('the admin console: roles, forms and secrets (issue 48)', () => {
     await nest.get(InstanceStore).remove(gone.id);
   });
 
+  it("shows the last 24 hours' figures on the dashboard, to a help desk too: a wrong password moves the failed sign-ins by one", async () => {
+    const helpdesk = await consolePerson(nest, ['helpdesk']);
+    const person = await consolePerson(nest, [], false);
+    const { browser } = await signIn(helpdesk);
+    /** The section's figures, by label. */
+    const figures = (html: string) => {
+      const section = html.slice(html.indexOf('<h2 id="last-day-title">'), html.indexOf('<h2 id="failures-title">'));
+      return Object.fromEntries([...section.matchAll(/<li><span class="number">(\d+)<\/span> <span class="label">([^<]+)<\/span><\/li>/g)].map((m) => [m[2], Number(m[1])]));
+    };
+    const page = await browser.get('/admin');
+    expect(page.body).toMatch(/<h2 id="last-day-title">In the last 24 hours<\/h2>\s*<ul class="cards" aria-labelledby="last-day-title">/);
+    const before = figures(page.body);
+    expect(Object.keys(before)).toEqual(['sign-ins', 'failed sign-ins', 'sign-ins from a new device', 'consents given', 'consents withdrawn']);
+    expect(before['sign-ins']).toBeGreaterThanOrEqual(1);
+
+    const guesser = new Browser(issuer.origin);
+    const login = await guesser.get('/login');
+    await guesser.submit(login, '/login', { username: person.username, password: 'not the password' });
+    // Recorded after the answer (FailedSignIns.note): wait for the row.
+    for (let tries = 0; tries < 100 && (await auditRows('user.sign_in_failed', `user:${person.userId}`)).length === 0; tries++) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(figures((await browser.get('/admin')).body)).toEqual({ ...before, 'failed sign-ins': before['failed sign-ins'] + 1 });
+  });
+
   it('lets a help desk find a person and reset their factors, audited with who and from where; the clients pages refuse it, and change nothing', async () => {
     const helpdesk = await consolePerson(nest, ['helpdesk']);
     const target = await consolePerson(nest, []);

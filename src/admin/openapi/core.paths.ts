@@ -19,7 +19,7 @@ export const CORE_PATHS: Record<string, object> = {
   },
   '/overview': {
     get: {
-      summary: "How many people, clients and live sessions there are (the admin console's dashboard): counts only",
+      summary: "How many people, clients and live sessions there are, and the sign-ins, failures, new devices, consents and withdrawals of the last 24 hours (the admin console's dashboard): counts only",
       security: adminSecurity(ANY),
       responses: {
         '200': {
@@ -30,6 +30,17 @@ export const CORE_PATHS: Record<string, object> = {
               people: { type: 'object', properties: { total: { type: 'integer' }, active: { type: 'integer' } } },
               clients: { type: 'object', properties: { total: { type: 'integer' } } },
               sessions: { type: 'object', properties: { live: { type: 'integer' } } },
+              last_24_hours: {
+                type: 'object',
+                description: "The audit log's events of the last 24 hours, counted",
+                properties: {
+                  sign_ins: { type: 'integer', description: 'user.signed_in' },
+                  failed_sign_ins: { type: 'integer', description: 'user.sign_in_failed, factor.failed, passkey.sign_in_refused, upstream.sign_in_failed' },
+                  new_devices: { type: 'integer', description: 'user.new_device' },
+                  consents_given: { type: 'integer', description: 'consent.given' },
+                  consents_withdrawn: { type: 'integer', description: 'consent.withdrawn' },
+                },
+              },
             },
           }),
         },

@@ -5,7 +5,11 @@ import { AdminRoute } from '../admin-access.js';
 import { ADMIN_API, sendAdminJson } from '../admin-reply.js';
 import { OverviewStore } from './overview.store.js';
 
-/** The admin console's dashboard counts (issue 48): for every administrator, numbers only. */
+/**
+ * The admin console's dashboard counts (issue 48): for every administrator, numbers only (never
+ * who or which). Live tokens are not among them: counting them reads the whole tokens table
+ * (docs/reference/admin-api.md says why).
+ */
 @Controller(ADMIN_API)
 export class OverviewController {
   constructor(
@@ -16,7 +20,12 @@ export class OverviewController {
   @Get('overview')
   @AdminRoute('overview', 'read')
   async overview(@Res() reply: FastifyReply): Promise<void> {
-    const counts = await this.store.counts(this.clock.now());
-    sendAdminJson(reply, { people: { total: counts.people, active: counts.activePeople }, clients: { total: counts.clients }, sessions: { live: counts.liveSessions } });
+    const { people, activePeople, clients, liveSessions, lastDay } = await this.store.counts(this.clock.now());
+    sendAdminJson(reply, {
+      people: { total: people, active: activePeople },
+      clients: { total: clients },
+      sessions: { live: liveSessions },
+      last_24_hours: { sign_ins: lastDay.signIns, failed_sign_ins: lastDay.failedSignIns, new_devices: lastDay.newDevices, consents_given: lastDay.consentsGiven, consents_withdrawn: lastDay.consentsWithdrawn },
+    });
   }
 }

@@ -1,9 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AuditService } from '../../audit/audit.service.js';
+import { SIGN_IN_FAILED } from '../../audit/sign-in-failures.js';
 import type { User } from '../../users/user.entity.js';
-
-/** The audit event of a wrong password at /login: what the admin console's dashboard and audit log show as a failed sign-in (issue 48). */
-export const SIGN_IN_FAILED = 'user.sign_in_failed';
 
 /**
  * Records a refused password sign-in in the audit log, so that an administrator can see why
