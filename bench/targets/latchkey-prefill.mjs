@@ -18,7 +18,7 @@
  * @fastify/secure-session, the plugin Latchkey uses, with the key Latchkey derives from it
  * (src/app.setup.ts sessionKeys) and the fields LoginSession.logIn sets.
  */
-import { createHash, hkdfSync, randomBytes } from 'node:crypto';
+import { createHash, hkdfSync, randomBytes, randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import Fastify from 'fastify';
 import secureSession from '@fastify/secure-session';
@@ -190,6 +190,8 @@ export async function prefillSessions(db, { templateSessionId, templateConsentId
   const owners = series(1, n, ownerOf);
   await db.copy('sessions', 'id', templateSessionId, {
     id: secrets.map((s) => s.hash),
+    // Unique per session (the admin API names sessions by it, issue 48): not the template's.
+    public_id: series(0, n, () => randomUUID()),
     user_id: owners,
     created_at: series(0, n, () => db.date(createdAt)),
     expires_at: series(0, n, () => db.date(new Date(createdAt.getTime() + ttlSeconds * 1000))),
