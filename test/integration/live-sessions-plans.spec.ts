@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { DataSource, type Logger } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { readDatabaseConfig } from '../../src/config/database.config.js';
 import { dateParameter } from '../../src/database/prepared-statement.js';
 import { buildDataSourceOptions } from '../../src/schema/data-source.options.js';
 import { SessionSearchStore, type LiveSessionFilter } from '../../src/sessions/session-search.store.js';
+import { recordingLogger } from '../helpers/recording-logger.js';
 import { createTestDatabase, dropTestDatabase } from '../helpers/test-database.js';
 
 /**
@@ -23,15 +24,7 @@ describe('the plans of the live sessions list', () => {
   const people: string[] = [];
   const clients = Array.from({ length: CLIENTS }, (_, i) => `client-${i}`);
   /** The statements the store sent, with their parameters, as TypeORM logged them. */
-  const sent: { query: string; parameters?: unknown[] }[] = [];
-  const recorder: Logger = {
-    logQuery: (query, parameters) => void sent.push({ query, parameters: parameters as unknown[] | undefined }),
-    logQueryError: () => undefined,
-    logQuerySlow: () => undefined,
-    logSchemaBuild: () => undefined,
-    logMigration: () => undefined,
-    log: () => undefined,
-  };
+  const { sent, logger: recorder } = recordingLogger();
 
   async function insert(table: string, columns: string[], rows: unknown[][]): Promise<void> {
     for (let i = 0; i < rows.length; i += 200) {

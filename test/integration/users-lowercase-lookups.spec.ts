@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { DataSource, type Logger } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { readDatabaseConfig } from '../../src/config/database.config.js';
 import { buildDataSourceOptions } from '../../src/schema/data-source.options.js';
 import type { ChangeNotifications } from '../../src/database/change-notifications.js';
 import type { Transactions } from '../../src/database/transactions.js';
 import { UserStore } from '../../src/users/user.store.js';
+import { recordingLogger } from '../helpers/recording-logger.js';
 import { createTestDatabase, dropTestDatabase } from '../helpers/test-database.js';
 
 /**
@@ -19,15 +20,7 @@ describe('case-insensitive lookups of people', () => {
   let store: UserStore;
   const postgres = readDatabaseConfig().dialect === 'postgres';
   /** The statements UserStore sent, with their parameters, as TypeORM logged them. */
-  const sent: { query: string; parameters?: unknown[] }[] = [];
-  const recorder: Logger = {
-    logQuery: (query, parameters) => void sent.push({ query, parameters: parameters as unknown[] | undefined }),
-    logQueryError: () => undefined,
-    logQuerySlow: () => undefined,
-    logSchemaBuild: () => undefined,
-    logMigration: () => undefined,
-    log: () => undefined,
-  };
+  const { sent, logger: recorder } = recordingLogger();
 
   beforeAll(async () => {
     await createTestDatabase();
