@@ -52,8 +52,10 @@ const LONG = ['/test/security/fuzz-[^/]*\\.e2e-spec\\.ts$', '/test/security/timi
 const BROWSER = ['/test/browser/'];
 const REDIS = ['/test/e2e/rate-limits-redis\\.e2e-spec\\.ts$'];
 // What does not touch the database under test runs in the SQLite group only: `npm ci` in a copy of
-// the project and the npm commands a newcomer types after it (about 270 s, the longest file).
-const DATABASE_AGNOSTIC = ['/test/integration/node-link-sequence\\.spec\\.ts$'];
+// the project and the npm commands a newcomer types after it (about 270 s, the longest file), and
+// the CLI's bin entry, which marks the shared dist/ stale to see it rebuilt (two groups at once
+// would race for that rebuild).
+const DATABASE_AGNOSTIC = ['/test/integration/node-link-sequence\\.spec\\.ts$', '/test/integration/cli-bin-entry\\.spec\\.ts$'];
 
 const sqlite = { ...process.env, TEST_DATABASE_URL: '' };
 const postgres = process.env.TEST_DATABASE_URL ? process.env : undefined;

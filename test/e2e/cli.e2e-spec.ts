@@ -1,23 +1,21 @@
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { rm, utimes } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import { Client } from '../../src/clients/client.entity.js';
 import { MIGRATIONS } from '../../src/schema/migrations/index.js';
 import { User } from '../../src/users/user.entity.js';
 import { UsersService } from '../../src/users/users.service.js';
 import { Browser } from '../helpers/browser.js';
-import { CLI, PROJECT, runCli as cli, type CliResult } from '../helpers/cli.js';
+import { runCli as cli, type CliResult } from '../helpers/cli.js';
 import { obtainCode, tokenRequest } from '../helpers/oauth-flow.js';
 import { TestApp, type RegisteredClient } from '../helpers/test-app.js';
 import { createTestDatabase } from '../helpers/test-database.js';
 
 /**
  * The admin CLI (issue #2, "CLI"): `npx latchkey <command>`, that is scripts/latchkey.mjs, run as
- * a separate process on this file's database while the server runs on the same database.
+ * a separate process on this file's database while the server runs on the same database. The bin
+ * entry itself (building dist/ when the sources changed) is test/integration/cli-bin-entry.spec.ts.
  */
 
 const RFC7591_FIELDS = ['client_id', 'client_name', 'redirect_uris', 'scope', 'grant_types', 'token_endpoint_auth_method', 'client_id_issued_at'];
@@ -35,14 +33,9 @@ function sha256Hex(value: string): string {
 
 describe('admin CLI', () => {
   let app: TestApp;
-  let firstCall: CliResult;
   let migrationsRun: CliResult;
 
   beforeAll(async () => {
-    // As if src/ had been edited since the last build: the next call must build dist/ first.
-    const buildInfo = join(PROJECT, 'dist/.tsbuildinfo');
-    if (existsSync(buildInfo)) await utimes(buildInfo, 0, 0);
-    firstCall = await cli(['--help']);
     await createTestDatabase();
     // The operator's path for PostgreSQL: migrations run by the CLI, not by the server's start-up.
     migrationsRun = await cli(['migrations:run'], { env: { MIGRATIONS_RUN: 'false' } });
@@ -57,31 +50,6 @@ describe('admin CLI', () => {
 
   const rawClientRow = (clientId: string): Promise<Record<string, unknown>> =>
     app.dataSource.createQueryBuilder().select('*').from('clients', 'c').where('c.id = :id', { id: clientId }).getRawOne() as Promise<Record<string, unknown>>;
-
-  describe('the bin entry, scripts/latchkey.mjs (`npx latchkey`, `npm run -s cli --`)', () => {
-    it('is the package\'s bin "latchkey" and its npm script "cli"', () => {
-      const manifest = JSON.parse(readFileSync(join(PROJECT, 'package.json'), 'utf8')) as { bin: Record<string, string>; scripts: Record<string, string> };
-      expect(manifest.bin).toEqual({ latchkey: CLI });
-      expect(manifest.scripts.cli).toBe(`node ${CLI}`);
-    });
-
-    it('builds dist/ on the first call after the sources changed, then runs the command', () => {
-      expect(firstCall).toMatchObject({ code: 0, built: true, stderr: '' });
-      expect(firstCall.stdout).toMatch(/^Usage: latchkey <command>/);
-      expect(firstCall.stdout).toContain('npx latchkey <command>');
-      expect(firstCall.stdout).toContain('npm run -s cli -- <command>');
-    });
-
-    it('runs as an executable from any directory, and does not build again while dist/ is up to date', async () => {
-      // What npm's bin link does: execute the file (shebang), from wherever the caller is.
-      const second = await promisify(execFile)(join(PROJECT, CLI), ['--help'], {
-        cwd: tmpdir(),
-        env: { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}` },
-      });
-      expect(second.stderr).toBe('');
-      expect(second.stdout).toBe(firstCall.stdout);
-    });
-  });
 
   describe('migrations:run', () => {
     it('applies every migration to a fresh database and prints their names', () => {
